@@ -1,0 +1,77 @@
+//! Data file metadata: what a manifest entry tells compaction about one file.
+
+use super::{Key, Level, SequenceNumber};
+
+/// Whether a file was written by a writer's flush or by compaction.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileSource {
+    #[default]
+    Append,
+    Compact,
+}
+
+/// One data file as compaction sees it (spec §1.1).
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
+pub struct DataFileMeta {
+    pub file_name: String,
+    pub file_size: u64,
+    pub row_count: u64,
+    pub min_key: Key,
+    pub max_key: Key,
+    pub min_sequence_number: SequenceNumber,
+    pub max_sequence_number: SequenceNumber,
+    pub level: Level,
+    /// `None` when the writer did not record it: such a file may contain deletes.
+    #[serde(default)]
+    pub delete_row_count: Option<u64>,
+    /// Epoch milliseconds; only breaks ties in the level-0 order.
+    #[serde(default)]
+    pub creation_time_ms: i64,
+    #[serde(default)]
+    pub file_source: FileSource,
+    /// The bucket's deletion-vector index has a vector for this file.
+    #[serde(default)]
+    pub has_deletion_vector: bool,
+}
+
+impl DataFileMeta {
+    /// A file with only the fields the planner's tests care about; the rest take neutral values.
+    pub fn new(
+        name: impl Into<String>,
+        level: Level,
+        size: u64,
+        min_key: Key,
+        max_key: Key,
+        min_seq: i64,
+        max_seq: i64,
+    ) -> Self {
+        DataFileMeta {
+            file_name: name.into(),
+            file_size: size,
+            row_count: 0,
+            min_key,
+            max_key,
+            min_sequence_number: SequenceNumber(min_seq),
+            max_sequence_number: SequenceNumber(max_seq),
+            level,
+            delete_row_count: Some(0),
+            creation_time_ms: 0,
+            file_source: FileSource::Append,
+            has_deletion_vector: false,
+        }
+    }
+
+    /// The same file, recorded at another level (an "upgrade": no I/O).
+    pub fn upgrade(&self, level: Level) -> Self {
+        DataFileMeta {
+            level,
+            ..self.clone()
+        }
+    }
+
+    /// Unknown delete counts count as "may contain deletes" (spec A6).
+    pub fn may_contain_deletes(&self) -> bool {
+        self.delete_row_count.is_none_or(|n| n > 0)
+    }
+}

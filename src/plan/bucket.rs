@@ -1,0 +1,133 @@
+//! The stateless entry point: one bucket's files and options in, one decision out.
+//!
+//! This is what the component and the web bindings export. The strategy's only state (the
+//! early-full clock and the gentle counter) travels in and out as [`StrategyState`], so a host
+//! can persist it between calls.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{
+    route, AppendDecision, BucketedAppendCompactManager, CompactStrategy, CompactionMode, MergeTreeCompactManager,
+    MergeTreeDecision, NotCompactable, PlanContext, WriteStall,
+};
+use crate::error::{Error, Result};
+use crate::meta::{DataFileMeta, RunStat};
+use crate::options::{CoreOptions, Flavor, TableKind};
+
+/// The strategy state that survives between decisions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StrategyState {
+    /// Epoch ms of the last full compaction (early full compaction's clock).
+    pub last_full_compaction_ms: Option<i64>,
+    /// Checks since the last forced level-0 pick (gentle lookup compaction).
+    pub gentle_counter: usize,
+}
+
+impl StrategyState {
+    pub fn of(strategy: &CompactStrategy) -> Self {
+        StrategyState {
+            last_full_compaction_ms: strategy
+                .universal()
+                .early_full
+                .as_ref()
+                .and_then(|e| e.last_full_ms),
+            gentle_counter: match strategy {
+                CompactStrategy::ForceUpLevel0(f) => f.counter,
+                CompactStrategy::Universal(_) => 0,
+            },
+        }
+    }
+
+    pub fn restore_into(&self, strategy: &mut CompactStrategy) {
+        if let Some(early) = strategy.universal_mut().early_full.as_mut() {
+            early.last_full_ms = self.last_full_compaction_ms;
+        }
+        if let CompactStrategy::ForceUpLevel0(f) = strategy {
+            f.counter = self.gentle_counter;
+        }
+    }
+}
+
+/// One bucket to plan.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct BucketPlanRequest {
+    pub table_kind: TableKind,
+    #[serde(default)]
+    pub flavor: Flavor,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    pub files: Vec<DataFileMeta>,
+    /// A forced full compaction instead of the automatic pick.
+    #[serde(default)]
+    pub full: bool,
+    #[serde(default)]
+    pub context: PlanContext,
+    /// `None`: a fresh writer (Java seeds the early-full clock from the max level).
+    #[serde(default)]
+    pub state: Option<StrategyState>,
+    #[serde(default)]
+    pub has_blob_column: bool,
+}
+
+/// What to do with the bucket.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum BucketDecision {
+    MergeTree {
+        decision: MergeTreeDecision,
+        write_stall: WriteStall,
+        /// The sorted runs the decision was made on, newest first.
+        runs: Vec<RunStat>,
+        state: StrategyState,
+    },
+    Append {
+        decision: AppendDecision,
+    },
+}
+
+impl BucketDecision {
+    pub fn reason(&self) -> &super::Reason {
+        match self {
+            BucketDecision::MergeTree { decision, .. } => &decision.reason,
+            BucketDecision::Append { decision } => &decision.reason,
+        }
+    }
+}
+
+/// Plans one bucket.
+pub fn plan_bucket(req: &BucketPlanRequest) -> Result<BucketDecision> {
+    let options = CoreOptions::parse_with(req.table_kind, req.flavor, &req.options)?;
+    let files: Vec<Arc<DataFileMeta>> = req.files.iter().cloned().map(Arc::new).collect();
+    match route(&options, req.has_blob_column)? {
+        CompactionMode::MergeTree => {
+            let mut manager = MergeTreeCompactManager::new(&options, files)?;
+            if let Some(state) = &req.state {
+                let mut strategy = manager.strategy().clone();
+                state.restore_into(&mut strategy);
+                manager = manager.with_strategy(strategy);
+            }
+            let runs = manager.levels().run_stats();
+            let decision = manager.trigger(req.full, &req.context)?;
+            Ok(BucketDecision::MergeTree {
+                decision,
+                write_stall: manager.write_stall(),
+                runs,
+                state: StrategyState::of(manager.strategy()),
+            })
+        }
+        CompactionMode::BucketedAppend => {
+            let mut manager = BucketedAppendCompactManager::new(&options, files);
+            let decision = if req.full {
+                manager.trigger_full()?
+            } else {
+                manager.pick_auto()
+            };
+            Ok(BucketDecision::Append { decision })
+        }
+        CompactionMode::UnawareBucketCoordinator => Err(Error::not_compactable(
+            NotCompactable::UnawareBucketAutoCompaction,
+        )),
+    }
+}
+

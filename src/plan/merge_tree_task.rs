@@ -1,0 +1,200 @@
+//! The merge-tree compaction task plan (spec §9): which files of a unit are merged and which are
+//! only moved up a level ("upgraded", metadata only).
+//!
+//! Sections with overlapping files must be merged. A section that is a single run is already
+//! sorted: its large files are upgraded, its small files are gathered with neighbouring
+//! candidates and merged, so a level does not fill up with small files. A rewrite never spans a
+//! large file in between (that would break the key order of the output run).
+
+use std::sync::Arc;
+
+use super::interval_partition;
+use crate::meta::{DataFileMeta, Level, SortedRun};
+
+/// Why a file that could have been upgraded is rewritten on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RewriteAlone {
+    /// Going to the max level while it may hold deletes: they must be dropped there.
+    DeletesAtMaxLevel,
+    /// `compaction.force-rewrite-all-files`.
+    ForceRewriteAll,
+    /// Record-level expiry found expired rows (Java only).
+    ExpiredRecords,
+}
+
+/// One step of a task, in execution order.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum TaskAction {
+    /// Record the file at a higher level; no data is read or written.
+    Upgrade {
+        file: Arc<DataFileMeta>,
+        to_level: Level,
+    },
+    /// Merge the sections (each a list of sorted runs, sections in key order) into new files
+    /// at `output_level`.
+    Rewrite {
+        output_level: Level,
+        #[serde(with = "sections_serde")]
+        sections: Vec<Vec<SortedRun>>,
+        /// Set when a single file is rewritten for a reason other than merging.
+        alone: Option<RewriteAlone>,
+    },
+}
+
+impl TaskAction {
+    /// Files this action replaces.
+    pub fn inputs(&self) -> Vec<Arc<DataFileMeta>> {
+        match self {
+            TaskAction::Upgrade { file, .. } => vec![file.clone()],
+            TaskAction::Rewrite { sections, .. } => sections
+                .iter()
+                .flatten()
+                .flat_map(|r| r.files().iter().cloned())
+                .collect(),
+        }
+    }
+}
+
+/// The actions of one task.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TaskPlan {
+    pub actions: Vec<TaskAction>,
+}
+
+impl TaskPlan {
+    pub fn rewrites(&self) -> usize {
+        self.actions
+            .iter()
+            .filter(|a| matches!(a, TaskAction::Rewrite { .. }))
+            .count()
+    }
+    pub fn upgrades(&self) -> usize {
+        self.actions.len() - self.rewrites()
+    }
+}
+
+/// Inputs of the task that are not the files themselves.
+#[derive(Clone, Copy)]
+pub struct TaskSettings<'a> {
+    pub output_level: Level,
+    pub max_level: Level,
+    /// `compaction file size`: files below it are small.
+    pub min_file_size: u64,
+    pub force_rewrite_all: bool,
+    pub has_expired_records: &'a dyn Fn(&DataFileMeta) -> bool,
+}
+
+/// Plans a normal (merging) task over the unit's files.
+pub fn plan_merge_tree_task(files: &[Arc<DataFileMeta>], s: &TaskSettings<'_>) -> TaskPlan {
+    let mut plan = TaskPlan::default();
+    let mut candidate: Vec<Vec<SortedRun>> = Vec::new();
+    for section in interval_partition(files) {
+        if section.len() > 1 {
+            candidate.push(section);
+            continue;
+        }
+        for file in section.into_iter().flat_map(|run| run.files().to_vec()) {
+            if file.file_size < s.min_file_size {
+                candidate.push(vec![SortedRun::single(file)]);
+            } else {
+                flush_candidate(&mut candidate, &mut plan, s);
+                upgrade(file, &mut plan, s);
+            }
+        }
+    }
+    flush_candidate(&mut candidate, &mut plan, s);
+    plan
+}
+
+/// Plans a file-rewrite task (a forced full compaction of a single max-level run): each file
+/// is rewritten alone.
+pub fn plan_file_rewrite_task(files: &[Arc<DataFileMeta>], output_level: Level) -> TaskPlan {
+    TaskPlan {
+        actions: files
+            .iter()
+            .map(|f| TaskAction::Rewrite {
+                output_level,
+                sections: vec![vec![SortedRun::single(f.clone())]],
+                alone: None,
+            })
+            .collect(),
+    }
+}
+
+/// A lone small file (one section, one run) is not worth a rewrite: it is upgraded.
+fn flush_candidate(candidate: &mut Vec<Vec<SortedRun>>, plan: &mut TaskPlan, s: &TaskSettings<'_>) {
+    if candidate.is_empty() {
+        return;
+    }
+    if candidate.len() == 1 && candidate[0].len() == 1 {
+        let run = candidate.pop().and_then(|mut sec| sec.pop()).unwrap_or_default();
+        for f in run.files() {
+            upgrade(f.clone(), plan, s);
+        }
+        return;
+    }
+    plan.actions.push(TaskAction::Rewrite {
+        output_level: s.output_level,
+        sections: std::mem::take(candidate),
+        alone: None,
+    });
+}
+
+fn upgrade(file: Arc<DataFileMeta>, plan: &mut TaskPlan, s: &TaskSettings<'_>) {
+    let alone = if s.output_level == s.max_level && file.may_contain_deletes() {
+        Some(RewriteAlone::DeletesAtMaxLevel)
+    } else if s.force_rewrite_all {
+        Some(RewriteAlone::ForceRewriteAll)
+    } else if (s.has_expired_records)(&file) {
+        Some(RewriteAlone::ExpiredRecords)
+    } else {
+        None
+    };
+    if let Some(alone) = alone {
+        plan.actions.push(TaskAction::Rewrite {
+            output_level: s.output_level,
+            sections: vec![vec![SortedRun::single(file)]],
+            alone: Some(alone),
+        });
+    } else if file.level != s.output_level {
+        plan.actions.push(TaskAction::Upgrade {
+            file,
+            to_level: s.output_level,
+        });
+    }
+}
+
+/// Sections serialise as lists of lists of file names: the metadata is in the unit already.
+mod sections_serde {
+    use super::*;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(sections: &[Vec<SortedRun>], s: S) -> Result<S::Ok, S::Error> {
+        let files: Vec<Vec<Vec<&DataFileMeta>>> = sections
+            .iter()
+            .map(|sec| {
+                sec.iter()
+                    .map(|run| run.files().iter().map(|f| f.as_ref()).collect())
+                    .collect()
+            })
+            .collect();
+        files.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<SortedRun>>, D::Error> {
+        let files: Vec<Vec<Vec<DataFileMeta>>> = Vec::deserialize(d)?;
+        files
+            .into_iter()
+            .map(|sec| {
+                sec.into_iter()
+                    .map(|run| {
+                        SortedRun::from_sorted(run.into_iter().map(Arc::new).collect())
+                            .map_err(serde::de::Error::custom)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
