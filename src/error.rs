@@ -18,7 +18,10 @@ pub enum ErrorKind {
     /// range, unparsable metadata or data file).
     CorruptInput { file: Option<String> },
     /// A storage call failed.
-    Io,
+    Io {
+        storage: crate::storage::StorageErrorKind,
+        path: String,
+    },
     /// Another writer changed what this job depends on.
     Conflict,
     /// A valid request this build does not support.
@@ -73,6 +76,23 @@ impl Error {
         }
     }
 
+    pub fn storage(e: crate::storage::StorageError) -> Self {
+        Error {
+            message: e.to_string(),
+            kind: ErrorKind::Io {
+                storage: e.kind,
+                path: e.path,
+            },
+        }
+    }
+
+    pub fn conflict(why: impl fmt::Display) -> Self {
+        Error {
+            kind: ErrorKind::Conflict,
+            message: format!("conflict: {why}"),
+        }
+    }
+
     pub fn illegal_state(why: impl fmt::Display) -> Self {
         Error {
             kind: ErrorKind::IllegalState,
@@ -85,6 +105,12 @@ impl Error {
             kind: ErrorKind::Unsupported,
             message: format!("unsupported: {why}"),
         }
+    }
+}
+
+impl From<crate::storage::StorageError> for Error {
+    fn from(e: crate::storage::StorageError) -> Self {
+        Error::storage(e)
     }
 }
 

@@ -12,5 +12,6 @@ pub mod error;
 pub mod meta;
 pub mod options;
 pub mod plan;
+pub mod storage;
 
 pub use error::{Error, ErrorKind, Result};

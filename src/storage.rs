@@ -1,0 +1,236 @@
+//! The one door between the core and the outside world's bytes.
+//!
+//! Everything that reads or writes a table goes through [`Storage`]: ranged reads (never whole
+//! files, so a 20 GiB bucket fits in a 4 GiB wasm address space), streaming writes that can be
+//! aborted, listing, deletion, and an atomic create-if-absent that the commit protocol relies
+//! on. The component imports it from the host (local directory, object store, memory, browser
+//! files); native code and tests use the same trait. [`MemoryStorage`] is the reference
+//! implementation.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What kind of storage failure happened; mirrors the WIT `storage-error` variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorageErrorKind {
+    NotFound,
+    AlreadyExists,
+    Permission,
+    Io,
+}
+
+/// A failed storage call, with the path it was about.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct StorageError {
+    pub kind: StorageErrorKind,
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            StorageErrorKind::NotFound => "not found",
+            StorageErrorKind::AlreadyExists => "already exists",
+            StorageErrorKind::Permission => "permission denied",
+            StorageErrorKind::Io => "I/O error",
+        };
+        write!(f, "storage: {what}: '{}'", self.path)?;
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl StorageError {
+    pub fn new(kind: StorageErrorKind, path: &str, message: impl Into<String>) -> Self {
+        StorageError {
+            kind,
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+    pub fn not_found(path: &str) -> Self {
+        Self::new(StorageErrorKind::NotFound, path, "")
+    }
+}
+
+pub type StorageResult<T> = std::result::Result<T, StorageError>;
+
+/// An entry of a listing.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ObjectMeta {
+    pub path: String,
+    pub size: u64,
+}
+
+/// A file being written. Nothing is visible at the path until `finish`; `abort` discards.
+pub trait StorageWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
+    /// Makes the file visible; returns its size.
+    fn finish(self: Box<Self>) -> StorageResult<u64>;
+    fn abort(self: Box<Self>) -> StorageResult<()>;
+}
+
+/// Object-store shaped storage. Paths are `/`-separated and relative to the storage's root.
+pub trait Storage {
+    /// The size of a file.
+    fn size(&self, path: &str) -> StorageResult<u64>;
+    /// `len` bytes from `offset` (fewer only at the end of the file).
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>>;
+    /// Files whose path starts with `prefix`, sorted by path.
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>>;
+    /// Starts writing a file (replacing it on `finish` if it exists).
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>>;
+    fn delete(&self, path: &str) -> StorageResult<()>;
+    /// Atomically creates a file with `bytes`, or fails with `AlreadyExists`.
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()>;
+
+    /// A whole (small) file: metadata, never data files.
+    fn read_all(&self, path: &str) -> StorageResult<Vec<u8>> {
+        let size = self.size(path)?;
+        self.read_range(path, 0, size)
+    }
+
+    /// Writes a whole (small) file.
+    fn write_all(&self, path: &str, bytes: &[u8]) -> StorageResult<u64> {
+        let mut w = self.create_writer(path)?;
+        if let Err(e) = w.write(bytes) {
+            let _ = w.abort();
+            return Err(e);
+        }
+        w.finish()
+    }
+}
+
+/// Files in memory: the reference storage for tests, benchmarks and the browser. Cloning shares
+/// the same files.
+#[derive(Clone, Default, Debug)]
+pub struct MemoryStorage {
+    files: Arc<Mutex<BTreeMap<String, Arc<Vec<u8>>>>>,
+}
+
+impl MemoryStorage {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn files(&self) -> MutexGuard<'_, BTreeMap<String, Arc<Vec<u8>>>> {
+        // A poisoned lock only means another test thread panicked mid-call; the map is intact.
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Every path, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        self.files().keys().cloned().collect()
+    }
+
+    pub fn put(&self, path: &str, bytes: Vec<u8>) {
+        self.files().insert(path.to_string(), Arc::new(bytes));
+    }
+
+    pub fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
+        self.files().get(path).cloned()
+    }
+}
+
+struct MemoryWriter {
+    storage: MemoryStorage,
+    path: String,
+    buf: Vec<u8>,
+}
+
+impl StorageWriter for MemoryWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.buf.extend_from_slice(chunk);
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> StorageResult<u64> {
+        let n = self.buf.len() as u64;
+        self.storage.put(&self.path, self.buf);
+        Ok(n)
+    }
+    fn abort(self: Box<Self>) -> StorageResult<()> {
+        Ok(())
+    }
+}
+
+impl Storage for MemoryStorage {
+    fn size(&self, path: &str) -> StorageResult<u64> {
+        self.files()
+            .get(path)
+            .map(|b| b.len() as u64)
+            .ok_or_else(|| StorageError::not_found(path))
+    }
+
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        let data = self.get(path).ok_or_else(|| StorageError::not_found(path))?;
+        let start = (offset as usize).min(data.len());
+        let end = start.saturating_add(len as usize).min(data.len());
+        Ok(data[start..end].to_vec())
+    }
+
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
+        Ok(self
+            .files()
+            .range(prefix.to_string()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| ObjectMeta {
+                path: k.clone(),
+                size: v.len() as u64,
+            })
+            .collect())
+    }
+
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+        Ok(Box::new(MemoryWriter {
+            storage: self.clone(),
+            path: path.to_string(),
+            buf: Vec::new(),
+        }))
+    }
+
+    fn delete(&self, path: &str) -> StorageResult<()> {
+        self.files()
+            .remove(path)
+            .map(|_| ())
+            .ok_or_else(|| StorageError::not_found(path))
+    }
+
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        let mut files = self.files();
+        if files.contains_key(path) {
+            return Err(StorageError::new(StorageErrorKind::AlreadyExists, path, ""));
+        }
+        files.insert(path.to_string(), Arc::new(bytes.to_vec()));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_storage_contract() {
+        let s = MemoryStorage::new();
+        assert_eq!(s.size("a").unwrap_err().kind, StorageErrorKind::NotFound);
+        s.write_all("t/a", b"hello world").unwrap();
+        assert_eq!(s.read_range("t/a", 6, 100).unwrap(), b"world");
+        let mut w = s.create_writer("t/b").unwrap();
+        w.write(b"x").unwrap();
+        w.abort().unwrap();
+        assert!(s.get("t/b").is_none(), "an aborted write leaves nothing");
+        s.create_if_absent("t/c", b"1").unwrap();
+        assert_eq!(
+            s.create_if_absent("t/c", b"2").unwrap_err().kind,
+            StorageErrorKind::AlreadyExists
+        );
+        assert_eq!(s.list("t/").unwrap().len(), 2);
+        s.delete("t/a").unwrap();
+        assert_eq!(s.list("t/").unwrap().len(), 1);
+    }
+}
