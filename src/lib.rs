@@ -3,15 +3,23 @@
 //! * [`plan`] — the planner: Paimon's exact compaction decisions, each with its reason.
 //! * [`meta`] — data file metadata, sorted runs, levels.
 //! * [`options`] — table options, parsed once into a typed struct.
+//! * [`storage`] — the one trait through which the core reads and writes bytes.
+//! * `rewrite` — the Parquet rewriters (feature `rewrite`).
+//! * [`simulator`] — a deterministic LSM simulation driven by the planner.
 //! * [`conformance`] — runs the shared conformance vectors through the planner.
 //!
-//! The core does no I/O and reads no clock: callers pass `now` and the local hour.
+//! The core does no I/O of its own and reads no clock: callers pass `now` and the local hour,
+//! and bytes move only through [`storage::Storage`].
 
+pub mod bindings;
 pub mod conformance;
 pub mod error;
 pub mod meta;
 pub mod options;
 pub mod plan;
+#[cfg(feature = "rewrite")]
+pub mod rewrite;
+pub mod simulator;
 pub mod storage;
 
 pub use error::{Error, ErrorKind, Result};

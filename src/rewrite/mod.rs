@@ -1,0 +1,1 @@
+//! The Parquet rewriters (in progress).

@@ -1,0 +1,1 @@
+//! A deterministic LSM simulation driven by the planner (in progress).
