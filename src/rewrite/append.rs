@@ -1,0 +1,664 @@
+//! The append-only compaction rewrite (spec §13): the picked files, in sequence order, streamed
+//! into new files at the unit's level, rolling to a new file at `target-file-size`.
+//!
+//! * Memory: one input row group's bytes, the decoded batch in flight, and the output row group
+//!   being encoded (bounded by `parquet.block.size`), whatever the size of the inputs.
+//! * Sequence numbers: as Java, rows are renumbered from the first input's minimum sequence
+//!   number, so output file `k` covers the next `rows_k` numbers.
+//! * Failure: any error aborts the output being written and deletes every output finished so
+//!   far, through storage; inputs are only ever read.
+
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::{parquet_to_arrow_schema, ArrowSchemaConverter};
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::SchemaDescriptor;
+
+use super::dictionary_passthrough::PassthroughPolicy;
+use super::dictionary_writer::DictWriterConfig;
+use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
+use super::metrics::{FastCopyRefusal, RewriteMetrics};
+use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
+use super::stats::{self, ColumnStats};
+use super::writer::{field_leaves, ParquetFileWriter};
+use crate::error::{Error, ErrorKind, Result};
+use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::options::CoreOptions;
+use crate::plan::should_requeue_last;
+use crate::storage::{Storage, StorageWriter};
+
+/// Rolling is checked at least every this many rows once a file nears its target, like Paimon's
+/// rolling writer (which checks every 1000 records).
+const ROLL_CHECK_ROWS: usize = 1024;
+
+/// One file to compact.
+#[derive(Clone, Debug)]
+pub struct AppendInput {
+    /// Where the file is, relative to the storage root.
+    pub path: String,
+    /// Its manifest entry (sequence numbers, row count).
+    pub meta: Arc<DataFileMeta>,
+    /// Row positions its deletion vector marks as deleted, ascending; `None` for no vector.
+    pub deleted_rows: Option<Vec<u64>>,
+}
+
+/// What to rewrite and where.
+#[derive(Clone, Debug)]
+pub struct AppendRewrite {
+    /// The files, in sequence order (the order of the compaction unit).
+    pub inputs: Vec<AppendInput>,
+    /// The table's row type as Arrow; `None` takes the first input's. Every input must have
+    /// these columns (by name, in order) in types Arrow can read as these.
+    pub table_schema: Option<SchemaRef>,
+    /// Directory of the bucket, relative to the storage root (no trailing `/`).
+    pub output_dir: String,
+    /// File-name prefix of the new files, e.g. `data-<uuid>-`; files are `<prefix><n>.parquet`.
+    /// The caller makes it unique (the core has no randomness).
+    pub file_prefix: String,
+    /// Level of the new files (0 for append tables).
+    pub output_level: Level,
+    /// Stamped into each output's metadata (the core reads no clock).
+    pub creation_time_ms: i64,
+    /// Collect per-column min/max/null counts of each output.
+    pub collect_value_stats: bool,
+}
+
+/// One new file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RewrittenFile {
+    /// Path relative to the storage root.
+    pub path: String,
+    /// Manifest metadata: file source COMPACT, the requested level, sequence range, row count.
+    pub meta: DataFileMeta,
+    /// Per top-level column, when asked for.
+    pub value_stats: Option<Vec<ColumnStats>>,
+}
+
+/// The outcome of an append rewrite.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct AppendRewriteResult {
+    /// New files in order (their sequence ranges follow each other).
+    pub outputs: Vec<RewrittenFile>,
+    /// The last output is smaller than `compaction.file-size` and goes back into the queue
+    /// (spec §13.3).
+    pub requeue_last: bool,
+    pub metrics: RewriteMetrics,
+}
+
+/// Settings derived once from the options.
+struct Settings {
+    props: WriterProperties,
+    compression: Compression,
+    dict_cfg: Arc<DictWriterConfig>,
+    fast_copy: bool,
+    target_file_size: u64,
+    block_size: u64,
+    enable_dictionary: bool,
+}
+
+impl Settings {
+    fn new(options: &CoreOptions) -> Result<Self> {
+        let props = parquet_io::writer_properties(options)?;
+        let compression = parquet_io::compression(options)?;
+        // Fail on an unwritable codec now, not after outputs exist.
+        super::codec::PageCompressor::new(compression)?;
+        let fast_copy = match options.raw.get(FAST_COPY_OPTION).map(|v| v.trim()) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return Err(Error::invalid_option(FAST_COPY_OPTION, v, "expected true or false"))
+            }
+        };
+        let dict_cfg = Arc::new(DictWriterConfig {
+            compression,
+            data_page_size_limit: props.data_page_size_limit(),
+            data_page_row_count_limit: props.data_page_row_count_limit(),
+            dictionary_page_size_limit: props.dictionary_page_size_limit(),
+            write_batch_size: props.write_batch_size(),
+            statistics: true,
+        });
+        Ok(Settings {
+            props,
+            compression,
+            dict_cfg,
+            fast_copy,
+            target_file_size: options.target_file_size,
+            block_size: options.parquet.block_size,
+            enable_dictionary: options.parquet.enable_dictionary,
+        })
+    }
+}
+
+/// The output schema: Arrow types without dictionaries (a dictionary-typed table schema or an
+/// input written from dictionary arrays must not leak dictionary types into the file).
+fn plain_schema(schema: &Schema) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(_, v) => f.as_ref().clone().with_data_type(v.as_ref().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// The Arrow schema a file declares (its embedded Arrow schema if any, else derived).
+fn file_arrow_schema(input: &InputFile) -> Result<Schema> {
+    let fm = input.metadata.file_metadata();
+    parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
+        .map_err(|e| parquet_io::corrupt(&input.path, e))
+}
+
+/// Checks that `input` has the output's columns, by name and in order (Paimon matches by name,
+/// falling back to case-insensitive).
+fn check_columns(input: &InputFile, file_schema: &Schema, output: &Schema) -> Result<()> {
+    let theirs = file_schema.fields();
+    let ours = output.fields();
+    if theirs.len() != ours.len() {
+        return Err(parquet_io::corrupt(
+            &input.path,
+            format!(
+                "schema does not match the table: {} columns, the table has {}",
+                theirs.len(),
+                ours.len()
+            ),
+        ));
+    }
+    for (t, o) in theirs.iter().zip(ours) {
+        if t.name() != o.name() && !t.name().eq_ignore_ascii_case(o.name()) {
+            return Err(parquet_io::corrupt(
+                &input.path,
+                format!(
+                    "schema does not match the table: column '{}' where the table has '{}'",
+                    t.name(),
+                    o.name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The row selection that skips `deleted` positions of a file of `rows` rows.
+fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
+    let mut selectors = Vec::new();
+    let mut next = 0u64;
+    for &d in deleted {
+        if d >= rows || d < next {
+            return Err(parquet_io::corrupt(
+                path,
+                format!("deletion vector position {d} is out of order or beyond {rows} rows"),
+            ));
+        }
+        if d > next {
+            selectors.push(RowSelector::select((d - next) as usize));
+        }
+        selectors.push(RowSelector::skip(1));
+        next = d + 1;
+    }
+    if next < rows {
+        selectors.push(RowSelector::select((rows - next) as usize));
+    }
+    Ok(RowSelection::from(selectors))
+}
+
+/// Gives a writer-side error (which knows no file) the name of the input being copied.
+fn attribute(e: Error, input: &str) -> Error {
+    match &e.kind {
+        ErrorKind::CorruptInput { file: None } => {
+            let why = e.message.strip_prefix("corrupt input: ").unwrap_or(&e.message);
+            Error::corrupt(Some(input), why)
+        }
+        _ => e,
+    }
+}
+
+/// An output file being written.
+struct OpenOutput<'s> {
+    path: String,
+    name: String,
+    sink: Box<dyn StorageWriter + 's>,
+    writer: ParquetFileWriter,
+    rows: u64,
+}
+
+/// The outputs of one rewrite: the file being written and the ones finished.
+struct Outputs<'s, 'r> {
+    storage: &'s dyn Storage,
+    req: &'r AppendRewrite,
+    settings: &'r Settings,
+    schema: SchemaRef,
+    descr: Arc<SchemaDescriptor>,
+    mapped: Vec<bool>,
+    open: Option<OpenOutput<'s>>,
+    done: Vec<RewrittenFile>,
+    next_index: u64,
+    next_seq: i64,
+    metrics: RewriteMetrics,
+}
+
+impl<'s> Outputs<'s, '_> {
+    fn ensure_open(&mut self) -> Result<&mut OpenOutput<'s>> {
+        if self.open.is_none() {
+            let name = format!("{}{}.parquet", self.req.file_prefix, self.next_index);
+            self.next_index += 1;
+            let path = if self.req.output_dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{}/{}", self.req.output_dir, name)
+            };
+            let writer = ParquetFileWriter::new(
+                self.schema.clone(),
+                &self.descr,
+                &self.settings.props,
+                self.mapped.clone(),
+                self.settings.dict_cfg.clone(),
+            )?;
+            let sink = self.storage.create_writer(&path)?;
+            self.open = Some(OpenOutput {
+                path,
+                name,
+                sink,
+                writer,
+                rows: 0,
+            });
+        }
+        self.open
+            .as_mut()
+            .ok_or_else(|| Error::illegal_state("no open output"))
+    }
+
+    /// Sends the encoded bytes to storage.
+    fn drain(&mut self) -> Result<()> {
+        if let Some(open) = self.open.as_mut() {
+            let bytes = open.writer.take_bytes();
+            if !bytes.is_empty() {
+                open.sink.write(&bytes)?;
+                self.metrics.storage_writes += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self, batch: &RecordBatch, input: &str) -> Result<()> {
+        let target = self.settings.target_file_size;
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            let open = self.ensure_open()?;
+            let rest = batch.num_rows() - offset;
+            // Near the target, write in small steps so the file stops close to it.
+            let estimated = open.writer.estimated_size();
+            let step = if open.rows > 0 {
+                let per_row = estimated / open.rows;
+                if estimated + per_row * rest as u64 >= target {
+                    rest.min(ROLL_CHECK_ROWS)
+                } else {
+                    rest
+                }
+            } else {
+                rest
+            };
+            let part = batch.slice(offset, step);
+            open.writer.write(&part).map_err(|e| attribute(e, input))?;
+            open.rows += step as u64;
+            offset += step;
+            self.drain()?;
+            self.roll_if_full()?;
+        }
+        Ok(())
+    }
+
+    fn copy_row_group(
+        &mut self,
+        rg: &parquet::file::metadata::RowGroupMetaData,
+        window: &FileWindow,
+        input: &str,
+    ) -> Result<()> {
+        let target = self.settings.target_file_size;
+        let size = rg.compressed_size().max(0) as u64;
+        if let Some(open) = self.open.as_ref() {
+            if open.rows > 0 && open.writer.estimated_size() + size > target {
+                self.roll()?;
+            }
+        }
+        let open = self.ensure_open()?;
+        open.writer
+            .append_row_group(rg, window)
+            .map_err(|e| attribute(e, input))?;
+        open.rows += rg.num_rows().max(0) as u64;
+        self.drain()?;
+        self.roll_if_full()
+    }
+
+    fn roll_if_full(&mut self) -> Result<()> {
+        let full = self
+            .open
+            .as_ref()
+            .is_some_and(|o| o.writer.estimated_size() >= self.settings.target_file_size);
+        if full {
+            self.roll()?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the open output (if it has rows) and records it.
+    fn roll(&mut self) -> Result<()> {
+        let Some(open) = self.open.take() else {
+            return Ok(());
+        };
+        let OpenOutput {
+            path,
+            name,
+            mut sink,
+            mut writer,
+            rows,
+        } = open;
+        if rows == 0 {
+            sink.abort()?;
+            return Ok(());
+        }
+        let finished = writer.flush_row_group().and_then(|()| {
+            let passthrough = &mut self.metrics.passthrough;
+            passthrough.dictionaries_mapped += writer.counters.dictionaries_mapped;
+            passthrough.rows_mapped += writer.counters.rows_mapped;
+            passthrough.rows_hashed += writer.counters.rows_hashed;
+            passthrough.rows_plain += writer.counters.rows_plain;
+            passthrough.fallbacks_to_plain += writer.counters.fallbacks;
+            passthrough.dictionary_arrays_decoded += writer.dictionary_arrays_decoded;
+            writer.finish()
+        });
+        let (metadata, tail) = match finished {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = sink.abort();
+                return Err(e);
+            }
+        };
+        if let Err(e) = sink.write(&tail) {
+            let _ = sink.abort();
+            return Err(e.into());
+        }
+        self.metrics.storage_writes += 1;
+        let size = sink.finish()?;
+        let min_seq = self.next_seq;
+        self.next_seq += rows as i64;
+        let meta = DataFileMeta {
+            file_name: name,
+            file_size: size,
+            row_count: rows,
+            min_key: Key::default(),
+            max_key: Key::default(),
+            min_sequence_number: SequenceNumber(min_seq),
+            max_sequence_number: SequenceNumber(min_seq + rows as i64 - 1),
+            level: self.req.output_level,
+            delete_row_count: Some(0),
+            creation_time_ms: self.req.creation_time_ms,
+            file_source: FileSource::Compact,
+            has_deletion_vector: false,
+        };
+        self.metrics.output_files += 1;
+        self.metrics.output_bytes += size;
+        self.metrics.output_rows += rows;
+        self.done.push(RewrittenFile {
+            path,
+            meta,
+            value_stats: self.req.collect_value_stats.then(|| stats::collect(&metadata)),
+        });
+        Ok(())
+    }
+
+    /// Undoes everything: aborts the open output, deletes the finished ones. Returns a note on
+    /// anything that could not be cleaned up.
+    fn abort(&mut self) -> Option<String> {
+        let mut failures = Vec::new();
+        if let Some(open) = self.open.take() {
+            if let Err(e) = open.sink.abort() {
+                failures.push(format!("abort '{}': {e}", open.path));
+            }
+        }
+        for f in self.done.drain(..) {
+            if let Err(e) = self.storage.delete(&f.path) {
+                failures.push(format!("delete '{}': {e}", f.path));
+            }
+        }
+        (!failures.is_empty()).then(|| failures.join("; "))
+    }
+}
+
+/// The output schema and Parquet schema, from the table schema or the first input.
+fn output_schema(
+    req: &AppendRewrite,
+    first: &InputFile,
+) -> Result<(SchemaRef, Arc<SchemaDescriptor>)> {
+    let first_schema = file_arrow_schema(first)?;
+    let first_descr = first.metadata.file_metadata().schema_descr_ptr();
+    match &req.table_schema {
+        None => Ok((plain_schema(&first_schema), first_descr)),
+        Some(table) => {
+            let schema = plain_schema(table);
+            // Keep the inputs' own Parquet schema (field ids, physical types) when the first
+            // input reads as the table schema; otherwise derive it from Arrow.
+            let same_shape = first_schema.fields().len() == schema.fields().len()
+                && first_schema
+                    .fields()
+                    .iter()
+                    .zip(schema.fields())
+                    .all(|(a, b)| a.name() == b.name())
+                && parquet_io::reader_metadata(first, schema.clone()).is_ok();
+            if same_shape {
+                Ok((schema, first_descr))
+            } else {
+                let descr = ArrowSchemaConverter::new()
+                    .convert(&schema)
+                    .map_err(|e| Error::unsupported(format!("table schema as Parquet: {e}")))?;
+                Ok((schema, Arc::new(descr)))
+            }
+        }
+    }
+}
+
+/// Rewrites the inputs into new files; see the module documentation.
+pub fn rewrite_append(storage: &dyn Storage, req: &AppendRewrite, options: &CoreOptions) -> Result<AppendRewriteResult> {
+    let format = options.file_format_for_level(req.output_level.get()).to_string();
+    if format != "parquet" {
+        return Err(Error::unsupported(format!(
+            "append rewrite writes Parquet; level {} is configured as '{format}'",
+            req.output_level.get()
+        )));
+    }
+    let settings = Settings::new(options)?;
+    let mut metrics = RewriteMetrics::default();
+    metrics.fast_copy.requested = settings.fast_copy;
+    metrics.passthrough.requested = options.parquet.dictionary_passthrough;
+    let Some(first) = req.inputs.first() else {
+        return Ok(AppendRewriteResult {
+            outputs: Vec::new(),
+            requeue_last: false,
+            metrics,
+        });
+    };
+    let prefix = if req.output_dir.is_empty() {
+        req.file_prefix.clone()
+    } else {
+        format!("{}/{}", req.output_dir, req.file_prefix)
+    };
+    if let Some(clash) = req.inputs.iter().find(|i| i.path.starts_with(&prefix)) {
+        return Err(Error::illegal_state(format!(
+            "output prefix '{prefix}' would name input '{}'",
+            clash.path
+        )));
+    }
+
+    let mut io = IoCounters::default();
+    let first_input = parquet_io::open_input(storage, &first.path, &mut io)?;
+    let (schema, descr) = output_schema(req, &first_input)?;
+    let policy = PassthroughPolicy::new(options, &format, &schema);
+    metrics.passthrough.veto = policy.veto.clone();
+    let leaves = field_leaves(&descr);
+    for (f, field) in schema.fields().iter().enumerate() {
+        if policy.mapped[f] {
+            metrics.passthrough.columns.push(field.name().clone());
+        }
+        if policy.file_index[f] {
+            metrics.passthrough.file_index_columns.push(field.name().clone());
+        }
+    }
+    let mut outputs = Outputs {
+        storage,
+        req,
+        settings: &settings,
+        schema: schema.clone(),
+        descr: descr.clone(),
+        mapped: policy.mapped.clone(),
+        open: None,
+        done: Vec::new(),
+        next_index: 0,
+        next_seq: first.meta.min_sequence_number.0,
+        metrics,
+    };
+
+    let mut first_input = Some(first_input);
+    let run = (|| -> Result<()> {
+        for input in &req.inputs {
+            let file = match first_input.take() {
+                Some(f) => f,
+                None => parquet_io::open_input(storage, &input.path, &mut io)?,
+            };
+            rewrite_one(&mut outputs, &mut io, &policy, &leaves, input, &file)?;
+        }
+        outputs.roll()
+    })();
+    outputs.metrics.storage_reads = io.reads;
+    outputs.metrics.storage_read_bytes = io.bytes;
+    if let Err(e) = run {
+        return Err(match outputs.abort() {
+            None => e,
+            Some(note) => Error {
+                message: format!("{} (cleanup failed: {note})", e.message),
+                kind: e.kind,
+            },
+        });
+    }
+    let done = std::mem::take(&mut outputs.done);
+    let requeue_last = done
+        .last()
+        .is_some_and(|f| should_requeue_last(f.meta.file_size, options.compaction_file_size));
+    let mut metrics = outputs.metrics;
+    metrics.input_files = req.inputs.len() as u64;
+    Ok(AppendRewriteResult {
+        outputs: done,
+        requeue_last,
+        metrics,
+    })
+}
+
+/// Copies one input into the outputs: spliced row groups when fast copy takes it, else decoded.
+fn rewrite_one(
+    out: &mut Outputs<'_, '_>,
+    io: &mut IoCounters,
+    policy: &PassthroughPolicy,
+    leaves: &[std::ops::Range<usize>],
+    input: &AppendInput,
+    file: &InputFile,
+) -> Result<()> {
+    let path = input.path.as_str();
+    let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
+    if input.meta.row_count != 0 && input.meta.row_count != rows {
+        return Err(parquet_io::corrupt(
+            path,
+            format!("the manifest says {} rows, the file has {rows}", input.meta.row_count),
+        ));
+    }
+    let file_schema = file_arrow_schema(file)?;
+    check_columns(file, &file_schema, &out.schema)?;
+    out.metrics.input_bytes += file.size;
+    out.metrics.input_rows += rows;
+
+    let deleted = input.deleted_rows.as_deref().filter(|d| !d.is_empty());
+    if out.settings.fast_copy {
+        match fast_copy::check(
+            &file.metadata,
+            &out.descr,
+            out.settings.compression,
+            out.settings.enable_dictionary,
+            out.settings.block_size,
+            deleted.is_some(),
+        ) {
+            Ok(()) => {
+                for rg in file.metadata.row_groups() {
+                    let range = fast_copy::row_group_range(rg);
+                    let (_, mut buffers) = parquet_io::fetch(out.storage, path, &[range.clone()], io)?;
+                    let window = FileWindow {
+                        base: range.start,
+                        bytes: buffers.pop().unwrap_or_default(),
+                    };
+                    out.copy_row_group(rg, &window, path)?;
+                    out.metrics.fast_copy.row_groups_copied += 1;
+                    out.metrics.fast_copy.bytes_copied += range.end - range.start;
+                }
+                out.metrics.fast_copy.files_copied += 1;
+                return Ok(());
+            }
+            Err(reason) => out.metrics.fast_copy.refused.push(FastCopyRefusal {
+                file: path.to_string(),
+                reason,
+            }),
+        }
+    }
+
+    // Decode: forwarded STRING columns are read as dictionaries, everything else as values.
+    let leaf_of_field: Vec<Option<usize>> = leaves
+        .iter()
+        .map(|r| (r.len() == 1).then_some(r.start))
+        .collect();
+    let (forward, report) = policy.for_file(path, &file.metadata, &out.schema, &leaf_of_field);
+    if policy.active() {
+        out.metrics.passthrough.files.push(report);
+    }
+    let hint = if forward.iter().any(|f| *f) {
+        let fields: Vec<Field> = out
+            .schema
+            .fields()
+            .iter()
+            .zip(&forward)
+            .map(|(f, fwd)| {
+                if *fwd {
+                    f.as_ref().clone().with_data_type(DataType::Dictionary(
+                        Box::new(DataType::Int32),
+                        Box::new(DataType::Utf8),
+                    ))
+                } else {
+                    f.as_ref().clone()
+                }
+            })
+            .collect();
+        Arc::new(Schema::new_with_metadata(fields, out.schema.metadata().clone()))
+    } else {
+        out.schema.clone()
+    };
+    let reader = parquet_io::reader_metadata(file, hint)?;
+    let sel = deleted.map(|d| selection(path, d, rows)).transpose()?;
+    let mut stream = BatchStream::new(file, reader, sel)?;
+    let mut decoded = 0u64;
+    while let Some(batch) = stream.next(out.storage, path, io)? {
+        decoded += batch.num_rows() as u64;
+        out.metrics.batches += 1;
+        out.write_batch(&batch, path)?;
+    }
+    let expected = rows - deleted.map_or(0, |d| d.len() as u64);
+    if decoded != expected {
+        return Err(parquet_io::corrupt(
+            path,
+            format!("decoded {decoded} rows where {expected} were expected"),
+        ));
+    }
+    out.metrics.deleted_rows += rows - expected;
+    out.metrics.row_groups_decoded += file.metadata.num_row_groups() as u64;
+    Ok(())
+}

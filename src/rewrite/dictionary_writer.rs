@@ -1,0 +1,767 @@
+//! The write side of dictionary passthrough: a column-chunk writer for one STRING column that
+//! maps each *input dictionary* to output dictionary ids once, instead of hashing every row.
+//!
+//! arrow-rs's writer accepts a `DictionaryArray` but looks every row's value up again in its own
+//! interner (one hash per row), so forwarding the reader's dictionaries saves the reader's
+//! materialisation only. paimon-cpp's writer keeps the first dictionary of a row group and falls
+//! back to plain when a second one arrives, which can grow the output. This writer does neither:
+//!
+//! * for every input dictionary it keeps a key → output-id table, filled lazily the first time a
+//!   key is seen in the row group (one hash per *distinct value*), so each row costs one array
+//!   lookup;
+//! * ids are assigned in order of first appearance, exactly as a writer that materialised and
+//!   re-hashed the values would, and every input dictionary merges into the one output dictionary
+//!   of the row group, so the output has the same dictionary and the same pages as a plain
+//!   rewrite (up to page boundaries) and does not grow;
+//! * plain (materialised) string arrays are accepted too, hashed row by row as arrow-rs does, so
+//!   an input file whose column fell back to plain mixes freely with encoded ones.
+//!
+//! Pages follow parquet-rs's own choices (data page v1, PLAIN dictionary page, RLE_DICTIONARY
+//! data pages, RLE definition levels, fallback to PLAIN once the dictionary page would exceed
+//! `parquet.dictionary.page.size`), and are assembled with parquet-rs's public page writer, so the
+//! headers, offsets and the column chunk metadata are written by parquet itself; only the value
+//! encoding (RLE/bit-packing hybrid, PLAIN) and the codec calls live here.
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayAccessor, ArrayRef, AsArray, DictionaryArray, StringArray};
+use arrow::datatypes::{DataType, Int32Type};
+use bytes::Bytes;
+use parquet::basic::{Compression, Encoding, PageType};
+use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::ByteArray;
+use parquet::file::metadata::{ColumnChunkMetaData, PageEncodingStats};
+use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
+use parquet::file::statistics::Statistics;
+use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::schema::types::ColumnDescPtr;
+
+use super::codec::PageCompressor;
+use crate::error::{Error, Result};
+
+/// Marks a key of the current input dictionary that has no output id yet.
+const UNMAPPED: u32 = u32::MAX;
+
+/// Page and dictionary limits, taken from the same `WriterProperties` the other columns use.
+#[derive(Clone, Debug)]
+pub(crate) struct DictWriterConfig {
+    pub compression: Compression,
+    pub data_page_size_limit: usize,
+    pub data_page_row_count_limit: usize,
+    pub dictionary_page_size_limit: usize,
+    pub write_batch_size: usize,
+    pub statistics: bool,
+}
+
+/// What the writer did, for the rewrite's metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DictWriterCounters {
+    /// Input dictionaries mapped (one per input column chunk, typically).
+    pub dictionaries_mapped: u64,
+    /// Rows written through a key → id table (no hashing).
+    pub rows_mapped: u64,
+    /// Rows that arrived materialised and were hashed one by one.
+    pub rows_hashed: u64,
+    /// Rows written PLAIN after the dictionary outgrew its page limit.
+    pub rows_plain: u64,
+    /// Column chunks that fell back to PLAIN.
+    pub fallbacks: u64,
+}
+
+impl DictWriterCounters {
+    pub(crate) fn add(&mut self, o: &DictWriterCounters) {
+        self.dictionaries_mapped += o.dictionaries_mapped;
+        self.rows_mapped += o.rows_mapped;
+        self.rows_hashed += o.rows_hashed;
+        self.rows_plain += o.rows_plain;
+        self.fallbacks += o.fallbacks;
+    }
+}
+
+/// Identity of an input dictionary: its buffers are immutable, so equal pointers mean equal
+/// contents; the reader hands the same dictionary to every batch of a column chunk.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct DictIdentity {
+    offsets: usize,
+    values: usize,
+    len: usize,
+}
+
+impl DictIdentity {
+    fn of(values: &StringArray) -> Self {
+        DictIdentity {
+            offsets: values.offsets().inner().inner().as_ptr() as usize,
+            values: values.values().as_ptr() as usize,
+            len: values.len(),
+        }
+    }
+}
+
+/// A finished data page waiting for the dictionary page to be written in front of it.
+struct PendingPage {
+    page: CompressedPage,
+    rows: u64,
+    encoding: Encoding,
+}
+
+/// Writes one column chunk (one row group) of a non-nested STRING column.
+pub(crate) struct DictColumnWriter {
+    descr: ColumnDescPtr,
+    cfg: Arc<DictWriterConfig>,
+    compressor: PageCompressor,
+    nullable: bool,
+
+    // The output dictionary: PLAIN-encoded page body, value spans in it, and a hash table of ids.
+    hasher: ahash::RandomState,
+    table: hashbrown::HashTable<u32>,
+    dict_page: Vec<u8>,
+    dict_spans: Vec<(u32, u32)>,
+    /// Set once the dictionary outgrew its page: the rest of the chunk is written PLAIN.
+    fallback: bool,
+
+    // The data page being built.
+    page_ids: Vec<u32>,
+    page_defs: Vec<u32>,
+    page_plain: Vec<u8>,
+    page_rows: usize,
+
+    // Key → id table of the input dictionary seen last.
+    cache_identity: Option<DictIdentity>,
+    cache_values: Option<StringArray>,
+    cache_map: Vec<u32>,
+
+    pages: Vec<PendingPage>,
+    rows: u64,
+    nulls: u64,
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+    unencoded_bytes: i64,
+    counters: DictWriterCounters,
+}
+
+impl DictColumnWriter {
+    pub(crate) fn new(descr: ColumnDescPtr, cfg: Arc<DictWriterConfig>) -> Result<Self> {
+        let compressor = PageCompressor::new(cfg.compression)?;
+        let nullable = descr.max_def_level() > 0;
+        if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
+            return Err(Error::illegal_state(format!(
+                "dictionary passthrough writer given nested column '{}'",
+                descr.path()
+            )));
+        }
+        Ok(DictColumnWriter {
+            descr,
+            cfg,
+            compressor,
+            nullable,
+            // Fixed seeds: no randomness source in the core, and the order of ids never depends
+            // on the hash anyway (ids follow first appearance).
+            hasher: ahash::RandomState::with_seeds(
+                0x243f_6a88_85a3_08d3,
+                0x1319_8a2e_0370_7344,
+                0xa409_3822_299f_31d0,
+                0x082e_fa98_ec4e_6c89,
+            ),
+            table: hashbrown::HashTable::new(),
+            dict_page: Vec::new(),
+            dict_spans: Vec::new(),
+            fallback: false,
+            page_ids: Vec::new(),
+            page_defs: Vec::new(),
+            page_plain: Vec::new(),
+            page_rows: 0,
+            cache_identity: None,
+            cache_values: None,
+            cache_map: Vec::new(),
+            pages: Vec::new(),
+            rows: 0,
+            nulls: 0,
+            min: None,
+            max: None,
+            unencoded_bytes: 0,
+            counters: DictWriterCounters::default(),
+        })
+    }
+
+    pub(crate) fn counters(&self) -> DictWriterCounters {
+        self.counters
+    }
+
+    /// Bytes this chunk will take, as parquet-rs estimates it for its own writers: finished
+    /// pages as compressed, the open page and the dictionary as encoded.
+    pub(crate) fn estimated_size(&self) -> usize {
+        let done: usize = self.pages.iter().map(|p| p.page.data().len()).sum();
+        done + self.dict_page.len() + self.estimated_page_size()
+    }
+
+    /// Appends a column of a batch: a `Dictionary(Int32, Utf8)` array (the passthrough case) or
+    /// any string array (materialised input).
+    pub(crate) fn write(&mut self, array: &ArrayRef) -> Result<()> {
+        match array.data_type() {
+            DataType::Dictionary(k, v) if **k == DataType::Int32 && **v == DataType::Utf8 => {
+                let dict = array.as_dictionary::<Int32Type>();
+                if dict.values().null_count() > 0 {
+                    // A dictionary with null entries is not what a Parquet reader produces;
+                    // take the general path rather than reason about it.
+                    let plain = arrow::compute::cast(array, &DataType::Utf8)
+                        .map_err(|e| Error::illegal_state(format!("decoding dictionary: {e}")))?;
+                    return self.write_plain_array(plain.as_string::<i32>());
+                }
+                self.write_dictionary(dict)
+            }
+            DataType::Dictionary(_, _) => {
+                let plain = arrow::compute::cast(array, &DataType::Utf8)
+                    .map_err(|e| Error::illegal_state(format!("decoding dictionary: {e}")))?;
+                self.write_plain_array(plain.as_string::<i32>())
+            }
+            DataType::Utf8 => self.write_plain_array(array.as_string::<i32>()),
+            DataType::LargeUtf8 => self.write_plain_array(array.as_string::<i64>()),
+            DataType::Utf8View => self.write_plain_array(array.as_string_view()),
+            other => Err(Error::illegal_state(format!(
+                "dictionary passthrough writer given {other} for '{}'",
+                self.descr.path()
+            ))),
+        }
+    }
+
+    fn check_nulls(&self, array: &dyn Array) -> Result<()> {
+        if !self.nullable && array.null_count() > 0 {
+            return Err(Error::corrupt(
+                None,
+                format!("nulls in required column '{}'", self.descr.path()),
+            ));
+        }
+        Ok(())
+    }
+
+    fn write_dictionary(&mut self, dict: &DictionaryArray<Int32Type>) -> Result<()> {
+        self.check_nulls(dict)?;
+        let values = dict.values().as_string::<i32>().clone();
+        self.select_dictionary(&values);
+        let keys = dict.keys();
+        let key_values = keys.values();
+        let nulls = keys.nulls().cloned();
+        let n = keys.len();
+        let mut start = 0;
+        while start < n {
+            let end = self.mini_batch_end(start, n);
+            if self.fallback {
+                for i in start..end {
+                    if nulls.as_ref().is_some_and(|b| b.is_null(i)) {
+                        self.push_null();
+                    } else {
+                        let k = key_index(key_values[i], values.len(), &self.descr)?;
+                        self.push_plain(values.value(k).as_bytes());
+                    }
+                }
+                self.counters.rows_plain += (end - start) as u64;
+            } else {
+                for i in start..end {
+                    if nulls.as_ref().is_some_and(|b| b.is_null(i)) {
+                        self.push_null();
+                        continue;
+                    }
+                    let k = key_index(key_values[i], values.len(), &self.descr)?;
+                    let mut id = self.cache_map[k];
+                    if id == UNMAPPED {
+                        id = self.intern(values.value(k).as_bytes());
+                        self.cache_map[k] = id;
+                    }
+                    if self.nullable {
+                        self.page_defs.push(1);
+                    }
+                    self.page_ids.push(id);
+                    self.page_rows += 1;
+                    self.unencoded_bytes += values.value_length(k) as i64;
+                }
+                self.counters.rows_mapped += (end - start) as u64;
+            }
+            self.rows += (end - start) as u64;
+            self.after_mini_batch()?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Makes `values` the current input dictionary, reusing its key → id table when it is the
+    /// same dictionary as before (same buffers, or same contents).
+    fn select_dictionary(&mut self, values: &StringArray) {
+        let identity = DictIdentity::of(values);
+        if self.cache_identity == Some(identity) {
+            return;
+        }
+        let same_contents = self.cache_values.as_ref().is_some_and(|prev| {
+            prev.len() == values.len()
+                && prev.value_offsets() == values.value_offsets()
+                && prev.value_data() == values.value_data()
+        });
+        if !same_contents {
+            self.cache_map.clear();
+            self.cache_map.resize(values.len(), UNMAPPED);
+            self.counters.dictionaries_mapped += 1;
+        }
+        self.cache_identity = Some(identity);
+        self.cache_values = Some(values.clone());
+    }
+
+    fn write_plain_array<'a, A>(&mut self, array: A) -> Result<()>
+    where
+        A: ArrayAccessor<Item = &'a str> + Array + Copy,
+    {
+        self.check_nulls(&array)?;
+        let n = array.len();
+        let nulls = array.nulls().cloned();
+        let mut start = 0;
+        while start < n {
+            let end = self.mini_batch_end(start, n);
+            for i in start..end {
+                if nulls.as_ref().is_some_and(|b| b.is_null(i)) {
+                    self.push_null();
+                } else if self.fallback {
+                    self.push_plain(array.value(i).as_bytes());
+                } else {
+                    let v = array.value(i).as_bytes();
+                    let id = self.intern(v);
+                    if self.nullable {
+                        self.page_defs.push(1);
+                    }
+                    self.page_ids.push(id);
+                    self.page_rows += 1;
+                    self.unencoded_bytes += v.len() as i64;
+                }
+            }
+            if self.fallback {
+                self.counters.rows_plain += (end - start) as u64;
+            } else {
+                self.counters.rows_hashed += (end - start) as u64;
+            }
+            self.rows += (end - start) as u64;
+            self.after_mini_batch()?;
+            start = end;
+        }
+        Ok(())
+    }
+
+    /// Mini-batches stop at the page's row limit, like parquet-rs's column writer.
+    fn mini_batch_end(&self, start: usize, n: usize) -> usize {
+        let room = self
+            .cfg
+            .data_page_row_count_limit
+            .saturating_sub(self.page_rows)
+            .max(1);
+        start + (n - start).min(self.cfg.write_batch_size.max(1)).min(room)
+    }
+
+    fn push_null(&mut self) {
+        self.page_defs.push(0);
+        self.page_rows += 1;
+        self.nulls += 1;
+    }
+
+    fn push_plain(&mut self, v: &[u8]) {
+        if self.nullable {
+            self.page_defs.push(1);
+        }
+        self.page_plain
+            .extend_from_slice(&(v.len() as u32).to_le_bytes());
+        self.page_plain.extend_from_slice(v);
+        self.page_rows += 1;
+        self.unencoded_bytes += v.len() as i64;
+        if self.cfg.statistics {
+            update_min_max(&mut self.min, &mut self.max, v);
+        }
+    }
+
+    /// The output id of `v`, adding it to the dictionary (and to the statistics) when new.
+    fn intern(&mut self, v: &[u8]) -> u32 {
+        let hash = self.hasher.hash_one(v);
+        let (page, spans, hasher) = (&self.dict_page, &self.dict_spans, &self.hasher);
+        let value_of = |id: u32| -> &[u8] {
+            let (s, l) = spans[id as usize];
+            &page[s as usize..(s + l) as usize]
+        };
+        let entry = self
+            .table
+            .entry(hash, |&id| value_of(id) == v, |&id| hasher.hash_one(value_of(id)));
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
+            hashbrown::hash_table::Entry::Vacant(e) => {
+                let id = self.dict_spans.len() as u32;
+                e.insert(id);
+                self.dict_page
+                    .extend_from_slice(&(v.len() as u32).to_le_bytes());
+                let start = self.dict_page.len() as u32;
+                self.dict_page.extend_from_slice(v);
+                self.dict_spans.push((start, v.len() as u32));
+                if self.cfg.statistics {
+                    update_min_max(&mut self.min, &mut self.max, v);
+                }
+                id
+            }
+        }
+    }
+
+    fn estimated_page_size(&self) -> usize {
+        if self.fallback {
+            self.page_plain.len()
+        } else {
+            1 + rle_max_buffer_size(self.bit_width(), self.page_ids.len())
+        }
+    }
+
+    fn bit_width(&self) -> u8 {
+        num_required_bits(self.dict_spans.len().saturating_sub(1) as u64)
+    }
+
+    fn after_mini_batch(&mut self) -> Result<()> {
+        if !self.fallback && self.dict_page.len() >= self.cfg.dictionary_page_size_limit {
+            // Same rule as parquet-rs: finish the page in flight with the dictionary, then
+            // write the rest of the chunk PLAIN.
+            self.flush_page()?;
+            self.fallback = true;
+            self.counters.fallbacks += 1;
+            return Ok(());
+        }
+        if self.page_rows >= self.cfg.data_page_row_count_limit
+            || self.estimated_page_size() >= self.cfg.data_page_size_limit
+        {
+            self.flush_page()?;
+        }
+        Ok(())
+    }
+
+    fn flush_page(&mut self) -> Result<()> {
+        if self.page_rows == 0 {
+            return Ok(());
+        }
+        let mut buf = Vec::with_capacity(self.estimated_page_size() + self.page_defs.len() / 8 + 16);
+        if self.nullable {
+            let mut levels = Vec::with_capacity(self.page_defs.len() / 8 + 8);
+            encode_hybrid(&self.page_defs, 1, &mut levels);
+            buf.extend_from_slice(&(levels.len() as u32).to_le_bytes());
+            buf.extend_from_slice(&levels);
+        }
+        let encoding = if self.fallback {
+            buf.extend_from_slice(&self.page_plain);
+            Encoding::PLAIN
+        } else if self.page_ids.is_empty() && self.dict_spans.is_empty() {
+            // Only nulls so far and no dictionary: a PLAIN page with no values needs none.
+            Encoding::PLAIN
+        } else {
+            let width = self.bit_width();
+            buf.push(width);
+            encode_hybrid(&self.page_ids, width, &mut buf);
+            Encoding::RLE_DICTIONARY
+        };
+        let uncompressed = buf.len();
+        let body = self.compressor.compress(&buf)?.unwrap_or(buf);
+        let page = Page::DataPage {
+            buf: Bytes::from(body),
+            num_values: self.page_rows as u32,
+            encoding,
+            def_level_encoding: Encoding::RLE,
+            rep_level_encoding: Encoding::RLE,
+            statistics: None,
+        };
+        self.pages.push(PendingPage {
+            page: CompressedPage::new(page, uncompressed),
+            rows: self.page_rows as u64,
+            encoding,
+        });
+        self.page_ids.clear();
+        self.page_defs.clear();
+        self.page_plain.clear();
+        self.page_rows = 0;
+        Ok(())
+    }
+
+    /// Finishes the chunk: the dictionary page first, then the data pages, written by
+    /// parquet-rs's page writer into a buffer that the row group splices in as is.
+    pub(crate) fn close(mut self) -> Result<(Bytes, ColumnCloseResult)> {
+        self.flush_page()?;
+        let parquet_err =
+            |e: parquet::errors::ParquetError| Error::illegal_state(format!("writing pages: {e}"));
+        let mut sink = TrackedWrite::new(Vec::with_capacity(self.estimated_size() + 1024));
+        let mut stats: Vec<PageEncodingStats> = Vec::new();
+        let mut encodings = vec![Encoding::RLE];
+        let mut locations = Vec::with_capacity(self.pages.len());
+        let (mut compressed, mut uncompressed) = (0i64, 0i64);
+        let uses_dictionary = self
+            .pages
+            .iter()
+            .any(|p| p.encoding == Encoding::RLE_DICTIONARY);
+        let mut dictionary_offset = None;
+        let mut data_offset = None;
+        {
+            let mut writer = SerializedPageWriter::new(&mut sink);
+            if uses_dictionary {
+                let raw = std::mem::take(&mut self.dict_page);
+                let uncompressed_len = raw.len();
+                let body = self.compressor.compress(&raw)?.unwrap_or(raw);
+                let page = Page::DictionaryPage {
+                    buf: Bytes::from(body),
+                    num_values: self.dict_spans.len() as u32,
+                    encoding: Encoding::PLAIN,
+                    is_sorted: false,
+                };
+                let spec = writer
+                    .write_page(CompressedPage::new(page, uncompressed_len))
+                    .map_err(parquet_err)?;
+                dictionary_offset = Some(spec.offset as i64);
+                compressed += spec.compressed_size as i64;
+                uncompressed += spec.uncompressed_size as i64;
+                stats.push(PageEncodingStats {
+                    page_type: PageType::DICTIONARY_PAGE,
+                    encoding: Encoding::PLAIN,
+                    count: 1,
+                });
+                encodings.push(Encoding::PLAIN);
+            }
+            let mut first_row = 0i64;
+            for p in std::mem::take(&mut self.pages) {
+                let spec = writer.write_page(p.page).map_err(parquet_err)?;
+                data_offset.get_or_insert(spec.offset as i64);
+                compressed += spec.compressed_size as i64;
+                uncompressed += spec.uncompressed_size as i64;
+                locations.push(PageLocation {
+                    offset: spec.offset as i64,
+                    compressed_page_size: spec.compressed_size as i32,
+                    first_row_index: first_row,
+                });
+                first_row += p.rows as i64;
+                match stats
+                    .iter_mut()
+                    .find(|s| s.page_type == PageType::DATA_PAGE && s.encoding == p.encoding)
+                {
+                    Some(s) => s.count += 1,
+                    None => stats.push(PageEncodingStats {
+                        page_type: PageType::DATA_PAGE,
+                        encoding: p.encoding,
+                        count: 1,
+                    }),
+                }
+                if !encodings.contains(&p.encoding) {
+                    encodings.push(p.encoding);
+                }
+            }
+            writer.close().map_err(parquet_err)?;
+        }
+        let bytes = sink.into_inner().map_err(parquet_err)?;
+        let mut builder = ColumnChunkMetaData::builder(self.descr.clone())
+            .set_compression(self.cfg.compression)
+            .set_encodings(encodings)
+            .set_total_compressed_size(compressed)
+            .set_total_uncompressed_size(uncompressed)
+            .set_num_values(self.rows as i64)
+            .set_data_page_offset(data_offset.unwrap_or(0))
+            .set_dictionary_page_offset(dictionary_offset)
+            .set_page_encoding_stats(stats)
+            .set_unencoded_byte_array_data_bytes(Some(self.unencoded_bytes));
+        if self.cfg.statistics {
+            builder = builder.set_statistics(Statistics::byte_array(
+                self.min.take().map(ByteArray::from),
+                self.max.take().map(ByteArray::from),
+                None,
+                Some(self.nulls),
+                false,
+            ));
+        }
+        let metadata = builder.build().map_err(parquet_err)?;
+        let close = ColumnCloseResult {
+            bytes_written: bytes.len() as u64,
+            rows_written: self.rows,
+            metadata,
+            bloom_filter: None,
+            column_index: None,
+            offset_index: Some(OffsetIndexMetaData {
+                page_locations: locations,
+                unencoded_byte_array_data_bytes: None,
+            }),
+        };
+        Ok((Bytes::from(bytes), close))
+    }
+}
+
+fn key_index(key: i32, len: usize, descr: &ColumnDescPtr) -> Result<usize> {
+    usize::try_from(key)
+        .ok()
+        .filter(|k| *k < len)
+        .ok_or_else(|| {
+            Error::corrupt(
+                None,
+                format!("dictionary key {key} out of range in '{}'", descr.path()),
+            )
+        })
+}
+
+fn update_min_max(min: &mut Option<Vec<u8>>, max: &mut Option<Vec<u8>>, v: &[u8]) {
+    // UTF-8 byte order is code point order, which is Parquet's order for STRING.
+    if min.as_deref().is_none_or(|m| v < m) {
+        *min = Some(v.to_vec());
+    }
+    if max.as_deref().is_none_or(|m| v > m) {
+        *max = Some(v.to_vec());
+    }
+}
+
+/// Bits needed to store `max`.
+fn num_required_bits(max: u64) -> u8 {
+    (64 - max.leading_zeros()) as u8
+}
+
+/// parquet-rs's bound for an RLE/bit-packed buffer, used for the same page-size decisions.
+fn rle_max_buffer_size(bit_width: u8, num_values: usize) -> usize {
+    let num_runs = num_values.div_ceil(8);
+    let bit_packed = num_runs + num_runs * bit_width as usize;
+    let min_rle_run = 1 + (bit_width as usize).div_ceil(8);
+    bit_packed.max(num_runs * min_rle_run)
+}
+
+/// Appends `values` in Parquet's RLE/bit-packing hybrid encoding (without length prefix).
+///
+/// Runs of at least 8 equal values become RLE runs; everything else is bit-packed in groups of
+/// 8 (the last group zero-padded, which readers ignore because the page says how many values
+/// it holds).
+pub(crate) fn encode_hybrid(values: &[u32], bit_width: u8, out: &mut Vec<u8>) {
+    let n = values.len();
+    let run_len = |i: usize, cap: usize| -> usize {
+        let v = values[i];
+        values[i..n.min(i + cap)].iter().take_while(|&&x| x == v).count()
+    };
+    let value_bytes = (bit_width as usize).div_ceil(8);
+    let mut i = 0;
+    while i < n {
+        let run = run_len(i, usize::MAX);
+        if run >= 8 {
+            put_uleb((run as u64) << 1, out);
+            out.extend_from_slice(&values[i].to_le_bytes()[..value_bytes]);
+            i += run;
+            continue;
+        }
+        // A bit-packed run: groups of 8 until the next group starts a long repeat.
+        let start = i;
+        let mut groups = 0usize;
+        loop {
+            groups += 1;
+            i += 8;
+            if i >= n || run_len(i, 8) >= 8 {
+                break;
+            }
+        }
+        put_uleb(((groups as u64) << 1) | 1, out);
+        bit_pack(&values[start..n.min(start + groups * 8)], groups * 8, bit_width, out);
+        i = i.min(n);
+    }
+}
+
+/// Packs `values` LSB-first with `bit_width` bits each, padding with zeros to `count` values.
+fn bit_pack(values: &[u32], count: usize, bit_width: u8, out: &mut Vec<u8>) {
+    if bit_width == 0 {
+        return;
+    }
+    let mut acc: u64 = 0;
+    let mut bits: u32 = 0;
+    let width = bit_width as u32;
+    let mask = if width == 32 { u32::MAX as u64 } else { (1u64 << width) - 1 };
+    for j in 0..count {
+        let v = values.get(j).copied().unwrap_or(0) as u64 & mask;
+        acc |= v << bits;
+        bits += width;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    if bits > 0 {
+        out.push(acc as u8);
+    }
+}
+
+fn put_uleb(mut v: u64, out: &mut Vec<u8>) {
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reference decoder for the hybrid encoding, to check the encoder on its own.
+    fn decode_hybrid(mut buf: &[u8], bit_width: u8, n: usize) -> Vec<u32> {
+        let mut out = Vec::new();
+        let value_bytes = (bit_width as usize).div_ceil(8);
+        while out.len() < n {
+            let mut header = 0u64;
+            let mut shift = 0;
+            loop {
+                let b = buf[0];
+                buf = &buf[1..];
+                header |= ((b & 0x7f) as u64) << shift;
+                shift += 7;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            if header & 1 == 1 {
+                let count = (header >> 1) as usize * 8;
+                let nbytes = count * bit_width as usize / 8;
+                let (packed, rest) = buf.split_at(nbytes);
+                buf = rest;
+                let mut bitpos = 0usize;
+                for _ in 0..count {
+                    let mut v = 0u32;
+                    for b in 0..bit_width as usize {
+                        let bit = (packed[(bitpos + b) / 8] >> ((bitpos + b) % 8)) & 1;
+                        v |= (bit as u32) << b;
+                    }
+                    bitpos += bit_width as usize;
+                    out.push(v);
+                }
+            } else {
+                let count = (header >> 1) as usize;
+                let mut v = [0u8; 4];
+                v[..value_bytes].copy_from_slice(&buf[..value_bytes]);
+                buf = &buf[value_bytes..];
+                out.extend(std::iter::repeat_n(u32::from_le_bytes(v), count));
+            }
+        }
+        out.truncate(n);
+        out
+    }
+
+    #[test]
+    fn hybrid_round_trips_runs_and_noise() {
+        let mut values = Vec::new();
+        for i in 0..1000u32 {
+            values.push(i % 7);
+        }
+        values.extend(std::iter::repeat_n(3, 100));
+        values.extend([1, 2, 1, 2, 5]);
+        values.extend(std::iter::repeat_n(6, 9));
+        for width in [3u8, 8, 13] {
+            let mut buf = Vec::new();
+            encode_hybrid(&values, width, &mut buf);
+            assert_eq!(decode_hybrid(&buf, width, values.len()), values, "width {width}");
+        }
+        let mut buf = Vec::new();
+        encode_hybrid(&[0; 20], 0, &mut buf);
+        assert_eq!(buf, vec![40], "one RLE run of 20 zero-width values");
+    }
+
+    #[test]
+    fn bit_widths() {
+        assert_eq!(num_required_bits(0), 0);
+        assert_eq!(num_required_bits(1), 1);
+        assert_eq!(num_required_bits(255), 8);
+        assert_eq!(num_required_bits(256), 9);
+    }
+}

@@ -1,0 +1,169 @@
+//! Value statistics of an output file, read back from the footer the writer just produced.
+//!
+//! Paimon keeps per-column min/max/null counts in each manifest entry (`_VALUE_STATS`) and
+//! trusts them for filter pushdown, so wrong bounds silently drop rows. These come straight from
+//! the Parquet column chunk statistics, aggregated over row groups; a column where any row
+//! group lacks statistics gets none (absent stats are always safe). Values are Parquet's
+//! physical values; the table layer turns them into Paimon's BinaryRow (and applies Paimon's
+//! `truncate(16)` for strings, which is a looser bound and therefore still correct).
+
+use parquet::basic::{LogicalType, Type as PhysicalType};
+use parquet::file::metadata::ParquetMetaData;
+use parquet::file::statistics::Statistics;
+
+/// A physical Parquet value.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "type", content = "value", rename_all = "kebab-case")]
+pub enum StatValue {
+    Boolean(bool),
+    Int(i32),
+    Long(i64),
+    Float(f32),
+    Double(f64),
+    /// BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY (strings as UTF-8, decimals big-endian).
+    Bytes(Vec<u8>),
+}
+
+/// Statistics of one top-level column of an output file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ColumnStats {
+    pub column: String,
+    pub null_count: Option<u64>,
+    pub min: Option<StatValue>,
+    pub max: Option<StatValue>,
+    /// Both bounds are the actual extreme values (not truncated bounds).
+    pub exact: bool,
+}
+
+fn is_signed_bytes(descr: &parquet::schema::types::ColumnDescriptor) -> bool {
+    matches!(descr.logical_type_ref(), Some(LogicalType::Decimal { .. }))
+}
+
+/// Orders two byte values as Parquet does: unsigned bytes, or signed big-endian for decimals.
+fn bytes_lt(a: &[u8], b: &[u8], signed: bool) -> bool {
+    if signed {
+        let neg = |x: &[u8]| x.first().is_some_and(|b| *b & 0x80 != 0);
+        match (neg(a), neg(b)) {
+            (true, false) => return true,
+            (false, true) => return false,
+            _ => {}
+        }
+        // Same sign: sign-extend to equal length, then compare unsigned.
+        let width = a.len().max(b.len());
+        let fill = if neg(a) { 0xff } else { 0x00 };
+        let ext = |x: &[u8]| {
+            let mut v = vec![fill; width - x.len()];
+            v.extend_from_slice(x);
+            v
+        };
+        return ext(a) < ext(b);
+    }
+    a < b
+}
+
+fn value(stats: &Statistics, min: bool) -> Option<StatValue> {
+    macro_rules! pick {
+        ($s:expr, $variant:ident) => {
+            if min {
+                $s.min_opt().copied().map(StatValue::$variant)
+            } else {
+                $s.max_opt().copied().map(StatValue::$variant)
+            }
+        };
+    }
+    match stats {
+        Statistics::Boolean(s) => pick!(s, Boolean),
+        Statistics::Int32(s) => pick!(s, Int),
+        Statistics::Int64(s) => pick!(s, Long),
+        Statistics::Float(s) => pick!(s, Float),
+        Statistics::Double(s) => pick!(s, Double),
+        Statistics::ByteArray(_) | Statistics::FixedLenByteArray(_) => {
+            let b = if min {
+                stats.min_bytes_opt()
+            } else {
+                stats.max_bytes_opt()
+            };
+            b.map(|b| StatValue::Bytes(b.to_vec()))
+        }
+        Statistics::Int96(_) => None,
+    }
+}
+
+fn less(a: &StatValue, b: &StatValue, signed_bytes: bool) -> bool {
+    match (a, b) {
+        (StatValue::Boolean(a), StatValue::Boolean(b)) => !a & b,
+        (StatValue::Int(a), StatValue::Int(b)) => a < b,
+        (StatValue::Long(a), StatValue::Long(b)) => a < b,
+        (StatValue::Float(a), StatValue::Float(b)) => a < b,
+        (StatValue::Double(a), StatValue::Double(b)) => a < b,
+        (StatValue::Bytes(a), StatValue::Bytes(b)) => bytes_lt(a, b, signed_bytes),
+        _ => false,
+    }
+}
+
+/// Statistics per top-level column of `metadata` (nested columns get none).
+pub(crate) fn collect(metadata: &ParquetMetaData) -> Vec<ColumnStats> {
+    let descr = metadata.file_metadata().schema_descr();
+    let leaves = super::writer::field_leaves(descr);
+    let fields = descr.root_schema().get_fields();
+    fields
+        .iter()
+        .zip(leaves)
+        .map(|(field, leaves)| {
+            let mut out = ColumnStats {
+                column: field.name().to_string(),
+                null_count: None,
+                min: None,
+                max: None,
+                exact: false,
+            };
+            let leaf = leaves.start;
+            let primitive = leaves.len() == 1 && field.is_primitive();
+            if !primitive {
+                return out;
+            }
+            let column = descr.column(leaf);
+            let signed = is_signed_bytes(&column);
+            let bool_or_num = column.physical_type() != PhysicalType::INT96;
+            let (mut nulls, mut min, mut max, mut exact) = (Some(0u64), None, None, true);
+            let mut complete = bool_or_num;
+            let mut any_values = false;
+            for rg in metadata.row_groups() {
+                let chunk = rg.column(leaf);
+                let Some(s) = chunk.statistics() else {
+                    complete = false;
+                    nulls = None;
+                    break;
+                };
+                nulls = match (nulls, s.null_count_opt()) {
+                    (Some(a), Some(b)) => Some(a + b),
+                    _ => None,
+                };
+                let non_null = chunk.num_values() as u64 - s.null_count_opt().unwrap_or(0);
+                if non_null == 0 && s.null_count_opt().is_some() {
+                    continue; // all nulls: no bounds to merge
+                }
+                any_values = true;
+                match (value(s, true), value(s, false)) {
+                    (Some(lo), Some(hi)) => {
+                        exact &= s.min_is_exact() && s.max_is_exact();
+                        if min.as_ref().is_none_or(|m| less(&lo, m, signed)) {
+                            min = Some(lo);
+                        }
+                        if max.as_ref().is_none_or(|m| less(m, &hi, signed)) {
+                            max = Some(hi);
+                        }
+                    }
+                    _ => complete = false,
+                }
+            }
+            out.null_count = nulls;
+            if complete && any_values {
+                out.min = min;
+                out.max = max;
+                out.exact = exact;
+            }
+            out
+        })
+        .collect()
+}
