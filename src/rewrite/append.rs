@@ -185,6 +185,27 @@ fn check_columns(input: &InputFile, file_schema: &Schema, output: &Schema) -> Re
     Ok(())
 }
 
+/// The schema to read one file as: the file's own fields (names, nullability and field
+/// metadata such as Parquet field ids, which Arrow requires to match the file) with the output's
+/// data types, and `Dictionary(Int32, Utf8)` on the columns forwarded from this file.
+fn read_schema(file: &Schema, output: &Schema, forward: &[bool]) -> SchemaRef {
+    let fields: Vec<Field> = file
+        .fields()
+        .iter()
+        .zip(output.fields())
+        .enumerate()
+        .map(|(i, (f, o))| {
+            let data_type = if forward.get(i).copied().unwrap_or(false) {
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+            } else {
+                o.data_type().clone()
+            };
+            f.as_ref().clone().with_data_type(data_type)
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
 /// The row selection that skips `deleted` positions of a file of `rows` rows.
 fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
     let mut selectors = Vec::new();
@@ -443,14 +464,13 @@ fn output_schema(
         Some(table) => {
             let schema = plain_schema(table);
             // Keep the inputs' own Parquet schema (field ids, physical types) when the first
-            // input reads as the table schema; otherwise derive it from Arrow.
-            let same_shape = first_schema.fields().len() == schema.fields().len()
-                && first_schema
-                    .fields()
-                    .iter()
-                    .zip(schema.fields())
-                    .all(|(a, b)| a.name() == b.name())
-                && parquet_io::reader_metadata(first, schema.clone()).is_ok();
+            // input has exactly the table's columns (types and nullability); otherwise derive
+            // it from Arrow (field ids then come from `PARQUET:field_id` field metadata).
+            let first_plain = plain_schema(&first_schema);
+            let same_shape = check_columns(first, &first_schema, &schema).is_ok()
+                && first_plain.fields().iter().zip(schema.fields()).all(|(a, b)| {
+                    a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable()
+                });
             if same_shape {
                 Ok((schema, first_descr))
             } else {
@@ -621,27 +641,7 @@ fn rewrite_one(
     if policy.active() {
         out.metrics.passthrough.files.push(report);
     }
-    let hint = if forward.iter().any(|f| *f) {
-        let fields: Vec<Field> = out
-            .schema
-            .fields()
-            .iter()
-            .zip(&forward)
-            .map(|(f, fwd)| {
-                if *fwd {
-                    f.as_ref().clone().with_data_type(DataType::Dictionary(
-                        Box::new(DataType::Int32),
-                        Box::new(DataType::Utf8),
-                    ))
-                } else {
-                    f.as_ref().clone()
-                }
-            })
-            .collect();
-        Arc::new(Schema::new_with_metadata(fields, out.schema.metadata().clone()))
-    } else {
-        out.schema.clone()
-    };
+    let hint = read_schema(&file_schema, &out.schema, &forward);
     let reader = parquet_io::reader_metadata(file, hint)?;
     let sel = deleted.map(|d| selection(path, d, rows)).transpose()?;
     let mut stream = BatchStream::new(file, reader, sel)?;

@@ -627,7 +627,7 @@ pub(crate) fn encode_hybrid(values: &[u32], bit_width: u8, out: &mut Vec<u8>) {
     let n = values.len();
     let run_len = |i: usize, cap: usize| -> usize {
         let v = values[i];
-        values[i..n.min(i + cap)].iter().take_while(|&&x| x == v).count()
+        values[i..n.min(i.saturating_add(cap))].iter().take_while(|&&x| x == v).count()
     };
     let value_bytes = (bit_width as usize).div_ceil(8);
     let mut i = 0;

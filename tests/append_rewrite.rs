@@ -1,0 +1,404 @@
+//! The append-only compaction rewrite against real Parquet files in `MemoryStorage`: rows and
+//! order, every codec, rolling, output metadata, value statistics, deletion vectors, fast copy
+//! and dictionary passthrough (with the output's page layout checked from its page headers).
+//! Failure cases live in `append_rewrite_errors.rs`.
+#![cfg(feature = "rewrite")]
+
+#[path = "append_rewrite_support.rs"]
+mod support;
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::DataType;
+use parquet::basic::{Compression, Encoding, GzipLevel, PageType, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use paimon_compact::rewrite::{
+    rewrite_append, FastCopyRefusalReason, NotForwardedReason, PassthroughVeto, StatValue,
+    FAST_COPY_OPTION,
+};
+use paimon_compact::meta::{FileSource, Level};
+use paimon_compact::storage::{MemoryStorage, Storage};
+use support::*;
+
+/// Every codec Paimon writes, by its `file.compression` name.
+fn codecs() -> Vec<(&'static str, Compression)> {
+    vec![
+        ("zstd", Compression::ZSTD(ZstdLevel::default())),
+        ("snappy", Compression::SNAPPY),
+        ("lz4", Compression::LZ4),
+        ("lz4_raw", Compression::LZ4_RAW),
+        ("gzip", Compression::GZIP(GzipLevel::default())),
+        ("none", Compression::UNCOMPRESSED),
+    ]
+}
+
+#[test]
+fn rows_and_order_survive_every_codec() {
+    for (name, codec) in codecs() {
+        let storage = MemoryStorage::new();
+        let inputs = put_inputs(&storage, 3, 5000, &props(codec, 2000), 100);
+        let options = opts(&[("file.compression", name)]);
+        let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+        assert_eq!(result.outputs.len(), 1, "{name}");
+        assert_rows_identical(&storage, &inputs, &result);
+        for out in &result.outputs {
+            let md = footer(&storage, &out.path);
+            for rg in md.row_groups() {
+                for chunk in rg.columns() {
+                    assert_eq!(
+                        std::mem::discriminant(&chunk.compression()),
+                        std::mem::discriminant(&codec),
+                        "{name}: output chunk codec"
+                    );
+                }
+            }
+        }
+        // One footer read per input plus one read per input row group (3 row groups each).
+        assert!(result.metrics.storage_reads <= 3 * 4, "{name}: {:?}", result.metrics);
+        assert_eq!(result.metrics.input_rows, 15_000);
+        assert_eq!(result.metrics.output_rows, 15_000);
+    }
+}
+
+#[test]
+fn output_metadata_is_ready_to_commit() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 3, 3000, &props(Compression::SNAPPY, 1000), 40);
+    let mut req = request(&inputs);
+    req.output_level = Level::new(2);
+    req.creation_time_ms = 1_700_000_000_000;
+    let result = rewrite_append(&storage, &req, &opts(&[("file.format.per.level", "2:parquet")])).unwrap();
+    let out = &result.outputs[0];
+    assert_eq!(out.meta.file_source, FileSource::Compact);
+    assert_eq!(out.meta.level, Level::new(2));
+    assert_eq!(out.meta.row_count, 9000);
+    assert_eq!(out.meta.min_sequence_number.0, 40);
+    assert_eq!(out.meta.max_sequence_number.0, 40 + 9000 - 1);
+    assert_eq!(out.meta.creation_time_ms, 1_700_000_000_000);
+    assert_eq!(out.meta.delete_row_count, Some(0));
+    assert_eq!(out.meta.file_size, storage.size(&out.path).unwrap());
+    assert_eq!(out.path, format!("t/bucket-0/{}", out.meta.file_name));
+    assert!(out.meta.file_name.starts_with("data-out-") && out.meta.file_name.ends_with(".parquet"));
+    assert!(result.requeue_last, "a 9000-row file is far below compaction.file-size");
+}
+
+#[test]
+fn rolls_at_target_file_size() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 6, 20_000, &props(Compression::SNAPPY, 5000), 1);
+    let target: u64 = 256 * 1024;
+    let options = opts(&[
+        ("file.compression", "snappy"),
+        ("target-file-size", "256kb"),
+        ("parquet.block.size", "64kb"),
+    ]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    assert!(result.outputs.len() >= 4, "{} outputs", result.outputs.len());
+    assert_rows_identical(&storage, &inputs, &result);
+    let (last, full) = result.outputs.split_last().unwrap();
+    for f in full {
+        let size = f.meta.file_size;
+        assert!(
+            size >= target * 8 / 10 && size <= target * 13 / 10,
+            "rolled file of {size} bytes for a target of {target}"
+        );
+    }
+    assert!(last.meta.file_size <= target * 13 / 10);
+    // Sequence ranges follow each other from the first input's minimum.
+    let mut next = 1;
+    for f in &result.outputs {
+        assert_eq!(f.meta.min_sequence_number.0, next);
+        next = f.meta.max_sequence_number.0 + 1;
+    }
+    assert_eq!(next, 1 + 120_000);
+    let cfs = options.compaction_file_size;
+    assert_eq!(result.requeue_last, last.meta.file_size < cfs);
+    // Row groups are cut by parquet.block.size.
+    let md = footer(&storage, &full[0].path);
+    assert!(md.num_row_groups() >= 3, "{} row groups", md.num_row_groups());
+}
+
+#[test]
+fn value_stats_bound_every_column() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 2, 4000, &props(Compression::SNAPPY, 1500), 1);
+    let result = rewrite_append(&storage, &request(&inputs), &opts(&[])).unwrap();
+    let stats = result.outputs[0].value_stats.as_ref().unwrap();
+    let all = read_inputs(&storage, &inputs);
+    let id = stats.iter().find(|s| s.column == "id").unwrap();
+    assert_eq!(id.min, Some(StatValue::Long(0)));
+    assert_eq!(id.max, Some(StatValue::Long(7999)));
+    assert_eq!(id.null_count, Some(0));
+    let s_col = all.column_by_name("s").unwrap().as_string::<i32>();
+    let values: Vec<&str> = s_col.iter().flatten().collect();
+    let s = stats.iter().find(|s| s.column == "s").unwrap();
+    assert_eq!(s.min, Some(StatValue::Bytes(values.iter().min().unwrap().as_bytes().to_vec())));
+    assert_eq!(s.max, Some(StatValue::Bytes(values.iter().max().unwrap().as_bytes().to_vec())));
+    assert_eq!(s.null_count, Some(s_col.null_count() as u64));
+}
+
+#[test]
+fn deletion_vectors_drop_their_rows() {
+    let storage = MemoryStorage::new();
+    let mut inputs = put_inputs(&storage, 2, 3000, &props(Compression::SNAPPY, 1000), 10);
+    let deleted: Vec<u64> = (0..3000).filter(|i| i % 7 == 0 || (1200..1300).contains(i)).collect();
+    inputs[1].deleted_rows = Some(deleted.clone());
+    let result = rewrite_append(&storage, &request(&inputs), &opts(&[])).unwrap();
+    let out = read_outputs(&storage, &result);
+    let before = read_inputs(&storage, &inputs[..1]);
+    let second = read_file(&storage, &inputs[1].path);
+    let keep: arrow::array::BooleanArray =
+        (0..3000u64).map(|i| Some(deleted.binary_search(&i).is_err())).collect();
+    let second = arrow::compute::filter_record_batch(&second, &keep).unwrap();
+    let expected = arrow::compute::concat_batches(&before.schema(), &[before, second]).unwrap();
+    assert_eq!(out.columns(), expected.columns());
+    assert_eq!(result.metrics.deleted_rows, deleted.len() as u64);
+    let rows = 6000 - deleted.len() as u64;
+    assert_eq!(result.outputs[0].meta.row_count, rows);
+    assert_eq!(result.outputs[0].meta.max_sequence_number.0, 10 + rows as i64 - 1);
+}
+
+#[test]
+fn table_schema_with_dictionary_types_writes_plain_types() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 2, 2000, &props(Compression::SNAPPY, 1000), 1);
+    let mut req = request(&inputs);
+    let fields: Vec<arrow::datatypes::Field> = schema()
+        .fields()
+        .iter()
+        .map(|f| {
+            if f.name() == "s" {
+                f.as_ref().clone().with_data_type(DataType::Dictionary(
+                    Box::new(DataType::Int32),
+                    Box::new(DataType::Utf8),
+                ))
+            } else {
+                f.as_ref().clone()
+            }
+        })
+        .collect();
+    req.table_schema = Some(std::sync::Arc::new(arrow::datatypes::Schema::new(fields)));
+    let result = rewrite_append(&storage, &req, &opts(&[])).unwrap();
+    assert_rows_identical(&storage, &inputs, &result);
+}
+
+// ---- fast copy -------------------------------------------------------------------------------
+
+#[test]
+fn fast_copy_splices_matching_files() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 3, 4000, &props(Compression::ZSTD(ZstdLevel::default()), 1000), 1);
+    let options = opts(&[(FAST_COPY_OPTION, "true")]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    let m = &result.metrics.fast_copy;
+    assert!(m.requested);
+    assert_eq!(m.files_copied, 3, "{m:?}");
+    assert_eq!(m.row_groups_copied, 12);
+    assert!(m.refused.is_empty(), "{m:?}");
+    assert_eq!(result.metrics.row_groups_decoded, 0);
+    assert_rows_identical(&storage, &inputs, &result);
+    let md = footer(&storage, &result.outputs[0].path);
+    assert_eq!(md.num_row_groups(), 12, "row groups are copied, not merged");
+    // Copied chunks keep their encodings (and encoding statistics, for the next round).
+    assert!(md.row_group(0).column(2).page_encoding_stats().is_some());
+}
+
+#[test]
+fn fast_copy_refuses_and_says_why() {
+    let storage = MemoryStorage::new();
+    let mut inputs = put_inputs(&storage, 1, 2000, &props(Compression::ZSTD(ZstdLevel::default()), 1000), 1);
+    // Another codec than the table's.
+    inputs.extend(put_inputs_named(&storage, "snappy", 1, 2000, &props(Compression::SNAPPY, 1000), 2001));
+    // Rows to delete.
+    let mut dv = put_inputs_named(&storage, "dv", 1, 2000, &props(Compression::ZSTD(ZstdLevel::default()), 1000), 4001);
+    dv[0].deleted_rows = Some(vec![5, 6, 7]);
+    inputs.extend(dv);
+    // A row group larger than parquet.block.size.
+    inputs.extend(put_inputs_named(
+        &storage,
+        "big",
+        1,
+        60_000,
+        &props(Compression::ZSTD(ZstdLevel::default()), 60_000),
+        6001,
+    ));
+    // A Parquet schema that differs (nullable where the others are required).
+    inputs.extend(put_nullable_id_input(&storage, 66_001));
+    let options = opts(&[(FAST_COPY_OPTION, "true"), ("parquet.block.size", "200kb")]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    let m = &result.metrics.fast_copy;
+    assert_eq!(m.files_copied, 1, "{m:?}");
+    let reasons: Vec<&FastCopyRefusalReason> = m.refused.iter().map(|r| &r.reason).collect();
+    assert!(matches!(reasons[0], FastCopyRefusalReason::CodecDiffers { file, table, .. } if file == "snappy" && table == "zstd"), "{reasons:?}");
+    assert_eq!(reasons[1], &FastCopyRefusalReason::HasDeletions);
+    assert!(matches!(reasons[2], FastCopyRefusalReason::RowGroupTooLarge { row_group: 0, .. }), "{reasons:?}");
+    assert!(matches!(reasons[3], FastCopyRefusalReason::SchemaDiffers { column } if column == "id"), "{reasons:?}");
+    assert_eq!(m.refused[0].file, inputs[1].path);
+    // Copied and rewritten row groups interleave in sequence order.
+    let out = read_outputs(&storage, &result);
+    let ids: Vec<i64> = out.column_by_name("id").unwrap().as_primitive::<arrow::datatypes::Int64Type>().iter().map(|v| v.unwrap()).collect();
+    let mut expected: Vec<i64> = (0..2000).chain(0..2000).chain((0..2000).filter(|i| ![5, 6, 7].contains(i))).chain(0..60_000).chain(0..500).collect();
+    expected.truncate(ids.len());
+    assert_eq!(ids.len(), 2000 + 2000 + 1997 + 60_000 + 500);
+    assert_eq!(ids, expected);
+}
+
+// ---- dictionary passthrough ------------------------------------------------------------------
+
+#[test]
+fn passthrough_forwards_fully_encoded_strings_only() {
+    let storage = MemoryStorage::new();
+    // `name` is unique per row; a 1 KiB dictionary limit makes its chunks fall back to PLAIN
+    // midway, so their `encodings` list still names a dictionary.
+    let input_props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(2000))
+        .set_column_dictionary_page_size_limit("name".into(), 1024)
+        .build();
+    let inputs = put_inputs(&storage, 3, 5000, &input_props, 1);
+    let md = footer(&storage, &inputs[0].path);
+    assert!(md.row_group(0).column(3).encodings().any(|e| e == Encoding::RLE_DICTIONARY));
+    let options = opts(&[("parquet.read.enable-dictionary-passthrough", "true"), ("file.compression", "snappy")]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    assert_rows_identical(&storage, &inputs, &result);
+    let p = &result.metrics.passthrough;
+    assert!(p.requested && p.veto.is_none(), "{p:?}");
+    assert_eq!(p.columns, vec!["s", "name"]);
+    assert_eq!(p.files.len(), 3);
+    for f in &p.files {
+        assert_eq!(f.forwarded, vec!["s"]);
+        let reasons: Vec<(&str, &NotForwardedReason)> =
+            f.not_forwarded.iter().map(|n| (n.column.as_str(), &n.reason)).collect();
+        assert!(reasons.contains(&("name", &NotForwardedReason::NotDictionaryEncoded { row_group: 0 })), "{reasons:?}");
+        assert!(reasons.contains(&("b", &NotForwardedReason::Binary)), "{reasons:?}");
+    }
+    // At most one input dictionary per input row group of `s` (3 files x 3 row groups),
+    // each mapped once; consecutive equal dictionaries share one table.
+    assert!((3..=9).contains(&p.dictionaries_mapped), "{p:?}");
+    assert!(p.rows_mapped > 0 && p.rows_hashed > 0, "{p:?}");
+    // Golden layout: `s` is one dictionary page then dictionary-encoded data pages.
+    let out = storage.get(&result.outputs[0].path).unwrap();
+    let pages = page_layout(&out, 2);
+    assert!(!pages.is_empty());
+    for rg in &pages {
+        assert_eq!(rg[0], (PageType::DICTIONARY_PAGE, Encoding::PLAIN));
+        assert!(rg[1..].iter().all(|p| *p == (PageType::DATA_PAGE, Encoding::RLE_DICTIONARY)), "{rg:?}");
+    }
+    // And the encoding statistics say so, so the output is eligible on the next round.
+    let md = footer(&storage, &result.outputs[0].path);
+    let stats = md.row_group(0).column(2).page_encoding_stats().unwrap();
+    assert!(stats.iter().any(|s| s.page_type == PageType::DICTIONARY_PAGE));
+}
+
+#[test]
+fn passthrough_output_matches_a_plain_rewrite() {
+    for differing in [false, true] {
+        let storage = MemoryStorage::new();
+        let p = props(Compression::ZSTD(ZstdLevel::default()), 4000);
+        let inputs = if differing {
+            // Each file draws from its own (overlapping) range of values: differing dictionaries.
+            put_inputs_with(&storage, 4, 12_000, &p, 1, |file| Box::new(random_s(file as u64 * 17)))
+        } else {
+            // The same values in the same first-appearance order: identical dictionaries.
+            put_inputs_with(&storage, 4, 12_000, &p, 1, |_| Box::new(|i| Some(format!("v{:03}", i % 50))))
+        };
+        let plain = rewrite_append(&storage, &request_named(&inputs, "plain-"), &opts(&[])).unwrap();
+        let on = rewrite_append(
+            &storage,
+            &request_named(&inputs, "on-"),
+            &opts(&[("parquet.read.enable-dictionary-passthrough", "true")]),
+        )
+        .unwrap();
+        assert_rows_identical(&storage, &inputs, &on);
+        let (a, b) = (plain.outputs[0].meta.file_size as f64, on.outputs[0].meta.file_size as f64);
+        assert!((b - a).abs() / a < 0.01, "differing={differing}: plain {a} vs passthrough {b}");
+        // One dictionary per output row group, never a fallback to PLAIN.
+        assert_eq!(on.metrics.passthrough.fallbacks_to_plain, 0);
+        let bytes = storage.get(&on.outputs[0].path).unwrap();
+        for rg in page_layout(&bytes, 2) {
+            assert_eq!(rg.iter().filter(|p| p.0 == PageType::DICTIONARY_PAGE).count(), 1);
+            assert!(rg.iter().all(|p| p.1 != Encoding::PLAIN || p.0 == PageType::DICTIONARY_PAGE));
+        }
+    }
+}
+
+#[test]
+fn passthrough_vetoes_switch_it_off() {
+    let cases: &[(&[(&str, &str)], PassthroughVeto)] = &[
+        (&[("parquet.enable.dictionary", "false")], PassthroughVeto::DictionaryDisabled),
+        (
+            &[("variant.shreddingSchema", "{\"type\":\"ROW\"}")],
+            PassthroughVeto::Shredding { key: "variant.shreddingSchema".into() },
+        ),
+    ];
+    for (extra, veto) in cases {
+        let storage = MemoryStorage::new();
+        let inputs = put_inputs(&storage, 2, 3000, &props(Compression::SNAPPY, 1000), 1);
+        let mut pairs = vec![("parquet.read.enable-dictionary-passthrough", "true")];
+        pairs.extend_from_slice(extra);
+        let result = rewrite_append(&storage, &request(&inputs), &opts(&pairs)).unwrap();
+        let p = &result.metrics.passthrough;
+        assert_eq!(p.veto.as_ref(), Some(veto));
+        assert!(p.columns.is_empty() && p.files.is_empty() && p.rows_mapped == 0, "{p:?}");
+        assert_rows_identical(&storage, &inputs, &result);
+        let bytes = storage.get(&result.outputs[0].path).unwrap();
+        let has_dict = page_layout(&bytes, 2).iter().flatten().any(|p| p.0 == PageType::DICTIONARY_PAGE);
+        assert_eq!(has_dict, !matches!(veto, PassthroughVeto::DictionaryDisabled));
+    }
+}
+
+#[test]
+fn passthrough_materialises_a_file_index_column_alone() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 2, 3000, &props(Compression::SNAPPY, 1000), 1);
+    let options = opts(&[
+        ("parquet.read.enable-dictionary-passthrough", "true"),
+        ("file-index.bloom-filter.columns", "s"),
+    ]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    let p = &result.metrics.passthrough;
+    assert_eq!(p.file_index_columns, vec!["s"]);
+    assert_eq!(p.columns, vec!["name"]);
+    for f in &p.files {
+        assert_eq!(f.forwarded, vec!["name"]);
+        assert!(f.not_forwarded.iter().any(|n| n.column == "s" && n.reason == NotForwardedReason::FileIndex));
+    }
+    assert_rows_identical(&storage, &inputs, &result);
+}
+
+#[test]
+fn passthrough_mixes_encoded_and_plain_inputs() {
+    let storage = MemoryStorage::new();
+    let mut inputs = put_inputs(&storage, 1, 3000, &props(Compression::SNAPPY, 1000), 1);
+    let plain_props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(1000))
+        .set_dictionary_enabled(false)
+        .build();
+    inputs.extend(put_inputs_named(&storage, "plain", 1, 3000, &plain_props, 3001));
+    inputs.extend(put_inputs_named(&storage, "again", 1, 3000, &props(Compression::SNAPPY, 1000), 6001));
+    let options = opts(&[("parquet.read.enable-dictionary-passthrough", "true")]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    assert_rows_identical(&storage, &inputs, &result);
+    let files = &result.metrics.passthrough.files;
+    assert_eq!(files[0].forwarded, vec!["s", "name"]);
+    assert!(files[1].forwarded.is_empty());
+    assert_eq!(files[2].forwarded, vec!["s", "name"]);
+}
+
+#[test]
+fn passthrough_falls_back_to_plain_when_the_dictionary_outgrows_its_page() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 3, 4000, &props(Compression::SNAPPY, 4000), 1);
+    let options = opts(&[
+        ("parquet.read.enable-dictionary-passthrough", "true"),
+        ("parquet.dictionary.page.size", "4kb"),
+    ]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    assert_rows_identical(&storage, &inputs, &result);
+    assert!(result.metrics.passthrough.fallbacks_to_plain > 0);
+    let bytes = storage.get(&result.outputs[0].path).unwrap();
+    let name_pages = page_layout(&bytes, 3);
+    assert!(name_pages[0].contains(&(PageType::DATA_PAGE, Encoding::PLAIN)), "{:?}", name_pages[0]);
+    assert!(name_pages[0].contains(&(PageType::DATA_PAGE, Encoding::RLE_DICTIONARY)));
+}
