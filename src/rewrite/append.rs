@@ -111,7 +111,11 @@ impl Settings {
             Some(v) if v.eq_ignore_ascii_case("true") => true,
             Some(v) if v.eq_ignore_ascii_case("false") => false,
             Some(v) => {
-                return Err(Error::invalid_option(FAST_COPY_OPTION, v, "expected true or false"))
+                return Err(Error::invalid_option(
+                    FAST_COPY_OPTION,
+                    v,
+                    "expected true or false",
+                ))
             }
         };
         let dict_cfg = Arc::new(DictWriterConfig {
@@ -233,7 +237,10 @@ fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
 fn attribute(e: Error, input: &str) -> Error {
     match &e.kind {
         ErrorKind::CorruptInput { file: None } => {
-            let why = e.message.strip_prefix("corrupt input: ").unwrap_or(&e.message);
+            let why = e
+                .message
+                .strip_prefix("corrupt input: ")
+                .unwrap_or(&e.message);
             Error::corrupt(Some(input), why)
         }
         _ => e,
@@ -315,15 +322,11 @@ impl<'s> Outputs<'s, '_> {
             let rest = batch.num_rows() - offset;
             // Near the target, write in small steps so the file stops close to it.
             let estimated = open.writer.estimated_size();
-            let step = if open.rows > 0 {
-                let per_row = estimated / open.rows;
-                if estimated + per_row * rest as u64 >= target {
+            let step = match estimated.checked_div(open.rows) {
+                Some(per_row) if estimated + per_row * rest as u64 >= target => {
                     rest.min(ROLL_CHECK_ROWS)
-                } else {
-                    rest
                 }
-            } else {
-                rest
+                _ => rest,
             };
             let part = batch.slice(offset, step);
             open.writer.write(&part).map_err(|e| attribute(e, input))?;
@@ -429,7 +432,10 @@ impl<'s> Outputs<'s, '_> {
         self.done.push(RewrittenFile {
             path,
             meta,
-            value_stats: self.req.collect_value_stats.then(|| stats::collect(&metadata)),
+            value_stats: self
+                .req
+                .collect_value_stats
+                .then(|| stats::collect(&metadata)),
         });
         Ok(())
     }
@@ -468,9 +474,13 @@ fn output_schema(
             // it from Arrow (field ids then come from `PARQUET:field_id` field metadata).
             let first_plain = plain_schema(&first_schema);
             let same_shape = check_columns(first, &first_schema, &schema).is_ok()
-                && first_plain.fields().iter().zip(schema.fields()).all(|(a, b)| {
-                    a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable()
-                });
+                && first_plain
+                    .fields()
+                    .iter()
+                    .zip(schema.fields())
+                    .all(|(a, b)| {
+                        a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable()
+                    });
             if same_shape {
                 Ok((schema, first_descr))
             } else {
@@ -484,8 +494,14 @@ fn output_schema(
 }
 
 /// Rewrites the inputs into new files; see the module documentation.
-pub fn rewrite_append(storage: &dyn Storage, req: &AppendRewrite, options: &CoreOptions) -> Result<AppendRewriteResult> {
-    let format = options.file_format_for_level(req.output_level.get()).to_string();
+pub fn rewrite_append(
+    storage: &dyn Storage,
+    req: &AppendRewrite,
+    options: &CoreOptions,
+) -> Result<AppendRewriteResult> {
+    let format = options
+        .file_format_for_level(req.output_level.get())
+        .to_string();
     if format != "parquet" {
         return Err(Error::unsupported(format!(
             "append rewrite writes Parquet; level {} is configured as '{format}'",
@@ -526,7 +542,10 @@ pub fn rewrite_append(storage: &dyn Storage, req: &AppendRewrite, options: &Core
             metrics.passthrough.columns.push(field.name().clone());
         }
         if policy.file_index[f] {
-            metrics.passthrough.file_index_columns.push(field.name().clone());
+            metrics
+                .passthrough
+                .file_index_columns
+                .push(field.name().clone());
         }
     }
     let mut outputs = Outputs {
@@ -592,7 +611,10 @@ fn rewrite_one(
     if input.meta.row_count != 0 && input.meta.row_count != rows {
         return Err(parquet_io::corrupt(
             path,
-            format!("the manifest says {} rows, the file has {rows}", input.meta.row_count),
+            format!(
+                "the manifest says {} rows, the file has {rows}",
+                input.meta.row_count
+            ),
         ));
     }
     let file_schema = file_arrow_schema(file)?;
@@ -613,7 +635,8 @@ fn rewrite_one(
             Ok(()) => {
                 for rg in file.metadata.row_groups() {
                     let range = fast_copy::row_group_range(rg);
-                    let (_, mut buffers) = parquet_io::fetch(out.storage, path, &[range.clone()], io)?;
+                    let (_, mut buffers) =
+                        parquet_io::fetch(out.storage, path, std::slice::from_ref(&range), io)?;
                     let window = FileWindow {
                         base: range.start,
                         bytes: buffers.pop().unwrap_or_default(),

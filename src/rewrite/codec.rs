@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 /// A stateful compressor for one column chunk (zstd keeps its context between pages).
 pub(crate) enum PageCompressor {
     None,
-    Snappy(snap::raw::Encoder),
+    Snappy(Box<snap::raw::Encoder>),
     Gzip(u32),
     Lz4Hadoop,
     Lz4Raw,
@@ -26,7 +26,7 @@ impl PageCompressor {
     pub(crate) fn new(codec: Compression) -> Result<Self> {
         Ok(match codec {
             Compression::UNCOMPRESSED => PageCompressor::None,
-            Compression::SNAPPY => PageCompressor::Snappy(snap::raw::Encoder::new()),
+            Compression::SNAPPY => PageCompressor::Snappy(Box::new(snap::raw::Encoder::new())),
             Compression::GZIP(level) => PageCompressor::Gzip(level.compression_level()),
             Compression::LZ4 => PageCompressor::Lz4Hadoop,
             Compression::LZ4_RAW => PageCompressor::Lz4Raw,
@@ -44,7 +44,8 @@ impl PageCompressor {
 
     /// Compresses one page body. `None` means "store as is" (no codec).
     pub(crate) fn compress(&mut self, input: &[u8]) -> Result<Option<Vec<u8>>> {
-        let fail = |e: &dyn std::fmt::Display| Error::unsupported(format!("compressing a page: {e}"));
+        let fail =
+            |e: &dyn std::fmt::Display| Error::unsupported(format!("compressing a page: {e}"));
         Ok(Some(match self {
             PageCompressor::None => return Ok(None),
             PageCompressor::Snappy(enc) => enc.compress_vec(input).map_err(|e| fail(&e))?,

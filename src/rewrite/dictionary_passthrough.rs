@@ -43,7 +43,10 @@ fn is_string(t: &DataType) -> bool {
 }
 
 fn is_binary(t: &DataType) -> bool {
-    matches!(t, DataType::Binary | DataType::LargeBinary | DataType::BinaryView)
+    matches!(
+        t,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView
+    )
 }
 
 /// Columns named by `file-index.<type>.columns` options.
@@ -179,7 +182,12 @@ pub(crate) fn fully_dictionary_encoded(
             .iter()
             .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
             .filter(|s| s.count > 0)
-            .all(|s| matches!(s.encoding, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY));
+            .all(|s| {
+                matches!(
+                    s.encoding,
+                    Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
+                )
+            });
         if !all_dictionary {
             return Err(NotForwardedReason::NotDictionaryEncoded { row_group: rg });
         }

@@ -381,9 +381,11 @@ impl DictColumnWriter {
             let (s, l) = spans[id as usize];
             &page[s as usize..(s + l) as usize]
         };
-        let entry = self
-            .table
-            .entry(hash, |&id| value_of(id) == v, |&id| hasher.hash_one(value_of(id)));
+        let entry = self.table.entry(
+            hash,
+            |&id| value_of(id) == v,
+            |&id| hasher.hash_one(value_of(id)),
+        );
         match entry {
             hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
             hashbrown::hash_table::Entry::Vacant(e) => {
@@ -435,7 +437,8 @@ impl DictColumnWriter {
         if self.page_rows == 0 {
             return Ok(());
         }
-        let mut buf = Vec::with_capacity(self.estimated_page_size() + self.page_defs.len() / 8 + 16);
+        let mut buf =
+            Vec::with_capacity(self.estimated_page_size() + self.page_defs.len() / 8 + 16);
         if self.nullable {
             let mut levels = Vec::with_capacity(self.page_defs.len() / 8 + 8);
             encode_hybrid(&self.page_defs, 1, &mut levels);
@@ -627,7 +630,10 @@ pub(crate) fn encode_hybrid(values: &[u32], bit_width: u8, out: &mut Vec<u8>) {
     let n = values.len();
     let run_len = |i: usize, cap: usize| -> usize {
         let v = values[i];
-        values[i..n.min(i.saturating_add(cap))].iter().take_while(|&&x| x == v).count()
+        values[i..n.min(i.saturating_add(cap))]
+            .iter()
+            .take_while(|&&x| x == v)
+            .count()
     };
     let value_bytes = (bit_width as usize).div_ceil(8);
     let mut i = 0;
@@ -650,7 +656,12 @@ pub(crate) fn encode_hybrid(values: &[u32], bit_width: u8, out: &mut Vec<u8>) {
             }
         }
         put_uleb(((groups as u64) << 1) | 1, out);
-        bit_pack(&values[start..n.min(start + groups * 8)], groups * 8, bit_width, out);
+        bit_pack(
+            &values[start..n.min(start + groups * 8)],
+            groups * 8,
+            bit_width,
+            out,
+        );
         i = i.min(n);
     }
 }
@@ -663,7 +674,11 @@ fn bit_pack(values: &[u32], count: usize, bit_width: u8, out: &mut Vec<u8>) {
     let mut acc: u64 = 0;
     let mut bits: u32 = 0;
     let width = bit_width as u32;
-    let mask = if width == 32 { u32::MAX as u64 } else { (1u64 << width) - 1 };
+    let mask = if width == 32 {
+        u32::MAX as u64
+    } else {
+        (1u64 << width) - 1
+    };
     for j in 0..count {
         let v = values.get(j).copied().unwrap_or(0) as u64 & mask;
         acc |= v << bits;
@@ -750,7 +765,11 @@ mod tests {
         for width in [3u8, 8, 13] {
             let mut buf = Vec::new();
             encode_hybrid(&values, width, &mut buf);
-            assert_eq!(decode_hybrid(&buf, width, values.len()), values, "width {width}");
+            assert_eq!(
+                decode_hybrid(&buf, width, values.len()),
+                values,
+                "width {width}"
+            );
         }
         let mut buf = Vec::new();
         encode_hybrid(&[0; 20], 0, &mut buf);

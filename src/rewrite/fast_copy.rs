@@ -55,7 +55,11 @@ pub(crate) fn check(
     let schema = metadata.file_metadata().schema_descr();
     if schema.num_columns() != output.num_columns() {
         return Err(FastCopyRefusalReason::SchemaDiffers {
-            column: format!("{} columns instead of {}", schema.num_columns(), output.num_columns()),
+            column: format!(
+                "{} columns instead of {}",
+                schema.num_columns(),
+                output.num_columns()
+            ),
         });
     }
     for (mine, theirs) in schema.columns().iter().zip(output.columns()) {
@@ -130,12 +134,16 @@ impl FileWindow {
             .checked_sub(self.base)
             .map(|o| o as usize)
             .filter(|o| *o <= self.bytes.len())
-            .ok_or_else(|| ParquetError::General(format!("offset {start} outside the copied window")))?;
+            .ok_or_else(|| {
+                ParquetError::General(format!("offset {start} outside the copied window"))
+            })?;
         let to = match len {
             Some(l) => from
                 .checked_add(l)
                 .filter(|t| *t <= self.bytes.len())
-                .ok_or_else(|| ParquetError::General(format!("range at {start} outside the copied window")))?,
+                .ok_or_else(|| {
+                    ParquetError::General(format!("range at {start} outside the copied window"))
+                })?,
             None => self.bytes.len(),
         };
         Ok(self.bytes.slice(from..to))
@@ -153,4 +161,3 @@ impl ChunkReader for FileWindow {
         self.slice(start, Some(length))
     }
 }
-

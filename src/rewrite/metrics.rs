@@ -52,11 +52,19 @@ pub enum FastCopyRefusalReason {
     /// The file's Parquet schema differs from the output's (names, types, ids or repetition).
     SchemaDiffers { column: String },
     /// A column chunk uses another codec than `file.compression`.
-    CodecDiffers { column: String, file: String, table: String },
+    CodecDiffers {
+        column: String,
+        file: String,
+        table: String,
+    },
     /// `parquet.enable.dictionary=false` but the file has dictionary pages.
     DictionaryDisabled { column: String },
     /// A row group is larger than `parquet.block.size`.
-    RowGroupTooLarge { row_group: usize, bytes: u64, block_size: u64 },
+    RowGroupTooLarge {
+        row_group: usize,
+        bytes: u64,
+        block_size: u64,
+    },
     /// Rows must be dropped (deletion vector), so the file has to be decoded.
     HasDeletions,
     /// The file uses Parquet modular encryption.

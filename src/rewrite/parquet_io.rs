@@ -151,10 +151,17 @@ pub(crate) fn fetch(
 
 /// Opens an input: its size and footer, with full page encoding statistics (passthrough
 /// eligibility and fast copy need them) and without the page index (not needed to rewrite).
-pub(crate) fn open_input(storage: &dyn Storage, path: &str, io: &mut IoCounters) -> Result<InputFile> {
+pub(crate) fn open_input(
+    storage: &dyn Storage,
+    path: &str,
+    io: &mut IoCounters,
+) -> Result<InputFile> {
     let size = storage.size(path)?;
     if size < 12 {
-        return Err(corrupt(path, format!("{size} bytes is too small for a Parquet file")));
+        return Err(corrupt(
+            path,
+            format!("{size} bytes is too small for a Parquet file"),
+        ));
     }
     let options = ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false);
     let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
@@ -162,13 +169,18 @@ pub(crate) fn open_input(storage: &dyn Storage, path: &str, io: &mut IoCounters)
         .with_page_index_policy(PageIndexPolicy::Skip)
         .with_metadata_options(Some(Arc::new(options)));
     let tail = size.min(FOOTER_PREFETCH);
-    let (ranges, buffers) = fetch(storage, path, &[size - tail..size], io)?;
-    decoder.push_ranges(ranges, buffers).map_err(|e| corrupt(path, e))?;
+    let footer = size - tail..size;
+    let (ranges, buffers) = fetch(storage, path, std::slice::from_ref(&footer), io)?;
+    decoder
+        .push_ranges(ranges, buffers)
+        .map_err(|e| corrupt(path, e))?;
     loop {
         match decoder.try_decode().map_err(|e| corrupt(path, e))? {
             DecodeResult::NeedsData(ranges) => {
                 let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
-                decoder.push_ranges(ranges, buffers).map_err(|e| corrupt(path, e))?;
+                decoder
+                    .push_ranges(ranges, buffers)
+                    .map_err(|e| corrupt(path, e))?;
             }
             DecodeResult::Data(metadata) => {
                 return Ok(InputFile {
@@ -186,9 +198,8 @@ pub(crate) fn open_input(storage: &dyn Storage, path: &str, io: &mut IoCounters)
 /// the columns forwarded from this file). Fails when the file cannot be read as that schema.
 pub(crate) fn reader_metadata(input: &InputFile, schema: SchemaRef) -> Result<ArrowReaderMetadata> {
     let options = ArrowReaderOptions::new().with_schema(schema);
-    ArrowReaderMetadata::try_new(input.metadata.clone(), options).map_err(|e| {
-        corrupt(&input.path, format!("schema does not match the table: {e}"))
-    })
+    ArrowReaderMetadata::try_new(input.metadata.clone(), options)
+        .map_err(|e| corrupt(&input.path, format!("schema does not match the table: {e}")))
 }
 
 /// Decoded batches of one input file, one row group's bytes in memory at a time.
@@ -202,7 +213,8 @@ impl BatchStream {
         metadata: ArrowReaderMetadata,
         selection: Option<RowSelection>,
     ) -> Result<Self> {
-        let mut builder = ParquetPushDecoderBuilder::new_with_metadata(metadata).with_batch_size(BATCH_SIZE);
+        let mut builder =
+            ParquetPushDecoderBuilder::new_with_metadata(metadata).with_batch_size(BATCH_SIZE);
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);
         }

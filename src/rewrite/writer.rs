@@ -13,8 +13,8 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, SchemaRef};
-use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::WriterProperties;
@@ -28,7 +28,10 @@ use crate::error::{Error, Result};
 /// Writer failures are about the data being written (a null in a required column, a value the
 /// table type cannot hold): the caller attributes them to the input file being copied.
 fn write_err(e: impl std::fmt::Display) -> Error {
-    Error::corrupt(None, format!("cannot be written with the table schema: {e}"))
+    Error::corrupt(
+        None,
+        format!("cannot be written with the table schema: {e}"),
+    )
 }
 
 /// The in-memory end of the Parquet writer; drained to storage by the caller.
@@ -46,7 +49,7 @@ impl Write for Sink {
 }
 
 enum Slot {
-    Arrow(ArrowColumnWriter),
+    Arrow(Box<ArrowColumnWriter>),
     Mapped(Box<DictColumnWriter>),
 }
 
@@ -116,8 +119,9 @@ impl ParquetFileWriter {
         let mut props = props.clone();
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
         let max_row_group_bytes = props.max_row_group_bytes().unwrap_or(usize::MAX);
-        let file = SerializedFileWriter::new(Sink::default(), descr.root_schema_ptr(), Arc::new(props))
-            .map_err(|e| Error::illegal_state(format!("creating a Parquet writer: {e}")))?;
+        let file =
+            SerializedFileWriter::new(Sink::default(), descr.root_schema_ptr(), Arc::new(props))
+                .map_err(|e| Error::illegal_state(format!("creating a Parquet writer: {e}")))?;
         let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
         Ok(ParquetFileWriter {
             field_leaves: field_leaves(descr),
@@ -135,22 +139,34 @@ impl ParquetFileWriter {
 
     fn start_row_group(&mut self) -> Result<InProgress> {
         let index = self.file.flushed_row_groups().len();
-        let writers = self.factory.create_column_writers(index).map_err(write_err)?;
-        let mut slots: Vec<Slot> = writers.into_iter().map(Slot::Arrow).collect();
+        let writers = self
+            .factory
+            .create_column_writers(index)
+            .map_err(write_err)?;
+        let mut slots: Vec<Slot> = writers
+            .into_iter()
+            .map(|w| Slot::Arrow(Box::new(w)))
+            .collect();
         for (f, mapped) in self.mapped.iter().enumerate() {
             if !mapped {
                 continue;
             }
             let leaf = self.field_leaves[f].start;
             let descr = self.file.schema_descr().column(leaf);
-            slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(descr, self.dict_cfg.clone())?));
+            slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(
+                descr,
+                self.dict_cfg.clone(),
+            )?));
         }
         Ok(InProgress { slots, rows: 0 })
     }
 
     /// Bytes written so far plus the estimated size of the row group in progress.
     pub(crate) fn estimated_size(&self) -> u64 {
-        let open = self.in_progress.as_ref().map_or(0, InProgress::estimated_size);
+        let open = self
+            .in_progress
+            .as_ref()
+            .map_or(0, InProgress::estimated_size);
         (self.file.bytes_written() + open) as u64
     }
 
@@ -165,15 +181,14 @@ impl ParquetFileWriter {
             };
             let buffered = in_progress.rows;
             let mut take = remaining.num_rows();
-            if buffered > 0 {
-                let current = in_progress.estimated_size();
+            let current = in_progress.estimated_size();
+            if let Some(average) = current.checked_div(buffered) {
                 if current >= self.max_row_group_bytes {
                     self.in_progress = Some(in_progress);
                     self.flush_row_group()?;
                     continue;
                 }
-                let average = (current / buffered).max(1);
-                let fit = (self.max_row_group_bytes - current) / average;
+                let fit = (self.max_row_group_bytes - current) / average.max(1);
                 if fit == 0 {
                     self.in_progress = Some(in_progress);
                     self.flush_row_group()?;
@@ -218,7 +233,9 @@ impl ParquetFileWriter {
                 match &mut ip.slots[leaf] {
                     Slot::Arrow(w) => w.write(&leaf_column).map_err(write_err)?,
                     Slot::Mapped(_) => {
-                        return Err(Error::illegal_state("mapped column given to the Arrow writer"))
+                        return Err(Error::illegal_state(
+                            "mapped column given to the Arrow writer",
+                        ))
                     }
                 }
             }
@@ -289,4 +306,3 @@ impl ParquetFileWriter {
         Ok((metadata, tail))
     }
 }
-
