@@ -66,8 +66,15 @@ pub fn run_vectors(json_text: &str, flavor: Flavor) -> Result<ConformanceReport>
         .ok_or_else(|| Error::corrupt(None, "vectors file has no 'cases' array"))?;
     let mut report = ConformanceReport::default();
     for case in cases {
-        let name = case.get("name").and_then(Value::as_str).unwrap_or("<unnamed>").to_string();
-        let applies = case.get("applies_to").and_then(Value::as_str).unwrap_or("both");
+        let name = case
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("<unnamed>")
+            .to_string();
+        let applies = case
+            .get("applies_to")
+            .and_then(Value::as_str)
+            .unwrap_or("both");
         let skip = match flavor {
             Flavor::Java => applies == "cpp",
             Flavor::Cpp => applies == "java",
@@ -104,16 +111,32 @@ fn run_case(case: &Value, flavor: Flavor) -> CaseResult {
         "level0_order" => Box::new(FnRunner(level0_order_step, options, Compare::Exact)),
         "pick_full_compaction" => Box::new(FnRunner(pick_full_step, options, Compare::Exact)),
         "drop_delete" => Box::new(FnRunner(drop_delete_step, options, Compare::Exact)),
-        "merge_tree_compaction" => Box::new(FnRunner(merge_tree_step, options, Compare::ActionSectionsAsMultiset)),
-        "interval_partition" => Box::new(FnRunner(interval_partition_step, options, Compare::SectionRunsAsMultiset)),
+        "merge_tree_compaction" => Box::new(FnRunner(
+            merge_tree_step,
+            options,
+            Compare::ActionSectionsAsMultiset,
+        )),
+        "interval_partition" => Box::new(FnRunner(
+            interval_partition_step,
+            options,
+            Compare::SectionRunsAsMultiset,
+        )),
         "bucketed_append_pick" => Box::new(FnRunner(append_pick_step, options, Compare::Exact)),
         "bucketed_append_full" => Box::new(FnRunner(append_full_step, options, Compare::Exact)),
-        "bucketed_append_requeue" => Box::new(FnRunner(append_requeue_step, options, Compare::Exact)),
+        "bucketed_append_requeue" => {
+            Box::new(FnRunner(append_requeue_step, options, Compare::Exact))
+        }
         "append_coordinator" => Box::new(CoordinatorRunner::new(&options, flavor)?),
         "options" => Box::new(FnRunner(options_step, options, Compare::Subset)),
-        "lookup_upgrade_strategy" => Box::new(FnRunner(lookup_upgrade_step, options, Compare::Exact)),
+        "lookup_upgrade_strategy" => {
+            Box::new(FnRunner(lookup_upgrade_step, options, Compare::Exact))
+        }
         "write_stall" => Box::new(FnRunner(write_stall_step, options, Compare::Exact)),
-        "compact_not_completed" => Box::new(FnRunner(compact_not_completed_step, options, Compare::Exact)),
+        "compact_not_completed" => Box::new(FnRunner(
+            compact_not_completed_step,
+            options,
+            Compare::Exact,
+        )),
         other => return Err(format!("unknown strategy '{other}'")),
     };
     for (i, step) in steps.iter().enumerate() {
@@ -179,7 +202,9 @@ impl StepRunner for FnRunner {
             Compare::SectionRunsAsMultiset => {
                 flavor == Flavor::Java && normalize_sections(actual) == normalize_sections(expected)
             }
-            Compare::ActionSectionsAsMultiset => normalize_actions(actual) == normalize_actions(expected),
+            Compare::ActionSectionsAsMultiset => {
+                normalize_actions(actual) == normalize_actions(expected)
+            }
             Compare::Subset => expected
                 .as_object()
                 .is_some_and(|exp| exp.iter().all(|(k, v)| actual.get(k) == Some(v))),
@@ -191,13 +216,19 @@ impl StepRunner for FnRunner {
 // JSON helpers
 
 fn str_of<'a>(v: &'a Value, key: &str) -> std::result::Result<&'a str, String> {
-    v.get(key).and_then(Value::as_str).ok_or_else(|| format!("missing string '{key}'"))
+    v.get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("missing string '{key}'"))
 }
 fn u64_of(v: &Value, key: &str) -> std::result::Result<u64, String> {
-    v.get(key).and_then(Value::as_u64).ok_or_else(|| format!("missing number '{key}'"))
+    v.get(key)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("missing number '{key}'"))
 }
 fn i64_of(v: &Value, key: &str) -> std::result::Result<i64, String> {
-    v.get(key).and_then(Value::as_i64).ok_or_else(|| format!("missing integer '{key}'"))
+    v.get(key)
+        .and_then(Value::as_i64)
+        .ok_or_else(|| format!("missing integer '{key}'"))
 }
 fn opt_u64(v: &Value, key: &str) -> Option<u64> {
     v.get(key).and_then(Value::as_u64)
@@ -210,10 +241,14 @@ fn bool_of(v: &Value, key: &str) -> bool {
 }
 fn level_of(v: &Value, key: &str) -> std::result::Result<Level, String> {
     let n = u64_of(v, key)?;
-    u32::try_from(n).map(Level::new).map_err(|_| format!("'{key}' out of range"))
+    u32::try_from(n)
+        .map(Level::new)
+        .map_err(|_| format!("'{key}' out of range"))
 }
 fn array_of<'a>(v: &'a Value, key: &str) -> std::result::Result<&'a Vec<Value>, String> {
-    v.get(key).and_then(Value::as_array).ok_or_else(|| format!("missing array '{key}'"))
+    v.get(key)
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("missing array '{key}'"))
 }
 
 /// Runs given as `[level, size]` pairs.
@@ -221,10 +256,19 @@ fn run_stats(input: &Value) -> std::result::Result<Vec<RunStat>, String> {
     array_of(input, "runs")?
         .iter()
         .map(|r| {
-            let pair = r.as_array().filter(|a| a.len() == 2).ok_or("a run must be [level, size]")?;
-            let level = pair[0].as_u64().and_then(|l| u32::try_from(l).ok()).ok_or("bad run level")?;
+            let pair = r
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or("a run must be [level, size]")?;
+            let level = pair[0]
+                .as_u64()
+                .and_then(|l| u32::try_from(l).ok())
+                .ok_or("bad run level")?;
             let size = pair[1].as_u64().ok_or("bad run size")?;
-            Ok(RunStat { level: Level::new(level), size })
+            Ok(RunStat {
+                level: Level::new(level),
+                size,
+            })
         })
         .collect()
 }
@@ -310,7 +354,10 @@ impl StepRunner for UniversalRunner {
             }
             other => return Err(format!("unknown entry '{other}'")),
         };
-        Ok(pick_json(pick.map(|p| (p.output_level, p.run_count)), &runs))
+        Ok(pick_json(
+            pick.map(|p| (p.output_level, p.run_count)),
+            &runs,
+        ))
     }
 }
 
@@ -318,9 +365,14 @@ struct ForceUpLevel0Runner(ForceUpLevel0Compaction);
 
 impl ForceUpLevel0Runner {
     fn new(options: &Value, flavor: Flavor) -> std::result::Result<Self, String> {
-        let universal = universal_from(options.get("universal").ok_or("missing 'universal'")?, flavor)?;
+        let universal = universal_from(
+            options.get("universal").ok_or("missing 'universal'")?,
+            flavor,
+        )?;
         let interval = opt_u64(options, "max_compact_interval").map(|n| n as usize);
-        Ok(ForceUpLevel0Runner(ForceUpLevel0Compaction::new(universal, interval)))
+        Ok(ForceUpLevel0Runner(ForceUpLevel0Compaction::new(
+            universal, interval,
+        )))
     }
 }
 
@@ -328,7 +380,10 @@ impl StepRunner for ForceUpLevel0Runner {
     fn step(&mut self, input: &Value, _flavor: Flavor) -> std::result::Result<Value, String> {
         let runs = run_stats(input)?;
         let pick = self.0.pick(num_levels_of(input)?, &runs, &ctx_of(input, 0));
-        Ok(pick_json(pick.map(|p| (p.output_level, p.run_count)), &runs))
+        Ok(pick_json(
+            pick.map(|p| (p.output_level, p.run_count)),
+            &runs,
+        ))
     }
 }
 
@@ -343,8 +398,13 @@ impl EarlyFullRunner {
 impl StepRunner for EarlyFullRunner {
     fn step(&mut self, input: &Value, _flavor: Flavor) -> std::result::Result<Value, String> {
         let runs = run_stats(input)?;
-        let pick = self.0.try_full(num_levels_of(input)?, &runs, &ctx_of(input, 0));
-        Ok(pick_json(pick.map(|p| (p.output_level, p.run_count)), &runs))
+        let pick = self
+            .0
+            .try_full(num_levels_of(input)?, &runs, &ctx_of(input, 0));
+        Ok(pick_json(
+            pick.map(|p| (p.output_level, p.run_count)),
+            &runs,
+        ))
     }
 }
 
@@ -361,19 +421,46 @@ fn off_peak_step(options: &Value, input: &Value, _: Flavor) -> std::result::Resu
     Ok(o.map_or(Value::Null, |o| json!(o.current_ratio(hour))))
 }
 
-fn file(name: &str, level: u32, size: u64, min_key: i64, max_key: i64, min_seq: i64, max_seq: i64) -> DataFileMeta {
-    DataFileMeta::new(name, Level::new(level), size, Key::from_i64(min_key), Key::from_i64(max_key), min_seq, max_seq)
+fn file(
+    name: &str,
+    level: u32,
+    size: u64,
+    min_key: i64,
+    max_key: i64,
+    min_seq: i64,
+    max_seq: i64,
+) -> DataFileMeta {
+    DataFileMeta::new(
+        name,
+        Level::new(level),
+        size,
+        Key::from_i64(min_key),
+        Key::from_i64(max_key),
+        min_seq,
+        max_seq,
+    )
 }
 
 fn level0_order_step(_: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
     let mut files = Vec::new();
     for f in array_of(input, "files")? {
-        let mut meta = file(str_of(f, "name")?, 0, 1, 0, 0, i64_of(f, "min_seq")?, i64_of(f, "max_seq")?);
+        let mut meta = file(
+            str_of(f, "name")?,
+            0,
+            1,
+            0,
+            0,
+            i64_of(f, "min_seq")?,
+            i64_of(f, "max_seq")?,
+        );
         meta.creation_time_ms = i64_of(f, "creation_ms")?;
         files.push(Arc::new(meta));
     }
     let levels = Levels::new(2, files).map_err(|e| e.to_string())?;
-    Ok(json!(levels.level0().map(|f| f.file_name.clone()).collect::<Vec<_>>()))
+    Ok(json!(levels
+        .level0()
+        .map(|f| f.file_name.clone())
+        .collect::<Vec<_>>()))
 }
 
 fn pick_full_step(options: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
@@ -385,7 +472,15 @@ fn pick_full_step(options: &Value, input: &Value, _: Flavor) -> std::result::Res
         let mut files = Vec::new();
         for (i, f) in array_of(run, "files")?.iter().enumerate() {
             let name = str_of(f, "name")?;
-            let mut meta = file(name, level.get(), u64_of(f, "size")?, 2 * i as i64, 2 * i as i64 + 1, 0, 0);
+            let mut meta = file(
+                name,
+                level.get(),
+                u64_of(f, "size")?,
+                2 * i as i64,
+                2 * i as i64 + 1,
+                0,
+                0,
+            );
             meta.has_deletion_vector = bool_of(f, "has_dv");
             if bool_of(f, "expired") {
                 expired.insert(name.to_string());
@@ -402,9 +497,12 @@ fn pick_full_step(options: &Value, input: &Value, _: Flavor) -> std::result::Res
             size: files.iter().map(|f| f.file_size).sum(),
         })
         .collect();
-    let (unit, _) = pick_full_compaction(num_levels, &runs, bool_of(options, "force_rewrite_all_files"), &|f| {
-        expired.contains(&f.file_name)
-    });
+    let (unit, _) = pick_full_compaction(
+        num_levels,
+        &runs,
+        bool_of(options, "force_rewrite_all_files"),
+        &|f| expired.contains(&f.file_name),
+    );
     Ok(unit.map_or(Value::Null, |u| {
         json!({
             "output_level": u.output_level.get(),
@@ -414,7 +512,11 @@ fn pick_full_step(options: &Value, input: &Value, _: Flavor) -> std::result::Res
     }))
 }
 
-fn drop_delete_step(options: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
+fn drop_delete_step(
+    options: &Value,
+    input: &Value,
+    _: Flavor,
+) -> std::result::Result<Value, String> {
     let highest = i64_of(input, "non_empty_highest_level")?;
     let highest = (highest >= 0).then(|| Level::new(highest as u32));
     Ok(json!(plan::drop_delete(
@@ -425,7 +527,11 @@ fn drop_delete_step(options: &Value, input: &Value, _: Flavor) -> std::result::R
     )))
 }
 
-fn write_stall_step(options: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
+fn write_stall_step(
+    options: &Value,
+    input: &Value,
+    _: Flavor,
+) -> std::result::Result<Value, String> {
     let s = plan::write_stall(
         u64_of(input, "sorted_runs")? as usize,
         u64_of(options, "num_sorted_run_stop_trigger")? as usize,
@@ -436,7 +542,11 @@ fn write_stall_step(options: &Value, input: &Value, _: Flavor) -> std::result::R
     }))
 }
 
-fn compact_not_completed_step(_: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
+fn compact_not_completed_step(
+    _: &Value,
+    input: &Value,
+    _: Flavor,
+) -> std::result::Result<Value, String> {
     Ok(json!(plan::compact_not_completed(
         bool_of(input, "need_lookup"),
         u64_of(input, "level0_files")? as usize,
@@ -478,7 +588,12 @@ fn options_step(_: &Value, input: &Value, flavor: Flavor) -> std::result::Result
         .and_then(Value::as_object)
         .map(|m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -497,13 +612,23 @@ fn options_step(_: &Value, input: &Value, flavor: Flavor) -> std::result::Result
 // ---------------------------------------------------------------------------------------------
 // Interval partition and the merge-tree task
 
-fn interval_partition_step(_: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
+fn interval_partition_step(
+    _: &Value,
+    input: &Value,
+    _: Flavor,
+) -> std::result::Result<Value, String> {
     let files: Vec<Arc<DataFileMeta>> = array_of(input, "intervals")?
         .iter()
         .enumerate()
         .map(|(i, iv)| {
-            let a = iv.as_array().filter(|a| a.len() == 2).ok_or("interval must be [min, max]")?;
-            let (min, max) = (a[0].as_i64().ok_or("bad min")?, a[1].as_i64().ok_or("bad max")?);
+            let a = iv
+                .as_array()
+                .filter(|a| a.len() == 2)
+                .ok_or("interval must be [min, max]")?;
+            let (min, max) = (
+                a[0].as_i64().ok_or("bad min")?,
+                a[1].as_i64().ok_or("bad max")?,
+            );
             Ok(Arc::new(file(&format!("f{i}"), 0, 1, min, max, 0, 0)))
         })
         .collect::<std::result::Result<_, String>>()?;
@@ -528,7 +653,9 @@ fn normalize_sections(v: &Value) -> Value {
             sections
                 .iter()
                 .map(|sec| {
-                    let mut runs: Vec<String> = sec.as_array().map_or(vec![], |r| r.iter().map(compact).collect());
+                    let mut runs: Vec<String> = sec
+                        .as_array()
+                        .map_or(vec![], |r| r.iter().map(compact).collect());
                     runs.sort();
                     json!(runs)
                 })
@@ -550,7 +677,11 @@ fn normalize_actions(v: &Value) -> Value {
     v
 }
 
-fn merge_tree_step(options: &Value, input: &Value, flavor: Flavor) -> std::result::Result<Value, String> {
+fn merge_tree_step(
+    options: &Value,
+    input: &Value,
+    flavor: Flavor,
+) -> std::result::Result<Value, String> {
     let mut files = Vec::new();
     for f in array_of(input, "files")? {
         let mut meta = file(
@@ -565,7 +696,8 @@ fn merge_tree_step(options: &Value, input: &Value, flavor: Flavor) -> std::resul
         meta.delete_row_count = opt_u64(f, "delete_row_count");
         files.push(Arc::new(meta));
     }
-    let mut o = CoreOptions::from_pairs(TableKind::PrimaryKey, flavor, []).map_err(|e| e.to_string())?;
+    let mut o =
+        CoreOptions::from_pairs(TableKind::PrimaryKey, flavor, []).map_err(|e| e.to_string())?;
     o.num_levels = u64_of(options, "num_levels")? as u32;
     o.compaction_file_size = u64_of(options, "compaction_file_size")?;
     o.force_rewrite_all_files = bool_of(options, "force_rewrite_all_files");
@@ -589,11 +721,17 @@ fn merge_tree_step(options: &Value, input: &Value, flavor: Flavor) -> std::resul
     for (i, action) in decision.task.actions.iter().enumerate() {
         match action {
             TaskAction::Upgrade { file, to_level } => {
-                actions.push(json!({"op": "upgrade", "file": file.file_name, "to_level": to_level.get()}));
+                actions.push(
+                    json!({"op": "upgrade", "file": file.file_name, "to_level": to_level.get()}),
+                );
                 before.push(file.clone());
                 after.push(Arc::new(file.upgrade(*to_level)));
             }
-            TaskAction::Rewrite { output_level, sections, .. } => {
+            TaskAction::Rewrite {
+                output_level,
+                sections,
+                ..
+            } => {
                 actions.push(json!({
                     "op": "rewrite",
                     "output_level": output_level.get(),
@@ -616,19 +754,47 @@ fn merge_tree_step(options: &Value, input: &Value, flavor: Flavor) -> std::resul
 
 /// The conformance stub rewriter: one output spanning all inputs' keys.
 fn stub_rewrite(inputs: &[Arc<DataFileMeta>], level: Level, i: usize) -> DataFileMeta {
-    let min = inputs.iter().map(|f| f.min_key.clone()).min().unwrap_or_default();
-    let max = inputs.iter().map(|f| f.max_key.clone()).max().unwrap_or_default();
-    let max_seq = inputs.iter().map(|f| f.max_sequence_number.0).max().unwrap_or(0);
-    let min_seq = inputs.iter().map(|f| f.min_sequence_number.0).min().unwrap_or(0);
+    let min = inputs
+        .iter()
+        .map(|f| f.min_key.clone())
+        .min()
+        .unwrap_or_default();
+    let max = inputs
+        .iter()
+        .map(|f| f.max_key.clone())
+        .max()
+        .unwrap_or_default();
+    let max_seq = inputs
+        .iter()
+        .map(|f| f.max_sequence_number.0)
+        .max()
+        .unwrap_or(0);
+    let min_seq = inputs
+        .iter()
+        .map(|f| f.min_sequence_number.0)
+        .min()
+        .unwrap_or(0);
     let size = inputs.iter().map(|f| f.file_size).sum();
-    DataFileMeta::new(format!("compact-{i}"), level, size, min, max, min_seq, max_seq)
+    DataFileMeta::new(
+        format!("compact-{i}"),
+        level,
+        size,
+        min,
+        max,
+        min_seq,
+        max_seq,
+    )
 }
 
 fn levels_json(levels: &Levels) -> Value {
     json!(levels
         .level_sorted_runs()
         .iter()
-        .flat_map(|r| r.files.iter().map(move |f| json!([r.level.get(), f.min_key.as_i64(), f.max_key.as_i64()])))
+        .flat_map(|r| r.files.iter().map(move |f| json!([
+            r.level.get(),
+            f.min_key.as_i64(),
+            f.max_key.as_i64()
+        ])))
         .collect::<Vec<_>>())
 }
 
@@ -636,7 +802,8 @@ fn levels_json(levels: &Levels) -> Value {
 // Append tables
 
 fn append_options(options: &Value, flavor: Flavor) -> std::result::Result<CoreOptions, String> {
-    let mut o = CoreOptions::from_pairs(TableKind::Append, flavor, [("bucket", "1")]).map_err(|e| e.to_string())?;
+    let mut o = CoreOptions::from_pairs(TableKind::Append, flavor, [("bucket", "1")])
+        .map_err(|e| e.to_string())?;
     if let Some(n) = opt_u64(options, "min_file_num") {
         o.min_file_num = n as usize;
     }
@@ -649,7 +816,10 @@ fn append_options(options: &Value, flavor: Flavor) -> std::result::Result<CoreOp
     if let Some(n) = opt_u64(options, "open_file_cost") {
         o.open_file_cost = n;
     }
-    if let Some(x) = options.get("delete_ratio_threshold").and_then(Value::as_f64) {
+    if let Some(x) = options
+        .get("delete_ratio_threshold")
+        .and_then(Value::as_f64)
+    {
         o.delete_ratio_threshold = x;
     }
     o.deletion_vectors_enabled = bool_of(options, "dv_enabled");
@@ -658,20 +828,38 @@ fn append_options(options: &Value, flavor: Flavor) -> std::result::Result<CoreOp
 }
 
 fn names(files: &[Arc<DataFileMeta>]) -> Value {
-    json!(files.iter().map(|f| f.file_name.clone()).collect::<Vec<_>>())
+    json!(files
+        .iter()
+        .map(|f| f.file_name.clone())
+        .collect::<Vec<_>>())
 }
 
-fn append_pick_step(options: &Value, input: &Value, flavor: Flavor) -> std::result::Result<Value, String> {
+fn append_pick_step(
+    options: &Value,
+    input: &Value,
+    flavor: Flavor,
+) -> std::result::Result<Value, String> {
     let o = append_options(options, flavor)?;
     let mut files = Vec::new();
     for q in array_of(input, "queue")? {
-        let a = q.as_array().filter(|a| a.len() == 3).ok_or("queue entry must be [min_seq, max_seq, size]")?;
+        let a = q
+            .as_array()
+            .filter(|a| a.len() == 3)
+            .ok_or("queue entry must be [min_seq, max_seq, size]")?;
         let (min, max, size) = (
             a[0].as_i64().ok_or("bad min_seq")?,
             a[1].as_i64().ok_or("bad max_seq")?,
             a[2].as_u64().ok_or("bad size")?,
         );
-        files.push(Arc::new(file(&format!("{min}-{max}"), 0, size, 0, 0, min, max)));
+        files.push(Arc::new(file(
+            &format!("{min}-{max}"),
+            0,
+            size,
+            0,
+            0,
+            min,
+            max,
+        )));
     }
     let mut m = BucketedAppendCompactManager::new(&o, files);
     let d = m.pick_auto();
@@ -682,17 +870,34 @@ fn append_pick_step(options: &Value, input: &Value, flavor: Flavor) -> std::resu
     }))
 }
 
-fn append_full_step(options: &Value, input: &Value, flavor: Flavor) -> std::result::Result<Value, String> {
+fn append_full_step(
+    options: &Value,
+    input: &Value,
+    flavor: Flavor,
+) -> std::result::Result<Value, String> {
     let o = append_options(options, flavor)?;
     let mut files = Vec::new();
     for f in array_of(input, "files")? {
-        let mut meta = file(str_of(f, "name")?, 0, u64_of(f, "size")?, 0, 0, i64_of(f, "min_seq")?, i64_of(f, "max_seq")?);
+        let mut meta = file(
+            str_of(f, "name")?,
+            0,
+            u64_of(f, "size")?,
+            0,
+            0,
+            i64_of(f, "min_seq")?,
+            i64_of(f, "max_seq")?,
+        );
         meta.has_deletion_vector = bool_of(f, "has_dv");
         files.push(Arc::new(meta));
     }
     match str_of(input, "entry")? {
         "task" => {
-            let d = full_compact_task(files, o.compaction_file_size, o.deletion_vectors_enabled, o.force_rewrite_all_files);
+            let d = full_compact_task(
+                files,
+                o.compaction_file_size,
+                o.deletion_vectors_enabled,
+                o.force_rewrite_all_files,
+            );
             Ok(json!({ "compact_before": names(&d.files) }))
         }
         "trigger" => {
@@ -708,7 +913,11 @@ fn append_full_step(options: &Value, input: &Value, flavor: Flavor) -> std::resu
     }
 }
 
-fn append_requeue_step(options: &Value, input: &Value, _: Flavor) -> std::result::Result<Value, String> {
+fn append_requeue_step(
+    options: &Value,
+    input: &Value,
+    _: Flavor,
+) -> std::result::Result<Value, String> {
     let cfs = u64_of(options, "compaction_file_size")?;
     let sizes = array_of(input, "after_sizes")?;
     let last = sizes.last().and_then(Value::as_u64);
@@ -748,13 +957,20 @@ impl StepRunner for CoordinatorRunner {
                             Some(dv) => {
                                 let idx = str_of(dv, "index_file")?;
                                 Some(DeletionFileRef {
-                                    index_file: if idx == "<unique>" { format!("index-{name}") } else { idx.to_string() },
+                                    index_file: if idx == "<unique>" {
+                                        format!("index-{name}")
+                                    } else {
+                                        idx.to_string()
+                                    },
                                     cardinality: opt_u64(dv, "cardinality"),
                                 })
                             }
                             None => None,
                         };
-                        batch.push(CoordinatorFile { file: Arc::new(meta), deletion_file });
+                        batch.push(CoordinatorFile {
+                            file: Arc::new(meta),
+                            deletion_file,
+                        });
                     }
                 }
                 self.coordinator.notify(PARTITION, batch);
@@ -780,7 +996,9 @@ impl StepRunner for CoordinatorRunner {
 
     /// Only the keys the case lists are compared; the C++ flavor has no ageing state.
     fn matches(&self, actual: &Value, expected: &Value, flavor: Flavor) -> bool {
-        let Some(exp) = expected.as_object() else { return actual == expected };
+        let Some(exp) = expected.as_object() else {
+            return actual == expected;
+        };
         exp.iter().all(|(k, v)| {
             if flavor == Flavor::Cpp && (k == "present" || k == "age") {
                 return true;

@@ -167,7 +167,9 @@ impl Storage for MemoryStorage {
     }
 
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
-        let data = self.get(path).ok_or_else(|| StorageError::not_found(path))?;
+        let data = self
+            .get(path)
+            .ok_or_else(|| StorageError::not_found(path))?;
         let start = (offset as usize).min(data.len());
         let end = start.saturating_add(len as usize).min(data.len());
         Ok(data[start..end].to_vec())

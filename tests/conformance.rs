@@ -45,6 +45,12 @@ fn a_wrong_expectation_is_reported_by_name() {
     assert_eq!(report.failed, 1, "{report}");
     assert_eq!(report.failures[0].name, "universal_pick_by_size_amp");
     let text = report.to_string();
-    assert!(text.starts_with("FAIL universal_pick_by_size_amp: step 1: expected"), "{text}");
-    assert!(text.ends_with(&format!("\n{} passed, 1 failed", report.passed)), "{text}");
+    assert!(
+        text.starts_with("FAIL universal_pick_by_size_amp: step 1: expected"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(&format!("\n{} passed, 1 failed", report.passed)),
+        "{text}"
+    );
 }

@@ -8,7 +8,11 @@ use paimon_compact::options::Flavor;
 mod demo;
 
 #[derive(Parser)]
-#[command(name = "paimon-compact", version, about = "Apache Paimon compaction, as a WebAssembly component")]
+#[command(
+    name = "paimon-compact",
+    version,
+    about = "Apache Paimon compaction, as a WebAssembly component"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,7 +66,12 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match cli.command {
-        Command::Conformance { vectors, cpp, engine: Engine::Native, json } => {
+        Command::Conformance {
+            vectors,
+            cpp,
+            engine: Engine::Native,
+            json,
+        } => {
             let text = std::fs::read_to_string(&vectors)
                 .map_err(|e| format!("cannot read {}: {e}", vectors.display()))?;
             let flavor = if cpp { Flavor::Cpp } else { Flavor::Java };
@@ -72,7 +81,11 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             } else {
                 println!("{report}");
             }
-            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if report.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Plan { request, json } => {
             let text = if request.as_os_str() == "-" {
@@ -96,4 +109,3 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
     }
 }
-

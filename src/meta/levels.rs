@@ -180,7 +180,11 @@ impl Levels {
 
     /// Replaces `before` with `after`, level by level. All or nothing: on error (a level beyond
     /// the range, or an `after` that breaks a level's sorted run) the levels are unchanged.
-    pub fn update(&mut self, before: &[Arc<DataFileMeta>], after: &[Arc<DataFileMeta>]) -> Result<()> {
+    pub fn update(
+        &mut self,
+        before: &[Arc<DataFileMeta>],
+        after: &[Arc<DataFileMeta>],
+    ) -> Result<()> {
         let max = self.max_level();
         if let Some(f) = before.iter().chain(after).find(|f| f.level > max) {
             return Err(Error::corrupt(
@@ -265,7 +269,10 @@ mod tests {
     #[test]
     fn overlapping_files_in_one_level_are_corrupt() {
         let e = Levels::new(3, vec![f("a", 1, 1, 5, 1), f("b", 1, 5, 9, 2)]).unwrap_err();
-        assert!(matches!(e.kind, crate::ErrorKind::CorruptInput { .. }), "{e}");
+        assert!(
+            matches!(e.kind, crate::ErrorKind::CorruptInput { .. }),
+            "{e}"
+        );
         assert!(e.message.contains("overlap"));
     }
 
@@ -277,7 +284,10 @@ mod tests {
         assert!(e.message.contains("beyond the configured range"), "{e}");
         assert_eq!(l.run_stats(), before);
         let e = l
-            .update(&[f("a", 0, 1, 5, 1)], &[f("x", 2, 1, 5, 1), f("y", 2, 3, 8, 2)])
+            .update(
+                &[f("a", 0, 1, 5, 1)],
+                &[f("x", 2, 1, 5, 1), f("y", 2, 3, 8, 2)],
+            )
             .unwrap_err();
         assert!(matches!(e.kind, crate::ErrorKind::CorruptInput { .. }));
         assert_eq!(l.run_stats(), before);

@@ -164,7 +164,8 @@ const KNOWN_COMPACTION_KEYS: &[&str] = &[
 ];
 
 /// Keys that existed in older Paimon releases: accepted and ignored, as Paimon does.
-const RETIRED_COMPACTION_KEYS: &[&str] = &["compaction.max.file-num", "compaction.early-max.file-num"];
+const RETIRED_COMPACTION_KEYS: &[&str] =
+    &["compaction.max.file-num", "compaction.early-max.file-num"];
 
 fn in_compaction_namespace(key: &str) -> bool {
     key.starts_with("compaction.")
@@ -188,7 +189,9 @@ impl Reader<'_> {
     }
 
     fn int<T: TryFrom<i64>>(&self, key: &str, min: i64, max: i64) -> Result<Option<T>> {
-        let Some(v) = self.get(key) else { return Ok(None) };
+        let Some(v) = self.get(key) else {
+            return Ok(None);
+        };
         let n: i64 = v
             .trim()
             .parse()
@@ -206,7 +209,9 @@ impl Reader<'_> {
     }
 
     fn float(&self, key: &str, default: f64, min: f64, max: f64) -> Result<f64> {
-        let Some(v) = self.get(key) else { return Ok(default) };
+        let Some(v) = self.get(key) else {
+            return Ok(default);
+        };
         let x: f64 = v
             .trim()
             .parse()
@@ -301,7 +306,11 @@ impl CoreOptions {
 
         let bucket: i32 = r.int("bucket", -2, i32::MAX as i64)?.unwrap_or(-1);
         if bucket == 0 {
-            return Err(Error::invalid_option("bucket", "0", "must be -1, -2 or positive"));
+            return Err(Error::invalid_option(
+                "bucket",
+                "0",
+                "must be -1, -2 or positive",
+            ));
         }
         let default_target = match table_kind {
             TableKind::PrimaryKey => 128 * MIB,
@@ -339,7 +348,9 @@ impl CoreOptions {
             .int("lookup-compact.max-interval", 1, i32::MAX as i64)?
             .unwrap_or_else(|| trigger.saturating_mul(2).min(i32::MAX as usize));
 
-        let start: i32 = r.int("compaction.offpeak.start.hour", -1, 23)?.unwrap_or(-1);
+        let start: i32 = r
+            .int("compaction.offpeak.start.hour", -1, 23)?
+            .unwrap_or(-1);
         let end: i32 = r.int("compaction.offpeak.end.hour", -1, 23)?.unwrap_or(-1);
         let offpeak_ratio: u32 = r
             .int("compaction.offpeak-ratio", 0, i32::MAX as i64)?
@@ -383,7 +394,11 @@ impl CoreOptions {
             num_sorted_run_stop_trigger: stop.max(trigger),
             num_levels,
             max_size_amplification_percent: r
-                .int("compaction.max-size-amplification-percent", 0, i32::MAX as i64)?
+                .int(
+                    "compaction.max-size-amplification-percent",
+                    0,
+                    i32::MAX as i64,
+                )?
                 .unwrap_or(200),
             size_ratio: r
                 .int("compaction.size-ratio", 0, i32::MAX as i64)?
@@ -401,9 +416,7 @@ impl CoreOptions {
                 .int("compaction.file-num-limit", 1, i32::MAX as i64)?
                 .unwrap_or(100_000),
             delete_ratio_threshold: r.float("compaction.delete-ratio-threshold", 0.2, 0.0, 1.0)?,
-            open_file_cost: r
-                .memory("source.split.open-file-cost")?
-                .unwrap_or(4 * MIB),
+            open_file_cost: r.memory("source.split.open-file-cost")?.unwrap_or(4 * MIB),
             write_only,
             changelog_producer: r
                 .get("changelog-producer")
@@ -424,7 +437,11 @@ impl CoreOptions {
                 .transpose()?
                 .unwrap_or(LookupCompactMode::Radical),
             lookup_compact_max_interval: lookup_interval.max(trigger),
-            full_compaction_delta_commits: r.int("full-compaction.delta-commits", 1, i32::MAX as i64)?,
+            full_compaction_delta_commits: r.int(
+                "full-compaction.delta-commits",
+                1,
+                i32::MAX as i64,
+            )?,
             commit_force_compact: r.bool("commit.force-compact", false)?,
             data_evolution_enabled: r.bool("data-evolution.enabled", false)?,
             sequence_field: r
@@ -437,11 +454,11 @@ impl CoreOptions {
             file_format: r.string("file.format", "parquet").to_ascii_lowercase(),
             file_format_per_level,
             file_compression: r.string("file.compression", "zstd").to_ascii_lowercase(),
-            zstd_level: r
-                .int("file.compression.zstd-level", 1, 22)?
-                .unwrap_or(1),
+            zstd_level: r.int("file.compression.zstd-level", 1, 22)?.unwrap_or(1),
             parquet: ParquetOptions {
-                block_size: r.positive_memory("parquet.block.size")?.unwrap_or(128 * MIB),
+                block_size: r
+                    .positive_memory("parquet.block.size")?
+                    .unwrap_or(128 * MIB),
                 page_size: r.positive_memory("parquet.page.size")?.unwrap_or(MIB),
                 dictionary_page_size: r
                     .positive_memory("parquet.dictionary.page.size")?
@@ -526,7 +543,11 @@ mod tests {
 
     #[test]
     fn stop_trigger_never_below_trigger() {
-        let o = pk(&[("num-sorted-run.compaction-trigger", "10"), ("num-sorted-run.stop-trigger", "4")]).unwrap();
+        let o = pk(&[
+            ("num-sorted-run.compaction-trigger", "10"),
+            ("num-sorted-run.stop-trigger", "4"),
+        ])
+        .unwrap();
         assert_eq!(o.num_sorted_run_stop_trigger, 10);
     }
 
@@ -546,7 +567,10 @@ mod tests {
             let e = pk(&[(k, v)]).unwrap_err();
             assert_eq!(
                 e.kind,
-                ErrorKind::InvalidOption { key: k.into(), value: v.into() },
+                ErrorKind::InvalidOption {
+                    key: k.into(),
+                    value: v.into()
+                },
                 "{k}={v}: {e}"
             );
             assert!(e.message.contains(k) && e.message.contains(v), "{e}");
@@ -556,27 +580,49 @@ mod tests {
     #[test]
     fn typo_in_compaction_namespace_is_rejected_with_a_hint() {
         let e = pk(&[("compaction.min-file-num", "3")]).unwrap_err();
-        assert!(e.message.contains("did you mean 'compaction.min.file-num'"), "{e}");
+        assert!(
+            e.message.contains("did you mean 'compaction.min.file-num'"),
+            "{e}"
+        );
     }
 
     #[test]
     fn unknown_paimon_keys_are_kept() {
-        let o = pk(&[("snapshot.num-retained.min", "10"), ("fields.v.aggregate-function", "sum")]).unwrap();
-        assert_eq!(o.raw.get("snapshot.num-retained.min").map(String::as_str), Some("10"));
+        let o = pk(&[
+            ("snapshot.num-retained.min", "10"),
+            ("fields.v.aggregate-function", "sum"),
+        ])
+        .unwrap();
+        assert_eq!(
+            o.raw.get("snapshot.num-retained.min").map(String::as_str),
+            Some("10")
+        );
     }
 
     #[test]
     fn fallback_keys() {
         assert!(pk(&[("write.compaction-skip", "true")]).unwrap().write_only);
-        assert!(!pk(&[("write-only", "false"), ("write.compaction-skip", "true")]).unwrap().write_only);
-        assert!(!pk(&[("changelog-producer.lookup-wait", "false")]).unwrap().lookup_wait);
+        assert!(
+            !pk(&[("write-only", "false"), ("write.compaction-skip", "true")])
+                .unwrap()
+                .write_only
+        );
+        assert!(
+            !pk(&[("changelog-producer.lookup-wait", "false")])
+                .unwrap()
+                .lookup_wait
+        );
     }
 
     #[test]
     fn need_lookup_derivation() {
         assert!(!pk(&[]).unwrap().need_lookup());
-        assert!(pk(&[("changelog-producer", "lookup")]).unwrap().need_lookup());
-        assert!(pk(&[("deletion-vectors.enabled", "true")]).unwrap().need_lookup());
+        assert!(pk(&[("changelog-producer", "lookup")])
+            .unwrap()
+            .need_lookup());
+        assert!(pk(&[("deletion-vectors.enabled", "true")])
+            .unwrap()
+            .need_lookup());
         assert!(pk(&[("merge-engine", "first-row")]).unwrap().need_lookup());
         assert!(pk(&[("force-lookup", "true")]).unwrap().need_lookup());
     }

@@ -12,7 +12,11 @@ pub fn parse_memory_size(text: &str) -> Result<u64, String> {
         "m" | "mb" | "mebibytes" => 1 << 20,
         "g" | "gb" | "gibibytes" => 1 << 30,
         "t" | "tb" | "tebibytes" => 1 << 40,
-        other => return Err(format!("unknown memory unit '{other}' (use b, kb, mb, gb or tb)")),
+        other => {
+            return Err(format!(
+                "unknown memory unit '{other}' (use b, kb, mb, gb or tb)"
+            ))
+        }
     };
     value
         .checked_mul(multiplier)

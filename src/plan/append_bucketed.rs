@@ -27,7 +27,11 @@ pub struct AppendDecision {
 type QueueKey = (SequenceNumber, SequenceNumber, String);
 
 fn key(f: &DataFileMeta) -> QueueKey {
-    (f.min_sequence_number, f.max_sequence_number, f.file_name.clone())
+    (
+        f.min_sequence_number,
+        f.max_sequence_number,
+        f.file_name.clone(),
+    )
 }
 
 /// The planner state of one fixed bucket of an append table.
@@ -126,7 +130,9 @@ impl BucketedAppendCompactManager {
                 "a full compaction was requested while a compaction task is still running",
             ));
         }
-        if !self.force_rewrite_all && (self.queue.is_empty() || (!self.dv_enabled && self.queue.len() < 3)) {
+        if !self.force_rewrite_all
+            && (self.queue.is_empty() || (!self.dv_enabled && self.queue.len() < 3))
+        {
             return Ok(idle(
                 Idle::AppendFullTooFew {
                     queued_files: self.queue.len(),
@@ -162,7 +168,12 @@ fn idle(idle: Idle, released: Vec<Arc<DataFileMeta>>) -> AppendDecision {
 }
 
 /// The full-compaction task over `files` (in sequence order).
-pub fn full_compact_task(files: Vec<Arc<DataFileMeta>>, compaction_file_size: u64, dv_enabled: bool, force_rewrite_all: bool) -> AppendDecision {
+pub fn full_compact_task(
+    files: Vec<Arc<DataFileMeta>>,
+    compaction_file_size: u64,
+    dv_enabled: bool,
+    force_rewrite_all: bool,
+) -> AppendDecision {
     let mut stripped = 0;
     let mut rest: &[Arc<DataFileMeta>] = &files;
     if !force_rewrite_all {
@@ -179,7 +190,10 @@ pub fn full_compact_task(files: Vec<Arc<DataFileMeta>>, compaction_file_size: u6
     // With deletion vectors every remaining file is rewritten (their vectors must go); otherwise
     // only when small files outnumber large ones, at least three in all.
     if !dv_enabled && !force_rewrite_all {
-        let big = rest.iter().filter(|f| f.file_size >= compaction_file_size).count();
+        let big = rest
+            .iter()
+            .filter(|f| f.file_size >= compaction_file_size)
+            .count();
         let small = rest.len() - big;
         if !(small > big && rest.len() >= 3) {
             released.extend(rest.iter().cloned());

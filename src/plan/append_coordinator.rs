@@ -66,7 +66,9 @@ impl AppendCompactCoordinator {
     /// Only append tables with `bucket = -1`; the C++ flavor also refuses deletion vectors.
     pub fn new(options: &CoreOptions) -> Result<Self> {
         if options.table_kind != TableKind::Append || options.bucket != -1 {
-            return Err(Error::not_compactable(NotCompactable::CoordinatorNeedsUnawareAppend));
+            return Err(Error::not_compactable(
+                NotCompactable::CoordinatorNeedsUnawareAppend,
+            ));
         }
         if options.flavor == Flavor::Cpp && options.deletion_vectors_enabled {
             return Err(Error::unsupported(
@@ -101,7 +103,10 @@ impl AppendCompactCoordinator {
     /// New files of a partition (from a scan). Resets the partition's age, even if no file
     /// passes the filter.
     pub fn notify(&mut self, partition: &str, files: impl IntoIterator<Item = CoordinatorFile>) {
-        let keep: Vec<CoordinatorFile> = files.into_iter().filter(|f| self.should_compact(f)).collect();
+        let keep: Vec<CoordinatorFile> = files
+            .into_iter()
+            .filter(|f| self.should_compact(f))
+            .collect();
         let sub = self.partitions.entry(partition.to_string()).or_default();
         sub.age = 0;
         for f in keep {
@@ -209,7 +214,11 @@ impl Packer {
         self.pack_names(to_compact, None)
     }
 
-    fn pack_names(&self, to_compact: &mut BTreeMap<String, CoordinatorFile>, only: Option<&[String]>) -> Packed {
+    fn pack_names(
+        &self,
+        to_compact: &mut BTreeMap<String, CoordinatorFile>,
+        only: Option<&[String]>,
+    ) -> Packed {
         let mut order: Vec<(u64, String)> = match only {
             Some(names) => names
                 .iter()
@@ -231,7 +240,10 @@ impl Packer {
                 Self::drain(&mut bin, to_compact, &mut out);
             }
         }
-        if bin.files.len() >= self.min_file_num {
+        // Paimon emits the rest when it holds `min_file_num` files; with `min_file_num = 1`
+        // that is a one-file task, which Paimon's own task then rejects ("need more than one
+        // file"). A lone file without deletion vectors gains nothing from a rewrite: keep it.
+        if bin.files.len() >= self.min_file_num && bin.files.len() > 1 {
             Self::drain(&mut bin, to_compact, &mut out);
         }
         out

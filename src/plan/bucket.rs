@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    route, AppendDecision, BucketedAppendCompactManager, CompactStrategy, CompactionMode, MergeTreeCompactManager,
-    MergeTreeDecision, NotCompactable, PlanContext, WriteStall,
+    route, AppendDecision, BucketedAppendCompactManager, CompactStrategy, CompactionMode,
+    MergeTreeCompactManager, MergeTreeDecision, NotCompactable, PlanContext, WriteStall,
 };
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, RunStat};
@@ -130,4 +130,3 @@ pub fn plan_bucket(req: &BucketPlanRequest) -> Result<BucketDecision> {
         )),
     }
 }
-

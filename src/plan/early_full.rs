@@ -42,7 +42,12 @@ impl EarlyFullCompaction {
 
     /// Checks interval, then total size, then incremental size; the first that fires picks every
     /// run for the max level. A single run is already "fully compacted".
-    pub fn try_full(&mut self, num_levels: u32, runs: &[RunStat], ctx: &PlanContext) -> Option<Pick> {
+    pub fn try_full(
+        &mut self,
+        num_levels: u32,
+        runs: &[RunStat],
+        ctx: &PlanContext,
+    ) -> Option<Pick> {
         if runs.len() == 1 {
             return None;
         }

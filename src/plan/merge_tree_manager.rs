@@ -5,11 +5,11 @@
 use std::sync::Arc;
 
 use super::{
-    plan_file_rewrite_task, plan_merge_tree_task, pick_full_compaction, CompactStrategy, CompactUnit, Idle,
-    PlanContext, Reason, TaskPlan, TaskSettings,
+    pick_full_compaction, plan_file_rewrite_task, plan_merge_tree_task, CompactStrategy,
+    CompactUnit, Idle, PlanContext, Reason, TaskPlan, TaskSettings,
 };
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, Level, Levels};
+use crate::meta::{DataFileMeta, Level, Levels, RunStat};
 use crate::options::{CoreOptions, Flavor};
 
 /// A bucket's decision: the unit (if any), whether deletes are dropped, what the task does.
@@ -60,7 +60,12 @@ pub fn compact_not_completed(need_lookup: bool, level0_files: usize, task_runnin
 
 /// Deletes may be dropped when nothing older can resurface: the output is at or above the
 /// oldest data, or deletion vectors mean higher levels are read without merging.
-pub fn drop_delete(output_level: Level, non_empty_highest_level: Option<Level>, dv_enabled: bool, force_keep_delete: bool) -> bool {
+pub fn drop_delete(
+    output_level: Level,
+    non_empty_highest_level: Option<Level>,
+    dv_enabled: bool,
+    force_keep_delete: bool,
+) -> bool {
     !force_keep_delete
         && !output_level.is_zero()
         && (non_empty_highest_level.is_none_or(|h| output_level >= h) || dv_enabled)
@@ -166,12 +171,21 @@ impl MergeTreeCompactManager {
         if self.task_running {
             return Ok(MergeTreeDecision::idle(Idle::TaskRunning));
         }
-        let stats = self.levels.run_stats();
-        let Some(pick) = self.strategy.pick(self.levels.num_levels(), &stats, ctx) else {
-            return Ok(MergeTreeDecision::idle(self.strategy.explain_idle(&stats, ctx)));
-        };
         let runs = self.levels.level_sorted_runs();
-        let unit = CompactUnit::from_runs(pick.output_level, &runs[..pick.run_count.min(runs.len())]);
+        let stats: Vec<RunStat> = runs
+            .iter()
+            .map(|r| RunStat {
+                level: r.level,
+                size: r.size,
+            })
+            .collect();
+        let Some(pick) = self.strategy.pick(self.levels.num_levels(), &stats, ctx) else {
+            return Ok(MergeTreeDecision::idle(
+                self.strategy.explain_idle(&stats, ctx),
+            ));
+        };
+        let unit =
+            CompactUnit::from_runs(pick.output_level, &runs[..pick.run_count.min(runs.len())]);
         match Self::filter_pointless(&unit) {
             Some(idle) => Ok(MergeTreeDecision::idle(idle)),
             None => Ok(self.submit(unit, pick.reason)),
@@ -221,7 +235,11 @@ impl MergeTreeCompactManager {
     }
 
     /// Applies a finished task's result to the levels.
-    pub fn apply(&mut self, before: &[Arc<DataFileMeta>], after: &[Arc<DataFileMeta>]) -> Result<()> {
+    pub fn apply(
+        &mut self,
+        before: &[Arc<DataFileMeta>],
+        after: &[Arc<DataFileMeta>],
+    ) -> Result<()> {
         self.levels.update(before, after)
     }
 
@@ -241,6 +259,10 @@ impl MergeTreeCompactManager {
     }
 
     pub fn compact_not_completed(&self) -> bool {
-        compact_not_completed(self.need_lookup, self.levels.level0().len(), self.task_running)
+        compact_not_completed(
+            self.need_lookup,
+            self.levels.level0().len(),
+            self.task_running,
+        )
     }
 }

@@ -129,7 +129,10 @@ fn flush_candidate(candidate: &mut Vec<Vec<SortedRun>>, plan: &mut TaskPlan, s: 
         return;
     }
     if candidate.len() == 1 && candidate[0].len() == 1 {
-        let run = candidate.pop().and_then(|mut sec| sec.pop()).unwrap_or_default();
+        let run = candidate
+            .pop()
+            .and_then(|mut sec| sec.pop())
+            .unwrap_or_default();
         for f in run.files() {
             upgrade(f.clone(), plan, s);
         }

@@ -19,9 +19,12 @@ mod unit;
 mod universal;
 mod upgrade_strategy;
 
-pub use append_bucketed::{full_compact_task, should_requeue_last, AppendDecision, BucketedAppendCompactManager};
+pub use append_bucketed::{
+    full_compact_task, should_requeue_last, AppendDecision, BucketedAppendCompactManager,
+};
 pub use append_coordinator::{
-    AppendCompactCoordinator, AppendCompactTask, CoordinatorFile, DeletionFileRef, COMPACT_AGE, REMOVE_AGE,
+    AppendCompactCoordinator, AppendCompactTask, CoordinatorFile, DeletionFileRef, COMPACT_AGE,
+    REMOVE_AGE,
 };
 pub use bucket::{plan_bucket, BucketDecision, BucketPlanRequest, StrategyState};
 pub use context::PlanContext;
@@ -30,10 +33,12 @@ pub use force_up_level0::ForceUpLevel0Compaction;
 pub use full_compaction::pick_full_compaction;
 pub use interval_partition::interval_partition;
 pub use merge_tree_manager::{
-    compact_not_completed, drop_delete, write_stall, ExpiryCheck, MergeTreeCompactManager, MergeTreeDecision,
-    WriteStall,
+    compact_not_completed, drop_delete, write_stall, ExpiryCheck, MergeTreeCompactManager,
+    MergeTreeDecision, WriteStall,
 };
-pub use merge_tree_task::{plan_file_rewrite_task, plan_merge_tree_task, RewriteAlone, TaskAction, TaskPlan, TaskSettings};
+pub use merge_tree_task::{
+    plan_file_rewrite_task, plan_merge_tree_task, RewriteAlone, TaskAction, TaskPlan, TaskSettings,
+};
 pub use off_peak::OffPeakHours;
 pub use reason::{human_bytes, Idle, NotCompactable, RatioStop, RatioWalk, Reason};
 pub use routing::{route, CompactionMode};
@@ -41,6 +46,6 @@ pub use strategy::CompactStrategy;
 pub use unit::{CompactUnit, Pick};
 pub use universal::UniversalCompaction;
 pub use upgrade_strategy::{
-    full_changelog_upgrade_strategy, lookup_upgrade_strategy, upgrade_strategy_for, LookupUpgradeFacts,
-    UpgradeStrategy,
+    full_changelog_upgrade_strategy, lookup_upgrade_strategy, upgrade_strategy_for,
+    LookupUpgradeFacts, UpgradeStrategy,
 };

@@ -77,7 +77,10 @@ impl fmt::Display for NotCompactable {
 pub enum Idle {
     Empty,
     TaskRunning,
-    BelowTrigger { sorted_runs: usize, trigger: usize },
+    BelowTrigger {
+        sorted_runs: usize,
+        trigger: usize,
+    },
     NoRuleFired {
         sorted_runs: usize,
         trigger: usize,
@@ -86,21 +89,37 @@ pub enum Idle {
         max_size_amp_pct: u64,
         walk: RatioWalk,
     },
-    GentleWaiting { calls: usize, interval: usize },
+    GentleWaiting {
+        calls: usize,
+        interval: usize,
+    },
     NoLevel0,
     /// The pick was a single file already at the output level: nothing would change.
-    AlreadyAtOutputLevel { file: String, level: Level },
+    AlreadyAtOutputLevel {
+        file: String,
+        level: Level,
+    },
     /// Full compaction of a single max-level run with nothing to rewrite.
-    MaxLevelClean { files: usize },
+    MaxLevelClean {
+        files: usize,
+    },
     AppendWaiting {
         queued_files: usize,
         queued_bytes: u64,
         min_file_num: usize,
         released: usize,
     },
-    AppendFullTooFew { queued_files: usize },
-    AppendFullNotWorthIt { small: usize, big: usize },
-    CoordinatorWaiting { files: usize, age: u32 },
+    AppendFullTooFew {
+        queued_files: usize,
+    },
+    AppendFullNotWorthIt {
+        small: usize,
+        big: usize,
+    },
+    CoordinatorWaiting {
+        files: usize,
+        age: u32,
+    },
 }
 
 /// The rule that fired, with its numbers.
@@ -143,7 +162,10 @@ pub enum Reason {
         walk: RatioWalk,
     },
     /// A forced full compaction of all runs.
-    FullCompaction { runs: usize, files: usize },
+    FullCompaction {
+        runs: usize,
+        files: usize,
+    },
     /// A forced full compaction of a single max-level run: only files that need it.
     FullRewriteMaxLevel {
         files: usize,

@@ -58,23 +58,60 @@ mod tests {
 
     #[test]
     fn routes() {
-        assert_eq!(route(&opts(TableKind::PrimaryKey, &[("bucket", "4")]), false).unwrap(), CompactionMode::MergeTree);
-        assert_eq!(route(&opts(TableKind::Append, &[("bucket", "4")]), false).unwrap(), CompactionMode::BucketedAppend);
-        assert_eq!(route(&opts(TableKind::Append, &[]), false).unwrap(), CompactionMode::UnawareBucketCoordinator);
+        assert_eq!(
+            route(&opts(TableKind::PrimaryKey, &[("bucket", "4")]), false).unwrap(),
+            CompactionMode::MergeTree
+        );
+        assert_eq!(
+            route(&opts(TableKind::Append, &[("bucket", "4")]), false).unwrap(),
+            CompactionMode::BucketedAppend
+        );
+        assert_eq!(
+            route(&opts(TableKind::Append, &[]), false).unwrap(),
+            CompactionMode::UnawareBucketCoordinator
+        );
     }
 
     #[test]
     fn rejections_carry_their_reason() {
-        assert_eq!(rejected(&opts(TableKind::PrimaryKey, &[("write-only", "true")]), false), NotCompactable::WriteOnly);
         assert_eq!(
-            rejected(&opts(TableKind::Append, &[("data-evolution.enabled", "true")]), false),
-            NotCompactable::DataEvolution { deletion_vectors: false }
+            rejected(
+                &opts(TableKind::PrimaryKey, &[("write-only", "true")]),
+                false
+            ),
+            NotCompactable::WriteOnly
         );
         assert_eq!(
-            rejected(&opts(TableKind::Append, &[("data-evolution.enabled", "true"), ("deletion-vectors.enabled", "true")]), false),
-            NotCompactable::DataEvolution { deletion_vectors: true }
+            rejected(
+                &opts(TableKind::Append, &[("data-evolution.enabled", "true")]),
+                false
+            ),
+            NotCompactable::DataEvolution {
+                deletion_vectors: false
+            }
         );
-        assert_eq!(rejected(&opts(TableKind::Append, &[]), true), NotCompactable::BlobTable);
-        assert_eq!(rejected(&opts(TableKind::PrimaryKey, &[("bucket", "-2")]), false), NotCompactable::PostponeBucket);
+        assert_eq!(
+            rejected(
+                &opts(
+                    TableKind::Append,
+                    &[
+                        ("data-evolution.enabled", "true"),
+                        ("deletion-vectors.enabled", "true")
+                    ]
+                ),
+                false
+            ),
+            NotCompactable::DataEvolution {
+                deletion_vectors: true
+            }
+        );
+        assert_eq!(
+            rejected(&opts(TableKind::Append, &[]), true),
+            NotCompactable::BlobTable
+        );
+        assert_eq!(
+            rejected(&opts(TableKind::PrimaryKey, &[("bucket", "-2")]), false),
+            NotCompactable::PostponeBucket
+        );
     }
 }

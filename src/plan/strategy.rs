@@ -78,7 +78,10 @@ impl CompactStrategy {
     }
 }
 
-fn estimate_last_full_compaction(restored: &[std::sync::Arc<DataFileMeta>], num_levels: u32) -> Option<i64> {
+fn estimate_last_full_compaction(
+    restored: &[std::sync::Arc<DataFileMeta>],
+    num_levels: u32,
+) -> Option<i64> {
     let max_level = num_levels.checked_sub(1)?;
     restored
         .iter()

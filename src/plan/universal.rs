@@ -61,7 +61,12 @@ impl UniversalCompaction {
 
     /// Size amplification: everything newer than the oldest run, compared with the oldest run.
     /// When the newer data outweighs `max_size_amp` percent of it, compact everything.
-    pub fn pick_for_size_amp(&mut self, max_level: Level, runs: &[RunStat], ctx: &PlanContext) -> Option<Pick> {
+    pub fn pick_for_size_amp(
+        &mut self,
+        max_level: Level,
+        runs: &[RunStat],
+        ctx: &PlanContext,
+    ) -> Option<Pick> {
         if runs.len() < self.trigger || runs.is_empty() {
             return None;
         }
@@ -86,16 +91,28 @@ impl UniversalCompaction {
     }
 
     /// The gated size-ratio rule: only once there are at least `trigger` runs.
-    pub fn pick_for_size_ratio(&mut self, max_level: Level, runs: &[RunStat], ctx: &PlanContext) -> Option<Pick> {
+    pub fn pick_for_size_ratio(
+        &mut self,
+        max_level: Level,
+        runs: &[RunStat],
+        ctx: &PlanContext,
+    ) -> Option<Pick> {
         if runs.len() < self.trigger {
             return None;
         }
         let walk = self.walk(runs, 1, false, ctx);
-        self.finish(runs, max_level, walk, ctx, |walk| Reason::SizeRatio { walk })
+        self.finish(runs, max_level, walk, ctx, |walk| Reason::SizeRatio {
+            walk,
+        })
     }
 
     /// More runs than the trigger: compact at least enough of the newest runs to get back to it.
-    pub fn pick_for_file_num(&mut self, max_level: Level, runs: &[RunStat], ctx: &PlanContext) -> Option<Pick> {
+    pub fn pick_for_file_num(
+        &mut self,
+        max_level: Level,
+        runs: &[RunStat],
+        ctx: &PlanContext,
+    ) -> Option<Pick> {
         if runs.len() <= self.trigger {
             return None;
         }
@@ -109,16 +126,24 @@ impl UniversalCompaction {
     }
 
     /// Lookup tables: push every level-0 run up, plus whatever the size ratio lets join.
-    pub fn force_pick_l0(&mut self, num_levels: u32, runs: &[RunStat], ctx: &PlanContext, gentle_interval: Option<usize>) -> Option<Pick> {
+    pub fn force_pick_l0(
+        &mut self,
+        num_levels: u32,
+        runs: &[RunStat],
+        ctx: &PlanContext,
+        gentle_interval: Option<usize>,
+    ) -> Option<Pick> {
         let level0_runs = runs.iter().take_while(|r| r.level.is_zero()).count();
         if level0_runs == 0 {
             return None;
         }
         let walk = self.walk(runs, level0_runs, true, ctx);
-        self.finish(runs, Level::new(num_levels - 1), walk, ctx, |walk| Reason::ForceUpLevel0 {
-            level0_runs,
-            gentle_interval,
-            walk,
+        self.finish(runs, Level::new(num_levels - 1), walk, ctx, |walk| {
+            Reason::ForceUpLevel0 {
+                level0_runs,
+                gentle_interval,
+                walk,
+            }
         })
     }
 
@@ -208,7 +233,13 @@ impl UniversalCompaction {
     /// The output level for the first `count` runs (spec §4.5): one below the next run's level,
     /// never level 0 (a level-0 output would swallow up to the next non-level-0 run), and the max
     /// level when every run is picked.
-    pub fn create_unit(&mut self, runs: &[RunStat], max_level: Level, mut count: usize, ctx: &PlanContext) -> (Level, usize) {
+    pub fn create_unit(
+        &mut self,
+        runs: &[RunStat],
+        max_level: Level,
+        mut count: usize,
+        ctx: &PlanContext,
+    ) -> (Level, usize) {
         let mut out = if count == runs.len() {
             max_level
         } else {

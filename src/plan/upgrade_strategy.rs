@@ -35,7 +35,13 @@ pub struct LookupUpgradeFacts<'a> {
 }
 
 impl<'a> LookupUpgradeFacts<'a> {
-    pub fn new(options: &'a CoreOptions, file_level: Level, delete_row_count: Option<u64>, output_level: Level, max_level: Level) -> Self {
+    pub fn new(
+        options: &'a CoreOptions,
+        file_level: Level,
+        delete_row_count: Option<u64>,
+        output_level: Level,
+        max_level: Level,
+    ) -> Self {
         LookupUpgradeFacts {
             file_level,
             output_level,
@@ -85,11 +91,23 @@ pub fn full_changelog_upgrade_strategy(output_level: Level, max_level: Level) ->
 }
 
 /// The upgrade strategy of the rewriter the options select (spec §3 step 3).
-pub fn upgrade_strategy_for(options: &CoreOptions, file_level: Level, delete_row_count: Option<u64>, output_level: Level, max_level: Level) -> UpgradeStrategy {
+pub fn upgrade_strategy_for(
+    options: &CoreOptions,
+    file_level: Level,
+    delete_row_count: Option<u64>,
+    output_level: Level,
+    max_level: Level,
+) -> UpgradeStrategy {
     if options.changelog_producer == ChangelogProducer::FullCompaction {
         full_changelog_upgrade_strategy(output_level, max_level)
     } else if options.need_lookup() {
-        lookup_upgrade_strategy(&LookupUpgradeFacts::new(options, file_level, delete_row_count, output_level, max_level))
+        lookup_upgrade_strategy(&LookupUpgradeFacts::new(
+            options,
+            file_level,
+            delete_row_count,
+            output_level,
+            max_level,
+        ))
     } else {
         UpgradeStrategy::NoChangelogNoRewrite
     }

@@ -1,0 +1,1 @@
+//! The WASI component bindings (wit-bindgen): thin adapters over the core.
