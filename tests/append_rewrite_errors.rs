@@ -15,7 +15,8 @@ use parquet::basic::Compression;
 
 use paimon_compact::rewrite::{rewrite_append, AppendInput, FAST_COPY_OPTION};
 use paimon_compact::storage::{
-    MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter,
+    MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
+    StorageWriter,
 };
 use paimon_compact::{Error, ErrorKind};
 use support::*;
@@ -50,7 +51,11 @@ impl Faulty {
     fn tick_write(&self, path: &str) -> StorageResult<()> {
         self.writes.set(self.writes.get() + 1);
         if Some(self.writes.get()) == self.fail_write {
-            return Err(StorageError::new(StorageErrorKind::Io, path, "injected write failure"));
+            return Err(StorageError::new(
+                StorageErrorKind::Io,
+                path,
+                "injected write failure",
+            ));
         }
         Ok(())
     }
@@ -85,7 +90,11 @@ impl Storage for Faulty {
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
         self.reads.set(self.reads.get() + 1);
         if Some(self.reads.get()) == self.fail_read {
-            return Err(StorageError::new(StorageErrorKind::Io, path, "injected read failure"));
+            return Err(StorageError::new(
+                StorageErrorKind::Io,
+                path,
+                "injected read failure",
+            ));
         }
         self.inner.read_range(path, offset, len)
     }
@@ -110,7 +119,10 @@ impl Storage for Faulty {
 
 /// A snapshot of the storage: every path with its bytes.
 fn snapshot(s: &MemoryStorage) -> Vec<(String, Vec<u8>)> {
-    s.paths().into_iter().map(|p| (p.clone(), s.get(&p).unwrap().to_vec())).collect()
+    s.paths()
+        .into_iter()
+        .map(|p| (p.clone(), s.get(&p).unwrap().to_vec()))
+        .collect()
 }
 
 /// Rolls every 64 KiB so that outputs are finished before the failing input is reached.
@@ -119,16 +131,30 @@ fn small_target() -> paimon_compact::options::CoreOptions {
 }
 
 fn assert_corrupt(e: &Error, file: &str) {
-    assert_eq!(e.kind, ErrorKind::CorruptInput { file: Some(file.to_string()) }, "{e}");
+    assert_eq!(
+        e.kind,
+        ErrorKind::CorruptInput {
+            file: Some(file.to_string())
+        },
+        "{e}"
+    );
     assert!(e.message.contains(file), "{e}");
 }
 
 /// Runs a rewrite expected to fail; checks that storage is exactly as before.
-fn fail(storage: &MemoryStorage, inputs: &[AppendInput], options: &paimon_compact::options::CoreOptions) -> (Error, Faulty) {
+fn fail(
+    storage: &MemoryStorage,
+    inputs: &[AppendInput],
+    options: &paimon_compact::options::CoreOptions,
+) -> (Error, Faulty) {
     let before = snapshot(storage);
     let faulty = Faulty::new(storage);
     let e = rewrite_append(&faulty, &request(inputs), options).unwrap_err();
-    assert_eq!(snapshot(storage), before, "leftover outputs or touched inputs after: {e}");
+    assert_eq!(
+        snapshot(storage),
+        before,
+        "leftover outputs or touched inputs after: {e}"
+    );
     (e, faulty)
 }
 
@@ -156,7 +182,10 @@ fn bad_path() -> String {
 }
 
 fn good_file() -> Vec<u8> {
-    write_parquet(&batch_with(0, 6000, "bad", &random_s(0)), &props(Compression::SNAPPY, 2000))
+    write_parquet(
+        &batch_with(0, 6000, "bad", &random_s(0)),
+        &props(Compression::SNAPPY, 2000),
+    )
 }
 
 #[test]
@@ -167,8 +196,15 @@ fn truncated_input_names_the_file_and_leaves_nothing() {
     let inputs = with_bad(&storage, bytes, 6000);
     let (e, faulty) = fail(&storage, &inputs, &small_target());
     assert_corrupt(&e, &bad_path());
-    assert!(faulty.finished.get() > 0, "outputs were finished before the failure...");
-    assert_eq!(faulty.deleted.get(), faulty.finished.get(), "...and deleted after it");
+    assert!(
+        faulty.finished.get() > 0,
+        "outputs were finished before the failure..."
+    );
+    assert_eq!(
+        faulty.deleted.get(),
+        faulty.finished.get(),
+        "...and deleted after it"
+    );
 }
 
 #[test]
@@ -176,7 +212,9 @@ fn corrupt_page_names_the_file() {
     let storage = MemoryStorage::new();
     let mut bytes = good_file();
     let md = {
-        let reader = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone()))
+                .unwrap();
         parquet::file::reader::FileReader::metadata(&reader).clone()
     };
     // Garbage over the page header of the unique-string column in the second row group.
@@ -200,7 +238,9 @@ fn corrupt_compressed_data_names_the_file() {
         &props(Compression::GZIP(Default::default()), 2000),
     );
     let md = {
-        let reader = parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone())).unwrap();
+        let reader =
+            parquet::file::reader::SerializedFileReader::new(bytes::Bytes::from(bytes.clone()))
+                .unwrap();
         parquet::file::reader::FileReader::metadata(&reader).clone()
     };
     let (start, len) = md.row_group(2).column(0).byte_range();
@@ -215,7 +255,11 @@ fn corrupt_compressed_data_names_the_file() {
 
 #[test]
 fn not_parquet_and_empty_files() {
-    for bytes in [b"this is not a parquet file, just text".to_vec(), Vec::new(), b"PAR1".to_vec()] {
+    for bytes in [
+        b"this is not a parquet file, just text".to_vec(),
+        Vec::new(),
+        b"PAR1".to_vec(),
+    ] {
         let storage = MemoryStorage::new();
         let inputs = with_bad(&storage, bytes, 10);
         let (e, _) = fail(&storage, &inputs, &small_target());
@@ -232,7 +276,13 @@ fn schema_mismatch_by_name_and_by_type() {
             .schema()
             .fields()
             .iter()
-            .map(|f| if f.name() == "x" { f.as_ref().clone().with_name("y") } else { f.as_ref().clone() })
+            .map(|f| {
+                if f.name() == "x" {
+                    f.as_ref().clone().with_name("y")
+                } else {
+                    f.as_ref().clone()
+                }
+            })
             .collect();
         RecordBatch::try_new(Arc::new(Schema::new(fields)), b.columns().to_vec()).unwrap()
     };
@@ -241,19 +291,41 @@ fn schema_mismatch_by_name_and_by_type() {
         let b = batch_with(0, 3000, "bad", &random_s(0));
         let mut columns: Vec<ArrayRef> = b.columns().to_vec();
         let ids = columns[0].as_any().downcast_ref::<Int64Array>().unwrap();
-        columns[0] = Arc::new(ids.iter().map(|v| v.map(|v| v.to_string())).collect::<StringArray>());
-        let mut fields: Vec<Field> = b.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        columns[0] = Arc::new(
+            ids.iter()
+                .map(|v| v.map(|v| v.to_string()))
+                .collect::<StringArray>(),
+        );
+        let mut fields: Vec<Field> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         fields[0] = Field::new("id", DataType::Utf8, false);
         RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap()
     };
     // A column too few.
-    let narrower = batch_with(0, 3000, "bad", &random_s(0)).project(&[0, 1, 2, 3]).unwrap();
-    for (what, batch) in [("renamed", renamed), ("retyped", retyped), ("narrower", narrower)] {
+    let narrower = batch_with(0, 3000, "bad", &random_s(0))
+        .project(&[0, 1, 2, 3])
+        .unwrap();
+    for (what, batch) in [
+        ("renamed", renamed),
+        ("retyped", retyped),
+        ("narrower", narrower),
+    ] {
         let storage = MemoryStorage::new();
-        let inputs = with_bad(&storage, write_parquet(&batch, &props(Compression::SNAPPY, 1000)), 3000);
+        let inputs = with_bad(
+            &storage,
+            write_parquet(&batch, &props(Compression::SNAPPY, 1000)),
+            3000,
+        );
         let (e, _) = fail(&storage, &inputs, &small_target());
         assert_corrupt(&e, &bad_path());
-        assert!(e.message.contains("schema does not match the table"), "{what}: {e}");
+        assert!(
+            e.message.contains("schema does not match the table"),
+            "{what}: {e}"
+        );
     }
 }
 
@@ -261,7 +333,11 @@ fn schema_mismatch_by_name_and_by_type() {
 fn table_schema_mismatch_names_the_first_file() {
     let storage = MemoryStorage::new();
     let inputs = good_inputs(&storage);
-    let mut fields: Vec<Field> = schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut fields: Vec<Field> = schema()
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
     fields.push(Field::new("extra", DataType::Int32, true));
     let mut req = request(&inputs);
     req.table_schema = Some(Arc::new(Schema::new(fields)));
@@ -277,14 +353,21 @@ fn nulls_in_a_required_table_column_name_the_file() {
     let inputs = good_inputs(&storage);
     // The table says `s` is NOT NULL, the files hold nulls: with and without passthrough.
     for passthrough in ["false", "true"] {
-        let mut fields: Vec<Field> = schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        let mut fields: Vec<Field> = schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
         fields[2] = fields[2].clone().with_nullable(false);
         let mut req = request(&inputs);
         req.table_schema = Some(Arc::new(Schema::new(fields)));
         let before = snapshot(&storage);
         let options = opts(&[("parquet.read.enable-dictionary-passthrough", passthrough)]);
         let e = rewrite_append(&storage, &req, &options).unwrap_err();
-        assert!(matches!(e.kind, ErrorKind::CorruptInput { file: Some(ref f) } if f == &inputs[0].path), "{passthrough}: {e}");
+        assert!(
+            matches!(e.kind, ErrorKind::CorruptInput { file: Some(ref f) } if f == &inputs[0].path),
+            "{passthrough}: {e}"
+        );
         assert_eq!(snapshot(&storage), before);
     }
 }
@@ -312,7 +395,11 @@ fn failing_read_at_every_call() {
     let storage = MemoryStorage::new();
     let inputs = good_inputs(&storage);
     for fast_copy in ["false", "true"] {
-        let options = opts(&[("target-file-size", "64kb"), ("file.compression", "snappy"), (FAST_COPY_OPTION, fast_copy)]);
+        let options = opts(&[
+            ("target-file-size", "64kb"),
+            ("file.compression", "snappy"),
+            (FAST_COPY_OPTION, fast_copy),
+        ]);
         let probe = Faulty::new(&storage);
         let ok = rewrite_append(&probe, &request(&inputs), &options).unwrap();
         let reads = probe.reads.get();
@@ -325,7 +412,11 @@ fn failing_read_at_every_call() {
             let mut faulty = Faulty::new(&storage);
             faulty.fail_read = Some(k);
             let e = rewrite_append(&faulty, &request(&inputs), &options).unwrap_err();
-            let ErrorKind::Io { storage: kind, path } = &e.kind else {
+            let ErrorKind::Io {
+                storage: kind,
+                path,
+            } = &e.kind
+            else {
                 panic!("read {k}: {e}")
             };
             assert_eq!(*kind, StorageErrorKind::Io);
@@ -357,7 +448,10 @@ fn failing_write_at_every_call() {
         let ErrorKind::Io { path, .. } = &e.kind else {
             panic!("write {k}: {e}")
         };
-        assert!(path.starts_with(&format!("{DIR}/data-out-")), "write {k}: {e}");
+        assert!(
+            path.starts_with(&format!("{DIR}/data-out-")),
+            "write {k}: {e}"
+        );
         assert_eq!(snapshot(&storage), before, "write {k}: leftovers");
         assert_eq!(faulty.deleted.get(), faulty.finished.get(), "write {k}");
     }
@@ -368,11 +462,29 @@ fn invalid_requests_fail_before_writing() {
     let storage = MemoryStorage::new();
     let inputs = good_inputs(&storage);
     let before = snapshot(&storage);
-    let e = rewrite_append(&storage, &request(&inputs), &opts(&[("file.compression", "brotli")])).unwrap_err();
+    let e = rewrite_append(
+        &storage,
+        &request(&inputs),
+        &opts(&[("file.compression", "brotli")]),
+    )
+    .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
-    let e = rewrite_append(&storage, &request(&inputs), &opts(&[(FAST_COPY_OPTION, "yes")])).unwrap_err();
-    assert!(matches!(e.kind, ErrorKind::InvalidOption { ref key, .. } if key == FAST_COPY_OPTION), "{e}");
-    let e = rewrite_append(&storage, &request(&inputs), &opts(&[("file.format", "orc")])).unwrap_err();
+    let e = rewrite_append(
+        &storage,
+        &request(&inputs),
+        &opts(&[(FAST_COPY_OPTION, "yes")]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.kind, ErrorKind::InvalidOption { ref key, .. } if key == FAST_COPY_OPTION),
+        "{e}"
+    );
+    let e = rewrite_append(
+        &storage,
+        &request(&inputs),
+        &opts(&[("file.format", "orc")]),
+    )
+    .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
     let e = rewrite_append(&storage, &request_named(&inputs, "data-in-"), &opts(&[])).unwrap_err();
     assert_eq!(e.kind, ErrorKind::IllegalState, "{e}");

@@ -47,14 +47,22 @@ pub fn mix(mut z: u64) -> u64 {
 }
 
 /// `rows` rows with ids `first_id..`; `s_of(i)` gives the low-cardinality column.
-pub fn batch_with(first_id: i64, rows: usize, tag: &str, s_of: &dyn Fn(u64) -> Option<String>) -> RecordBatch {
+pub fn batch_with(
+    first_id: i64,
+    rows: usize,
+    tag: &str,
+    s_of: &dyn Fn(u64) -> Option<String>,
+) -> RecordBatch {
     let ids: Vec<i64> = (0..rows as i64).map(|i| first_id + i).collect();
     let x: Float64Array = ids
         .iter()
         .map(|&i| (i % 11 != 0).then_some(i as f64 * 0.5))
         .collect();
     let s: StringArray = ids.iter().map(|&i| s_of(i as u64)).collect();
-    let name: StringArray = ids.iter().map(|&i| Some(format!("name-{tag}-{i}"))).collect();
+    let name: StringArray = ids
+        .iter()
+        .map(|&i| Some(format!("name-{tag}-{i}")))
+        .collect();
     let b: BinaryArray = ids
         .iter()
         .map(|&i| (i % 5 != 0).then(|| vec![(i % 7) as u8; 3]))
@@ -92,7 +100,13 @@ pub fn write_parquet(batch: &RecordBatch, props: &WriterProperties) -> Vec<u8> {
     buf
 }
 
-fn put(storage: &MemoryStorage, path: String, bytes: Vec<u8>, rows: usize, min_seq: i64) -> AppendInput {
+fn put(
+    storage: &MemoryStorage,
+    path: String,
+    bytes: Vec<u8>,
+    rows: usize,
+    min_seq: i64,
+) -> AppendInput {
     let name = path.rsplit('/').next().unwrap().to_string();
     let mut meta = DataFileMeta::new(
         name,
@@ -113,7 +127,13 @@ fn put(storage: &MemoryStorage, path: String, bytes: Vec<u8>, rows: usize, min_s
 }
 
 /// `n` files of `rows` rows (ids continue across files), sequence numbers from `min_seq`.
-pub fn put_inputs(storage: &MemoryStorage, n: usize, rows: usize, props: &WriterProperties, min_seq: i64) -> Vec<AppendInput> {
+pub fn put_inputs(
+    storage: &MemoryStorage,
+    n: usize,
+    rows: usize,
+    props: &WriterProperties,
+    min_seq: i64,
+) -> Vec<AppendInput> {
     put_inputs_with(storage, n, rows, props, min_seq, |_| Box::new(random_s(0)))
 }
 
@@ -133,7 +153,13 @@ pub fn put_inputs_with(
         .map(|k| {
             let batch = batch_with((k * rows) as i64, rows, &k.to_string(), &s_for(k));
             let path = format!("{DIR}/data-in-{k}.parquet");
-            put(storage, path, write_parquet(&batch, props), rows, min_seq + (k * rows) as i64)
+            put(
+                storage,
+                path,
+                write_parquet(&batch, props),
+                rows,
+                min_seq + (k * rows) as i64,
+            )
         })
         .collect()
 }
@@ -151,7 +177,13 @@ pub fn put_inputs_named(
         .map(|k| {
             let batch = batch_with(0, rows, tag, &random_s(0));
             let path = format!("{DIR}/data-{tag}-{k}.parquet");
-            put(storage, path, write_parquet(&batch, props), rows, min_seq + (k * rows) as i64)
+            put(
+                storage,
+                path,
+                write_parquet(&batch, props),
+                rows,
+                min_seq + (k * rows) as i64,
+            )
         })
         .collect()
 }
@@ -171,9 +203,16 @@ pub fn put_nullable_id_input(storage: &MemoryStorage, min_seq: i64) -> Vec<Appen
             }
         })
         .collect();
-    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), batch.columns().to_vec()).unwrap();
+    let batch =
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), batch.columns().to_vec()).unwrap();
     let bytes = write_parquet(&batch, &props(Compression::ZSTD(Default::default()), 1000));
-    vec![put(storage, format!("{DIR}/data-nullable-0.parquet"), bytes, 500, min_seq)]
+    vec![put(
+        storage,
+        format!("{DIR}/data-nullable-0.parquet"),
+        bytes,
+        500,
+        min_seq,
+    )]
 }
 
 pub fn request(inputs: &[AppendInput]) -> AppendRewrite {
@@ -194,7 +233,10 @@ pub fn request_named(inputs: &[AppendInput], prefix: &str) -> AppendRewrite {
 
 /// Every row of a Parquet file, read with arrow-rs's own reader.
 pub fn read_bytes(bytes: Bytes) -> RecordBatch {
-    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes).unwrap().build().unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap()
+        .build()
+        .unwrap();
     let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
     let schema = batches.first().map(|b| b.schema()).unwrap_or_else(schema);
     arrow::compute::concat_batches(&schema, &batches).unwrap()
@@ -208,7 +250,9 @@ pub fn read_file(storage: &MemoryStorage, path: &str) -> RecordBatch {
 pub fn read_inputs(storage: &MemoryStorage, inputs: &[AppendInput]) -> RecordBatch {
     let batches: Vec<RecordBatch> = inputs
         .iter()
-        .map(|i| RecordBatch::try_new(schema(), read_file(storage, &i.path).columns().to_vec()).unwrap())
+        .map(|i| {
+            RecordBatch::try_new(schema(), read_file(storage, &i.path).columns().to_vec()).unwrap()
+        })
         .collect();
     arrow::compute::concat_batches(&schema(), &batches).unwrap()
 }
@@ -217,13 +261,19 @@ pub fn read_outputs(storage: &MemoryStorage, result: &AppendRewriteResult) -> Re
     let batches: Vec<RecordBatch> = result
         .outputs
         .iter()
-        .map(|o| RecordBatch::try_new(schema(), read_file(storage, &o.path).columns().to_vec()).unwrap())
+        .map(|o| {
+            RecordBatch::try_new(schema(), read_file(storage, &o.path).columns().to_vec()).unwrap()
+        })
         .collect();
     arrow::compute::concat_batches(&schema(), &batches).unwrap()
 }
 
 /// Reads inputs and outputs back and compares them row by row, in order.
-pub fn assert_rows_identical(storage: &MemoryStorage, inputs: &[AppendInput], result: &AppendRewriteResult) {
+pub fn assert_rows_identical(
+    storage: &MemoryStorage,
+    inputs: &[AppendInput],
+    result: &AppendRewriteResult,
+) {
     let expected = read_inputs(storage, inputs);
     let actual = read_outputs(storage, result);
     assert_eq!(actual.num_rows(), expected.num_rows());
@@ -238,7 +288,9 @@ pub fn assert_rows_identical(storage: &MemoryStorage, inputs: &[AppendInput], re
 pub fn footer(storage: &MemoryStorage, path: &str) -> ParquetMetaData {
     let bytes = Bytes::from(storage.get(path).unwrap().to_vec());
     ParquetMetaDataReader::new()
-        .with_metadata_options(Some(ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false)))
+        .with_metadata_options(Some(
+            ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false),
+        ))
         .parse_and_finish(&bytes)
         .unwrap()
 }
