@@ -7,6 +7,7 @@
 //! `1 − Π(1 − dᵢ)`, which is exact for uniformly random keys and a fair approximation for
 //! skewed ones (a zipf workload is cut into log-spaced segments, each close to uniform).
 
+use super::detmath;
 use crate::meta::Key;
 
 /// At most this many segments per file; more are coalesced (keeps merges cheap over millions
@@ -67,7 +68,7 @@ pub fn union(inputs: &[&[Segment]]) -> Vec<Segment> {
                     full -= 1
                 }
             } else {
-                log_miss += sign * (1.0 - d).ln();
+                log_miss += sign * detmath::ln(1.0 - d);
             }
             if enter {
                 open += 1
@@ -83,7 +84,7 @@ pub fn union(inputs: &[&[Segment]]) -> Vec<Segment> {
         let density = if full > 0 {
             1.0
         } else {
-            (1.0 - log_miss.exp()).clamp(0.0, 1.0)
+            (1.0 - detmath::exp(log_miss)).clamp(0.0, 1.0)
         };
         if density > 0.0 {
             out.push(Segment {
@@ -225,9 +226,9 @@ pub fn mass_buckets(dist: &KeyDistribution, lo: i64, hi: i64) -> Vec<(i64, i64, 
             // Integral approximation of Σ_{r=a}^{b} (r+1)^-s.
             let cum = |x: f64| -> f64 {
                 if (s - 1.0).abs() < 1e-9 {
-                    (x + 1.0).ln()
+                    detmath::ln(x + 1.0)
                 } else {
-                    ((x + 1.0).powf(1.0 - s) - 1.0) / (1.0 - s)
+                    (detmath::powf(x + 1.0, 1.0 - s) - 1.0) / (1.0 - s)
                 }
             };
             let mut out = Vec::new();
@@ -263,7 +264,7 @@ pub fn sample_segments(dist: &KeyDistribution, lo: i64, hi: i64, samples: f64) -
             Segment {
                 lo: a,
                 hi: b,
-                density: 1.0 - (-samples * m / len).exp(),
+                density: 1.0 - detmath::exp(-samples * m / len),
             }
         })
         .collect()

@@ -13,6 +13,7 @@
 //! this module that native tests check (see `tests/simulator.rs`). No I/O, no wall clock.
 
 pub mod config;
+pub mod detmath;
 pub mod keys;
 pub mod record;
 pub mod replay;

@@ -153,8 +153,6 @@ impl Simulation {
                     e.decision.and_then(|d| self.decisions.get(d as usize)),
                 ),
             });
-        let decisions: Vec<DecisionRecord> = Vec::new();
-        let _ = decisions;
         let lanes_names = self.env.lanes.clone();
         let not_compactable = self.env.not_compactable.clone();
         let table = self.env.config.table;
@@ -225,7 +223,14 @@ impl Simulation {
             } else if let Some(t) = &task_view {
                 (format!("compacting: {}", t.text), t.rule.clone())
             } else if let Some(r) = &lane.last_reason {
-                (r.to_string(), r.rule().to_string())
+                // The planner's last answer: a pick whose task has finished, or why it idles.
+                let text = if r.is_idle() {
+                    r.to_string()
+                } else {
+                    let d = lane.last_decision.and_then(|d| self.decisions.get(d as usize));
+                    format!("last pick (done): {}", d.map_or_else(|| r.to_string(), DecisionRecord::text))
+                };
+                (text, r.rule().to_string())
             } else {
                 ("no decision yet".to_string(), "none".to_string())
             };
