@@ -14,7 +14,11 @@ use std::path::{Component, Path, PathBuf};
 pub fn serve(dir: &Path, port: u16) -> std::io::Result<()> {
     let root = dir.canonicalize()?;
     let listener = TcpListener::bind(("127.0.0.1", port))?;
-    println!("serving {} on http://{}/", root.display(), listener.local_addr()?);
+    println!(
+        "serving {} on http://{}/",
+        root.display(),
+        listener.local_addr()?
+    );
     for stream in listener.incoming() {
         let Ok(stream) = stream else { continue };
         let root = root.clone();
@@ -37,14 +41,38 @@ fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
     let mut parts = request.split_whitespace();
     let (method, target) = (parts.next().unwrap_or(""), parts.next().unwrap_or("/"));
     if method != "GET" && method != "HEAD" {
-        return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"only GET and HEAD\n", true);
+        return respond(
+            &mut stream,
+            "405 Method Not Allowed",
+            "text/plain",
+            b"only GET and HEAD\n",
+            true,
+        );
     }
     let Some(path) = resolve(root, target) else {
-        return respond(&mut stream, "404 Not Found", "text/plain", b"not found\n", method == "GET");
+        return respond(
+            &mut stream,
+            "404 Not Found",
+            "text/plain",
+            b"not found\n",
+            method == "GET",
+        );
     };
     match std::fs::read(&path) {
-        Ok(body) => respond(&mut stream, "200 OK", content_type(&path), &body, method == "GET"),
-        Err(_) => respond(&mut stream, "404 Not Found", "text/plain", b"not found\n", method == "GET"),
+        Ok(body) => respond(
+            &mut stream,
+            "200 OK",
+            content_type(&path),
+            &body,
+            method == "GET",
+        ),
+        Err(_) => respond(
+            &mut stream,
+            "404 Not Found",
+            "text/plain",
+            b"not found\n",
+            method == "GET",
+        ),
     }
 }
 
@@ -98,7 +126,13 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-fn respond(stream: &mut TcpStream, status: &str, ctype: &str, body: &[u8], with_body: bool) -> std::io::Result<()> {
+fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    ctype: &str,
+    body: &[u8],
+    with_body: bool,
+) -> std::io::Result<()> {
     write!(
         stream,
         "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n",
@@ -122,7 +156,10 @@ mod tests {
         std::fs::write(root.join("pkg/a b.js"), "x").unwrap();
         let root = root.canonicalize().unwrap();
         assert_eq!(resolve(&root, "/"), Some(root.join("index.html")));
-        assert_eq!(resolve(&root, "/pkg/a%20b.js?v=1"), Some(root.join("pkg/a b.js")));
+        assert_eq!(
+            resolve(&root, "/pkg/a%20b.js?v=1"),
+            Some(root.join("pkg/a b.js"))
+        );
         assert_eq!(resolve(&root, "/../etc/passwd"), None);
         assert_eq!(resolve(&root, "/%2e%2e/x"), None);
         assert_eq!(resolve(&root, "/missing"), None);

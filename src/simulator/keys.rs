@@ -52,7 +52,7 @@ pub fn union(inputs: &[&[Segment]]) -> Vec<Segment> {
             }
         }
     }
-    edges.sort_by(|a, b| a.0.cmp(&b.0));
+    edges.sort_by_key(|e| e.0);
     let mut out: Vec<Segment> = Vec::new();
     let (mut log_miss, mut full, mut open) = (0.0f64, 0usize, 0usize);
     let mut i = 0;

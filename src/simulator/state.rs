@@ -1149,7 +1149,8 @@ impl SimState {
         }
         let o = &env.options;
         let wait = o.prepare_commit_wait_compaction() || o.commit_force_compact;
-        while wait {
+        // Bounded: a gentle strategy may need up to `max-interval` polls to force level 0 up.
+        while wait && self.lanes[li].commit_polls < 1000 {
             let Planner::MergeTree(m) = &self.lanes[li].planner else {
                 break;
             };
@@ -1157,9 +1158,6 @@ impl SimState {
                 break;
             }
             self.lanes[li].commit_polls += 1;
-            if self.lanes[li].commit_polls > 1000 {
-                break;
-            }
             if self.trigger(env, li, false, out)? {
                 return Ok(());
             }

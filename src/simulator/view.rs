@@ -227,8 +227,13 @@ impl Simulation {
                 let text = if r.is_idle() {
                     r.to_string()
                 } else {
-                    let d = lane.last_decision.and_then(|d| self.decisions.get(d as usize));
-                    format!("last pick (done): {}", d.map_or_else(|| r.to_string(), DecisionRecord::text))
+                    let d = lane
+                        .last_decision
+                        .and_then(|d| self.decisions.get(d as usize));
+                    format!(
+                        "last pick (done): {}",
+                        d.map_or_else(|| r.to_string(), DecisionRecord::text)
+                    )
                 };
                 (text, r.rule().to_string())
             } else {
