@@ -230,10 +230,12 @@ impl Simulation {
                     let d = lane
                         .last_decision
                         .and_then(|d| self.decisions.get(d as usize));
-                    format!(
-                        "last pick (done): {}",
-                        d.map_or_else(|| r.to_string(), DecisionRecord::text)
-                    )
+                    match d {
+                        // Replay advice was never run: say so, not "done".
+                        Some(d) if d.advice => d.text(),
+                        Some(d) => format!("last pick (done): {}", d.text()),
+                        None => format!("last pick (done): {r}"),
+                    }
                 };
                 (text, r.rule().to_string())
             } else {
