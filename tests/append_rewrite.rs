@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 use paimon_compact::meta::{FileSource, Level};
 use paimon_compact::rewrite::{
     rewrite_append, FastCopyRefusalReason, NotForwardedReason, PassthroughVeto, StatValue,
-    FAST_COPY_OPTION,
+    FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,
 };
 use paimon_compact::storage::{MemoryStorage, Storage};
 use support::*;
@@ -567,4 +567,63 @@ fn passthrough_falls_back_to_plain_when_the_dictionary_outgrows_its_page() {
         name_pages[0]
     );
     assert!(name_pages[0].contains(&(PageType::DATA_PAGE, Encoding::RLE_DICTIONARY)));
+}
+
+#[test]
+fn passthrough_into_arrow_rs_writer_for_comparison() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 3, 3000, &props(Compression::SNAPPY, 1000), 1);
+    let options = opts(&[
+        ("parquet.read.enable-dictionary-passthrough", "true"),
+        (PASSTHROUGH_WRITER_OPTION, "arrow"),
+    ]);
+    let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+    assert_rows_identical(&storage, &inputs, &result);
+    let p = &result.metrics.passthrough;
+    assert_eq!(p.writer, "arrow");
+    assert_eq!(p.files[0].forwarded, vec!["s", "name"]);
+    assert_eq!(
+        (p.rows_mapped, p.dictionary_arrays_decoded),
+        (0, 0),
+        "{p:?}"
+    );
+    let bytes = storage.get(&result.outputs[0].path).unwrap();
+    for rg in page_layout(&bytes, 2) {
+        assert_eq!(rg[0], (PageType::DICTIONARY_PAGE, Encoding::PLAIN));
+    }
+}
+
+#[test]
+fn writer_honours_page_size_and_zstd_level() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(&storage, 2, 8000, &props(Compression::SNAPPY, 8000), 1);
+    let run = |prefix: &str, pairs: &[(&str, &str)]| {
+        let result =
+            rewrite_append(&storage, &request_named(&inputs, prefix), &opts(pairs)).unwrap();
+        assert_rows_identical(&storage, &inputs, &result);
+        let bytes = storage.get(&result.outputs[0].path).unwrap();
+        (
+            result.outputs[0].meta.file_size,
+            page_layout(&bytes, 0)[0].len(),
+        )
+    };
+    // `id` is unique: a dictionary-less column whose pages are cut by parquet.page.size.
+    let (_, default_pages) = run("a-", &[("parquet.enable.dictionary", "false")]);
+    let (_, small_pages) = run(
+        "b-",
+        &[
+            ("parquet.enable.dictionary", "false"),
+            ("parquet.page.size", "8kb"),
+        ],
+    );
+    assert!(
+        small_pages >= 8 * default_pages.max(1),
+        "{small_pages} vs {default_pages}"
+    );
+    let (level1, _) = run("c-", &[("file.compression.zstd-level", "1")]);
+    let (level19, _) = run("d-", &[("file.compression.zstd-level", "19")]);
+    assert!(
+        level19 < level1,
+        "zstd level 19 {level19} vs level 1 {level1}"
+    );
 }

@@ -31,6 +31,11 @@ use crate::options::CoreOptions;
 use crate::plan::should_requeue_last;
 use crate::storage::{Storage, StorageWriter};
 
+/// Which writer takes forwarded dictionaries: `mapping` (default: keys mapped to output ids
+/// once per input dictionary) or `arrow` (arrow-rs's writer, which hashes every row; kept only
+/// to measure the difference).
+pub const PASSTHROUGH_WRITER_OPTION: &str = "paimon-compact.append.passthrough-writer";
+
 /// Rolling is checked at least every this many rows once a file nears its target, like Paimon's
 /// rolling writer (which checks every 1000 records).
 const ROLL_CHECK_ROWS: usize = 1024;
@@ -95,6 +100,9 @@ struct Settings {
     compression: Compression,
     dict_cfg: Arc<DictWriterConfig>,
     fast_copy: bool,
+    /// Forwarded dictionaries go to arrow-rs's writer (re-hashed per row) instead of the
+    /// mapping writer: only to measure what the mapping writer saves.
+    arrow_passthrough_writer: bool,
     target_file_size: u64,
     block_size: u64,
     enable_dictionary: bool,
@@ -118,6 +126,18 @@ impl Settings {
                 ))
             }
         };
+        let arrow_passthrough_writer =
+            match options.raw.get(PASSTHROUGH_WRITER_OPTION).map(|v| v.trim()) {
+                None | Some("mapping") => false,
+                Some("arrow") => true,
+                Some(v) => {
+                    return Err(Error::invalid_option(
+                        PASSTHROUGH_WRITER_OPTION,
+                        v,
+                        "expected mapping or arrow",
+                    ))
+                }
+            };
         let dict_cfg = Arc::new(DictWriterConfig {
             compression,
             data_page_size_limit: props.data_page_size_limit(),
@@ -131,6 +151,7 @@ impl Settings {
             compression,
             dict_cfg,
             fast_copy,
+            arrow_passthrough_writer,
             target_file_size: options.target_file_size,
             block_size: options.parquet.block_size,
             enable_dictionary: options.parquet.enable_dictionary,
@@ -247,6 +268,17 @@ fn attribute(e: Error, input: &str) -> Error {
     }
 }
 
+/// Sends output bytes to `sink`, counting the calls.
+fn to_storage<'a, 's>(
+    sink: &'a mut Box<dyn StorageWriter + 's>,
+    writes: &'a mut u64,
+) -> impl FnMut(Vec<u8>) -> Result<()> + use<'a, 's> {
+    move |piece| {
+        *writes += 1;
+        sink.write(&piece).map_err(Error::from)
+    }
+}
+
 /// An output file being written.
 struct OpenOutput<'s> {
     path: String,
@@ -264,6 +296,7 @@ struct Outputs<'s, 'r> {
     schema: SchemaRef,
     descr: Arc<SchemaDescriptor>,
     mapped: Vec<bool>,
+    arrow_dictionaries: Vec<bool>,
     open: Option<OpenOutput<'s>>,
     done: Vec<RewrittenFile>,
     next_index: u64,
@@ -286,6 +319,7 @@ impl<'s> Outputs<'s, '_> {
                 &self.descr,
                 &self.settings.props,
                 self.mapped.clone(),
+                self.arrow_dictionaries.clone(),
                 self.settings.dict_cfg.clone(),
             )?;
             let sink = self.storage.create_writer(&path)?;
@@ -302,23 +336,22 @@ impl<'s> Outputs<'s, '_> {
             .ok_or_else(|| Error::illegal_state("no open output"))
     }
 
-    /// Sends the encoded bytes to storage.
-    fn drain(&mut self) -> Result<()> {
-        if let Some(open) = self.open.as_mut() {
-            let bytes = open.writer.take_bytes();
-            if !bytes.is_empty() {
-                open.sink.write(&bytes)?;
-                self.metrics.storage_writes += 1;
-            }
-        }
-        Ok(())
+    /// The open output and the storage-write counter, borrowed apart so the writer can send
+    /// bytes to the output's storage writer while it encodes.
+    fn open_parts(&mut self) -> Result<(&mut OpenOutput<'s>, &mut u64)> {
+        self.ensure_open()?;
+        let open = self
+            .open
+            .as_mut()
+            .ok_or_else(|| Error::illegal_state("no open output"))?;
+        Ok((open, &mut self.metrics.storage_writes))
     }
 
     fn write_batch(&mut self, batch: &RecordBatch, input: &str) -> Result<()> {
         let target = self.settings.target_file_size;
         let mut offset = 0;
         while offset < batch.num_rows() {
-            let open = self.ensure_open()?;
+            let (open, writes) = self.open_parts()?;
             let rest = batch.num_rows() - offset;
             // Near the target, write in small steps so the file stops close to it.
             let estimated = open.writer.estimated_size();
@@ -329,10 +362,12 @@ impl<'s> Outputs<'s, '_> {
                 _ => rest,
             };
             let part = batch.slice(offset, step);
-            open.writer.write(&part).map_err(|e| attribute(e, input))?;
+            let sink = &mut open.sink;
+            open.writer
+                .write(&part, &mut to_storage(sink, writes))
+                .map_err(|e| attribute(e, input))?;
             open.rows += step as u64;
             offset += step;
-            self.drain()?;
             self.roll_if_full()?;
         }
         Ok(())
@@ -351,12 +386,12 @@ impl<'s> Outputs<'s, '_> {
                 self.roll()?;
             }
         }
-        let open = self.ensure_open()?;
+        let (open, writes) = self.open_parts()?;
+        let sink = &mut open.sink;
         open.writer
-            .append_row_group(rg, window)
+            .append_row_group(rg, window, &mut to_storage(sink, writes))
             .map_err(|e| attribute(e, input))?;
         open.rows += rg.num_rows().max(0) as u64;
-        self.drain()?;
         self.roll_if_full()
     }
 
@@ -387,28 +422,26 @@ impl<'s> Outputs<'s, '_> {
             sink.abort()?;
             return Ok(());
         }
-        let finished = writer.flush_row_group().and_then(|()| {
-            let passthrough = &mut self.metrics.passthrough;
-            passthrough.dictionaries_mapped += writer.counters.dictionaries_mapped;
-            passthrough.rows_mapped += writer.counters.rows_mapped;
-            passthrough.rows_hashed += writer.counters.rows_hashed;
-            passthrough.rows_plain += writer.counters.rows_plain;
-            passthrough.fallbacks_to_plain += writer.counters.fallbacks;
-            passthrough.dictionary_arrays_decoded += writer.dictionary_arrays_decoded;
-            writer.finish()
-        });
-        let (metadata, tail) = match finished {
+        let flushed =
+            writer.flush_row_group(&mut to_storage(&mut sink, &mut self.metrics.storage_writes));
+        let passthrough = &mut self.metrics.passthrough;
+        passthrough.dictionaries_mapped += writer.counters.dictionaries_mapped;
+        passthrough.rows_mapped += writer.counters.rows_mapped;
+        passthrough.rows_hashed += writer.counters.rows_hashed;
+        passthrough.rows_plain += writer.counters.rows_plain;
+        passthrough.fallbacks_to_plain += writer.counters.fallbacks;
+        passthrough.dictionary_arrays_decoded += writer.dictionary_arrays_decoded;
+        let finished = match flushed {
+            Ok(()) => writer.finish(&mut to_storage(&mut sink, &mut self.metrics.storage_writes)),
+            Err(e) => Err(e),
+        };
+        let metadata = match finished {
             Ok(x) => x,
             Err(e) => {
                 let _ = sink.abort();
                 return Err(e);
             }
         };
-        if let Err(e) = sink.write(&tail) {
-            let _ = sink.abort();
-            return Err(e.into());
-        }
-        self.metrics.storage_writes += 1;
         let size = sink.finish()?;
         let min_seq = self.next_seq;
         self.next_seq += rows as i64;
@@ -536,6 +569,11 @@ pub fn rewrite_append(
     let (schema, descr) = output_schema(req, &first_input)?;
     let policy = PassthroughPolicy::new(options, &format, &schema);
     metrics.passthrough.veto = policy.veto.clone();
+    metrics.passthrough.writer = if settings.arrow_passthrough_writer {
+        "arrow".into()
+    } else {
+        "mapping".into()
+    };
     let leaves = field_leaves(&descr);
     for (f, field) in schema.fields().iter().enumerate() {
         if policy.mapped[f] {
@@ -554,7 +592,16 @@ pub fn rewrite_append(
         settings: &settings,
         schema: schema.clone(),
         descr: descr.clone(),
-        mapped: policy.mapped.clone(),
+        mapped: if settings.arrow_passthrough_writer {
+            vec![false; policy.mapped.len()]
+        } else {
+            policy.mapped.clone()
+        },
+        arrow_dictionaries: if settings.arrow_passthrough_writer {
+            policy.mapped.clone()
+        } else {
+            vec![false; policy.mapped.len()]
+        },
         open: None,
         done: Vec::new(),
         next_index: 0,

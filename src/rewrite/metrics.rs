@@ -67,8 +67,6 @@ pub enum FastCopyRefusalReason {
     },
     /// Rows must be dropped (deletion vector), so the file has to be decoded.
     HasDeletions,
-    /// The file uses Parquet modular encryption.
-    Encrypted,
     /// The file has no row groups to copy (nothing to gain).
     Empty,
 }
@@ -79,6 +77,8 @@ pub struct PassthroughMetrics {
     pub requested: bool,
     /// Set when the option was overridden back to off for the whole rewrite.
     pub veto: Option<PassthroughVeto>,
+    /// The writer forwarded dictionaries went to: `mapping` (default) or `arrow`.
+    pub writer: String,
     /// Columns written by the mapping dictionary writer.
     pub columns: Vec<String>,
     /// Columns excluded because a file index is configured on them (materialised instead).

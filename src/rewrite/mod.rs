@@ -18,7 +18,10 @@ mod parquet_io;
 pub mod stats;
 mod writer;
 
-pub use append::{rewrite_append, AppendInput, AppendRewrite, AppendRewriteResult, RewrittenFile};
+pub use append::{
+    rewrite_append, AppendInput, AppendRewrite, AppendRewriteResult, RewrittenFile,
+    PASSTHROUGH_WRITER_OPTION,
+};
 pub use fast_copy::FAST_COPY_OPTION;
 pub use metrics::{
     FastCopyMetrics, FastCopyRefusal, FastCopyRefusalReason, NotForwarded, NotForwardedReason,

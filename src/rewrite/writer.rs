@@ -9,12 +9,16 @@
 
 use std::io::Write;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow::array::{ArrayRef, RecordBatch};
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::datatypes::{DataType, FieldRef, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
-use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory, PageKey, PageStore,
+    PageStoreArgs, PageStoreFactory,
+};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::WriterProperties;
@@ -34,17 +38,100 @@ fn write_err(e: impl std::fmt::Display) -> Error {
     )
 }
 
-/// The in-memory end of the Parquet writer; drained to storage by the caller.
-#[derive(Default)]
-pub(crate) struct Sink(Vec<u8>);
+/// Size of the pieces the sink collects output in.
+const SINK_CHUNK: usize = 1 << 20;
+
+/// The in-memory end of the Parquet writer, drained to storage as the file grows.
+///
+/// Bytes are kept in fixed-size pieces rather than one growing `Vec` (a doubling buffer would
+/// briefly need twice the data), and the pieces are shared with [`ParquetFileWriter`] so they
+/// can be sent to storage between the column chunks of a row group being flushed: otherwise a
+/// whole row group would sit here while its pages are still in memory too.
+#[derive(Clone, Default)]
+pub(crate) struct Sink {
+    chunks: Arc<Mutex<Vec<Vec<u8>>>>,
+}
+
+impl Sink {
+    fn lock(&self) -> MutexGuard<'_, Vec<Vec<u8>>> {
+        // No thread ever panics while holding it; a poisoned lock still holds whole pieces.
+        self.chunks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn take(&self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut *self.lock())
+    }
+}
 
 impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(buf);
-        Ok(buf.len())
+    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
+        let n = buf.len();
+        let mut chunks = self.lock();
+        while !buf.is_empty() {
+            let chunk = match chunks.last_mut() {
+                Some(c) if c.len() < c.capacity() => c,
+                _ => {
+                    chunks.push(Vec::with_capacity(SINK_CHUNK));
+                    chunks.last_mut().expect("just pushed")
+                }
+            };
+            let take = (chunk.capacity() - chunk.len()).min(buf.len());
+            chunk.extend_from_slice(&buf[..take]);
+            buf = &buf[take..];
+        }
+        Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// Where finished output bytes go (the storage writer of the file).
+pub(crate) type Drain<'a> = dyn FnMut(Vec<u8>) -> Result<()> + 'a;
+
+/// Keeps each finished page in an allocation of exactly its size.
+///
+/// arrow-rs compresses a page into a buffer reserved at the codec's worst-case bound and stores
+/// it as is, so a buffered row group of well-compressed pages takes about its *uncompressed*
+/// size in memory. Copying each page once into a tight buffer (a memcpy of compressed bytes)
+/// keeps a row group in progress close to `parquet.block.size`.
+#[derive(Debug, Default)]
+struct TightPageStore {
+    pages: Vec<Bytes>,
+    resident: usize,
+}
+
+impl PageStore for TightPageStore {
+    fn put(&mut self, value: Bytes) -> parquet::errors::Result<PageKey> {
+        let key = PageKey::new(self.pages.len() as u64);
+        self.resident += value.len();
+        self.pages.push(Bytes::from(value.to_vec()));
+        Ok(key)
+    }
+
+    fn take(&mut self, key: PageKey) -> parquet::errors::Result<Bytes> {
+        let page = usize::try_from(key.get())
+            .ok()
+            .and_then(|i| self.pages.get_mut(i))
+            .map(std::mem::take)
+            .ok_or_else(|| {
+                parquet::errors::ParquetError::General(format!("invalid page key {}", key.get()))
+            })?;
+        self.resident -= page.len();
+        Ok(page)
+    }
+
+    fn memory_size(&self) -> usize {
+        self.resident
+    }
+}
+
+#[derive(Debug, Default)]
+struct TightPageStoreFactory;
+
+impl PageStoreFactory for TightPageStoreFactory {
+    fn create(&self, _args: &PageStoreArgs<'_>) -> parquet::errors::Result<Box<dyn PageStore>> {
+        Ok(Box::<TightPageStore>::default())
     }
 }
 
@@ -76,12 +163,16 @@ impl InProgress {
 /// Writes one output file.
 pub(crate) struct ParquetFileWriter {
     file: SerializedFileWriter<Sink>,
+    sink: Sink,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
     /// Leaf columns of each top-level field.
     field_leaves: Vec<Range<usize>>,
     /// Top-level fields written by the dictionary-mapping writer.
     mapped: Vec<bool>,
+    /// Top-level fields whose dictionary arrays go to arrow-rs's writer as they are (it hashes
+    /// every row again): the comparison point for the mapping writer, never the default.
+    arrow_dictionaries: Vec<bool>,
     dict_cfg: Arc<DictWriterConfig>,
     max_row_group_bytes: usize,
     in_progress: Option<InProgress>,
@@ -114,21 +205,26 @@ impl ParquetFileWriter {
         descr: &SchemaDescriptor,
         props: &WriterProperties,
         mapped: Vec<bool>,
+        arrow_dictionaries: Vec<bool>,
         dict_cfg: Arc<DictWriterConfig>,
     ) -> Result<Self> {
         let mut props = props.clone();
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
         let max_row_group_bytes = props.max_row_group_bytes().unwrap_or(usize::MAX);
+        let sink = Sink::default();
         let file =
-            SerializedFileWriter::new(Sink::default(), descr.root_schema_ptr(), Arc::new(props))
+            SerializedFileWriter::new(sink.clone(), descr.root_schema_ptr(), Arc::new(props))
                 .map_err(|e| Error::illegal_state(format!("creating a Parquet writer: {e}")))?;
-        let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone());
+        let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone())
+            .with_page_store_factory(Arc::new(TightPageStoreFactory));
         Ok(ParquetFileWriter {
             field_leaves: field_leaves(descr),
             file,
+            sink,
             factory,
             schema,
             mapped,
+            arrow_dictionaries,
             dict_cfg,
             max_row_group_bytes,
             in_progress: None,
@@ -172,7 +268,7 @@ impl ParquetFileWriter {
 
     /// Writes `batch`, cutting row groups at `parquet.block.size` as `ArrowWriter` does: once a
     /// row group holds rows, its average row size decides how many more fit.
-    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+    pub(crate) fn write(&mut self, batch: &RecordBatch, out: &mut Drain<'_>) -> Result<()> {
         let mut remaining = batch.clone();
         while remaining.num_rows() > 0 {
             let in_progress = match self.in_progress.take() {
@@ -185,13 +281,13 @@ impl ParquetFileWriter {
             if let Some(average) = current.checked_div(buffered) {
                 if current >= self.max_row_group_bytes {
                     self.in_progress = Some(in_progress);
-                    self.flush_row_group()?;
+                    self.flush_row_group(out)?;
                     continue;
                 }
                 let fit = (self.max_row_group_bytes - current) / average.max(1);
                 if fit == 0 {
                     self.in_progress = Some(in_progress);
-                    self.flush_row_group()?;
+                    self.flush_row_group(out)?;
                     continue;
                 }
                 take = take.min(fit);
@@ -204,7 +300,7 @@ impl ParquetFileWriter {
             let full = in_progress.estimated_size() >= self.max_row_group_bytes;
             self.in_progress = Some(in_progress);
             if full {
-                self.flush_row_group()?;
+                self.flush_row_group(out)?;
             }
         }
         Ok(())
@@ -220,15 +316,26 @@ impl ParquetFileWriter {
                 }
             }
             // Passthrough is off or vetoed for this column: a dictionary array must not reach
-            // the writer, whatever handed it over.
-            let column: ArrayRef = match column.data_type() {
+            // the writer, whatever handed it over (unless arrow-rs's own dictionary path was
+            // asked for, for comparison).
+            let (field, column): (FieldRef, ArrayRef) = match column.data_type() {
                 DataType::Dictionary(_, _) if column.data_type() != field.data_type() => {
-                    self.dictionary_arrays_decoded += 1;
-                    arrow::compute::cast(column, field.data_type()).map_err(write_err)?
+                    if self.arrow_dictionaries.get(f).copied().unwrap_or(false) {
+                        let typed = field
+                            .as_ref()
+                            .clone()
+                            .with_data_type(column.data_type().clone());
+                        (Arc::new(typed), column.clone())
+                    } else {
+                        self.dictionary_arrays_decoded += 1;
+                        let plain =
+                            arrow::compute::cast(column, field.data_type()).map_err(write_err)?;
+                        (field.clone(), plain)
+                    }
                 }
-                _ => column.clone(),
+                _ => (field.clone(), column.clone()),
             };
-            let leaf_columns = compute_leaves(field, &column).map_err(write_err)?;
+            let leaf_columns = compute_leaves(&field, &column).map_err(write_err)?;
             for (leaf, leaf_column) in leaves.zip(leaf_columns) {
                 match &mut ip.slots[leaf] {
                     Slot::Arrow(w) => w.write(&leaf_column).map_err(write_err)?,
@@ -244,7 +351,7 @@ impl ParquetFileWriter {
     }
 
     /// Closes the row group in progress (if it has rows) into the file.
-    pub(crate) fn flush_row_group(&mut self) -> Result<()> {
+    pub(crate) fn flush_row_group(&mut self, out: &mut Drain<'_>) -> Result<()> {
         let Some(ip) = self.in_progress.take() else {
             return Ok(());
         };
@@ -264,8 +371,15 @@ impl ParquetFileWriter {
                     rg.append_column(&bytes, close).map_err(write_err)?;
                 }
             }
+            // The chunk's pages are freed; send its bytes on before the next one is copied.
+            for piece in self.sink.take() {
+                out(piece)?;
+            }
         }
         rg.close().map_err(write_err)?;
+        for piece in self.sink.take() {
+            out(piece)?;
+        }
         Ok(())
     }
 
@@ -275,8 +389,9 @@ impl ParquetFileWriter {
         &mut self,
         row_group: &RowGroupMetaData,
         reader: &R,
+        out: &mut Drain<'_>,
     ) -> Result<()> {
-        self.flush_row_group()?;
+        self.flush_row_group(out)?;
         let mut rg = self.file.next_row_group().map_err(write_err)?;
         for chunk in row_group.columns() {
             let close = ColumnCloseResult {
@@ -290,19 +405,19 @@ impl ParquetFileWriter {
             rg.append_column(reader, close).map_err(write_err)?;
         }
         rg.close().map_err(write_err)?;
+        for piece in self.sink.take() {
+            out(piece)?;
+        }
         Ok(())
     }
 
-    /// Output bytes produced since the last call.
-    pub(crate) fn take_bytes(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.file.inner_mut().0)
-    }
-
-    /// Writes the footer; returns the file's metadata and the last bytes.
-    pub(crate) fn finish(mut self) -> Result<(ParquetMetaData, Vec<u8>)> {
-        self.flush_row_group()?;
+    /// Writes the footer, sending every remaining byte to `out`; returns the file's metadata.
+    pub(crate) fn finish(mut self, out: &mut Drain<'_>) -> Result<ParquetMetaData> {
+        self.flush_row_group(out)?;
         let metadata = self.file.finish().map_err(write_err)?;
-        let tail = self.take_bytes();
-        Ok((metadata, tail))
+        for piece in self.sink.take() {
+            out(piece)?;
+        }
+        Ok(metadata)
     }
 }
