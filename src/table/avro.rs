@@ -1,0 +1,221 @@
+//! Avro object container files, the encoding of every manifest-type file (spec §4).
+//!
+//! Reading decodes with the writer schema stored in the file (pypaimon and Java name their
+//! records differently; fields are matched by name, unknown ones ignored), so any standard codec
+//! Paimon may have used (null, deflate, snappy, zstandard) is accepted. Writing mirrors Java's
+//! schemas exactly and takes its 16-byte sync marker from the caller: the core draws no random
+//! numbers, so the same job writes the same bytes.
+
+use apache_avro::types::Value;
+use apache_avro::{Codec, Reader, Schema, Writer};
+
+use crate::error::{Error, Result};
+
+/// Decodes every record of a container file. `file` names it in errors.
+pub fn read_records(bytes: &[u8], file: &str) -> Result<Vec<Value>> {
+    let reader = Reader::new(bytes)
+        .map_err(|e| Error::corrupt(Some(file), format!("not a readable Avro file: {e}")))?;
+    reader
+        .map(|r| r.map_err(|e| Error::corrupt(Some(file), format!("bad Avro record: {e}"))))
+        .collect()
+}
+
+/// The codec named by `manifest.compression` (Paimon's default is zstd).
+pub fn codec_for(name: &str) -> Result<Codec> {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "zstd" | "zstandard" => Ok(Codec::Zstandard(apache_avro::ZstandardSettings::new(1))),
+        "snappy" => Ok(Codec::Snappy),
+        "deflate" => Ok(Codec::Deflate(apache_avro::DeflateSettings::default())),
+        "null" | "none" | "uncompressed" => Ok(Codec::Null),
+        other => Err(Error::invalid_option(
+            "manifest.compression",
+            other,
+            "expected zstd, snappy, deflate or none",
+        )),
+    }
+}
+
+/// Encodes records into a container file.
+pub fn write_records(
+    schema: &Schema,
+    records: Vec<Value>,
+    codec: Codec,
+    marker: [u8; 16],
+) -> Result<Vec<u8>> {
+    let mut w = Writer::builder()
+        .schema(schema)
+        .writer(Vec::new())
+        .codec(codec)
+        .marker(marker)
+        .build();
+    for r in records {
+        w.append(r).map_err(|e| {
+            Error::illegal_state(format!("Avro record does not fit its schema: {e}"))
+        })?;
+    }
+    w.into_inner()
+        .map_err(|e| Error::illegal_state(format!("Avro encoding failed: {e}")))
+}
+
+/// Parses one of the fixed schemas below.
+pub fn parse_schema(json: &str) -> Result<Schema> {
+    Schema::parse_str(json).map_err(|e| Error::illegal_state(format!("built-in Avro schema: {e}")))
+}
+
+/// A decoded record, read field by field with errors that name the file and the field.
+pub struct Rec<'a> {
+    fields: &'a [(String, Value)],
+    file: &'a str,
+    what: &'a str,
+}
+
+fn unwrap_union(v: &Value) -> &Value {
+    match v {
+        Value::Union(_, inner) => inner,
+        other => other,
+    }
+}
+
+impl<'a> Rec<'a> {
+    pub fn new(v: &'a Value, file: &'a str, what: &'a str) -> Result<Self> {
+        match unwrap_union(v) {
+            Value::Record(fields) => Ok(Rec { fields, file, what }),
+            other => Err(Error::corrupt(
+                Some(file),
+                format!("{what}: expected a record, found {other:?}"),
+            )),
+        }
+    }
+
+    fn bad(&self, field: &str, why: &str) -> Error {
+        Error::corrupt(
+            Some(self.file),
+            format!("{} field {field}: {why}", self.what),
+        )
+    }
+
+    /// The value of a field (unions unwrapped); `None` if absent or null.
+    pub fn opt(&self, name: &str) -> Option<&'a Value> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| unwrap_union(v))
+            .filter(|v| !matches!(v, Value::Null))
+    }
+
+    fn req(&self, name: &str) -> Result<&'a Value> {
+        self.opt(name).ok_or_else(|| self.bad(name, "missing"))
+    }
+
+    pub fn int(&self, name: &str) -> Result<i32> {
+        match self.req(name)? {
+            Value::Int(i) => Ok(*i),
+            Value::Long(l) => i32::try_from(*l).map_err(|_| self.bad(name, "out of int range")),
+            _ => Err(self.bad(name, "not an int")),
+        }
+    }
+
+    pub fn long(&self, name: &str) -> Result<i64> {
+        match self.req(name)? {
+            Value::Long(l) | Value::TimestampMillis(l) | Value::TimestampMicros(l) => Ok(*l),
+            Value::Int(i) => Ok(*i as i64),
+            _ => Err(self.bad(name, "not a long")),
+        }
+    }
+
+    pub fn opt_int(&self, name: &str) -> Result<Option<i32>> {
+        self.opt(name).map(|_| self.int(name)).transpose()
+    }
+
+    pub fn opt_long(&self, name: &str) -> Result<Option<i64>> {
+        self.opt(name).map(|_| self.long(name)).transpose()
+    }
+
+    pub fn string(&self, name: &str) -> Result<String> {
+        match self.req(name)? {
+            Value::String(s) => Ok(s.clone()),
+            _ => Err(self.bad(name, "not a string")),
+        }
+    }
+
+    pub fn opt_string(&self, name: &str) -> Result<Option<String>> {
+        self.opt(name).map(|_| self.string(name)).transpose()
+    }
+
+    pub fn bytes(&self, name: &str) -> Result<Vec<u8>> {
+        match self.req(name)? {
+            Value::Bytes(b) | Value::Fixed(_, b) => Ok(b.clone()),
+            _ => Err(self.bad(name, "not bytes")),
+        }
+    }
+
+    pub fn opt_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
+        self.opt(name).map(|_| self.bytes(name)).transpose()
+    }
+
+    pub fn array(&self, name: &str) -> Result<Option<&'a [Value]>> {
+        match self.opt(name) {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(_) => Err(self.bad(name, "not an array")),
+        }
+    }
+
+    pub fn opt_strings(&self, name: &str) -> Result<Option<Vec<String>>> {
+        self.array(name)?
+            .map(|a| {
+                a.iter()
+                    .map(|v| match unwrap_union(v) {
+                        Value::String(s) => Ok(s.clone()),
+                        _ => Err(self.bad(name, "holds a non-string")),
+                    })
+                    .collect()
+            })
+            .transpose()
+    }
+
+    pub fn opt_longs(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
+        self.array(name)?
+            .map(|a| {
+                a.iter()
+                    .map(|v| match unwrap_union(v) {
+                        Value::Null => Ok(None),
+                        Value::Long(l) => Ok(Some(*l)),
+                        Value::Int(i) => Ok(Some(*i as i64)),
+                        _ => Err(self.bad(name, "holds a non-long")),
+                    })
+                    .collect()
+            })
+            .transpose()
+    }
+
+    pub fn record(&self, name: &str) -> Result<Rec<'a>> {
+        Rec::new(self.req(name)?, self.file, self.what)
+    }
+}
+
+/// Builders for the values Java's schemas expect.
+pub mod put {
+    use apache_avro::types::Value;
+
+    pub fn null() -> Value {
+        Value::Union(0, Box::new(Value::Null))
+    }
+    pub fn some(v: Value) -> Value {
+        Value::Union(1, Box::new(v))
+    }
+    pub fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
+        v.map_or_else(null, |x| some(f(x)))
+    }
+    pub fn strings(v: &[String]) -> Value {
+        Value::Array(v.iter().cloned().map(Value::String).collect())
+    }
+    pub fn record(fields: Vec<(&str, Value)>) -> Value {
+        Value::Record(
+            fields
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+        )
+    }
+}

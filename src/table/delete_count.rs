@@ -1,0 +1,84 @@
+//! Verifying a primary-key file's retract-row count from its Parquet footer.
+//!
+//! Readers trust `_DELETE_ROW_COUNT`: a level ≥ 1 file that claims 0 retract rows is read
+//! without merging, and the planner upgrades it into the max level without rewriting. Some
+//! writers record 0 for files that do contain `-U`/`-D` rows (pypaimon does), so before the
+//! planner sees a level-0 file that claims 0, the column statistics of `_VALUE_KIND` are
+//! checked: all row groups with max kind 0 (+I), or all kinds 2 (+U), prove the claim;
+//! anything else makes the count unknown, which the planner treats as "may contain deletes".
+
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::statistics::Statistics;
+
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+
+/// The value-kind column of primary-key data files.
+pub const VALUE_KIND_COLUMN: &str = "_VALUE_KIND";
+
+/// Reads the Parquet footer of a file through ranged reads.
+pub fn read_footer(
+    storage: &dyn Storage,
+    path: &str,
+) -> Result<parquet::file::metadata::ParquetMetaData> {
+    let size = storage.size(path)?;
+    if size < 12 {
+        return Err(Error::corrupt(
+            Some(path),
+            format!("{size} bytes is too small for a Parquet file"),
+        ));
+    }
+    let tail_len = size.min(64 * 1024);
+    let tail = storage.read_range(path, size - tail_len, tail_len)?;
+    if tail.len() as u64 != tail_len || &tail[tail.len() - 4..] != b"PAR1" {
+        return Err(Error::corrupt(Some(path), "no Parquet footer magic"));
+    }
+    let n = tail.len();
+    let footer_len =
+        u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]]) as u64;
+    if footer_len + 8 > size {
+        return Err(Error::corrupt(
+            Some(path),
+            format!("footer of {footer_len} bytes does not fit a {size}-byte file"),
+        ));
+    }
+    let footer = if footer_len + 8 <= tail_len {
+        tail[(tail_len - 8 - footer_len) as usize..n - 8].to_vec()
+    } else {
+        storage.read_range(path, size - 8 - footer_len, footer_len)?
+    };
+    ParquetMetaDataReader::decode_metadata(&footer)
+        .map_err(|e| Error::corrupt(Some(path), format!("bad Parquet footer: {e}")))
+}
+
+/// `Some(0)` when the footer proves the file has no `-U`/`-D` rows, else `None` (unknown).
+pub fn proven_no_retracts(storage: &dyn Storage, path: &str) -> Result<Option<u64>> {
+    let meta = read_footer(storage, path)?;
+    let schema = meta.file_metadata().schema_descr();
+    let Some(col) =
+        (0..schema.num_columns()).find(|&i| schema.column(i).name() == VALUE_KIND_COLUMN)
+    else {
+        return Err(Error::corrupt(
+            Some(path),
+            "a primary-key data file without the _VALUE_KIND column",
+        ));
+    };
+    for rg in meta.row_groups() {
+        if rg.num_rows() == 0 {
+            continue;
+        }
+        let (min, max) = match rg.column(col).statistics() {
+            Some(Statistics::Int32(s)) => match (s.min_opt(), s.max_opt()) {
+                (Some(a), Some(b)) => (*a, *b),
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        let only_inserts = max <= 0;
+        let only_update_after = min == 2 && max == 2;
+        if !(only_inserts || only_update_after) {
+            return Ok(None);
+        }
+    }
+    Ok(Some(0))
+}

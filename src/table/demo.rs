@@ -1,0 +1,563 @@
+//! A small Paimon table writer and the demo tables the README's main command compacts.
+//!
+//! [`TableWriter`] writes tables in Paimon's format with the project's own code: schema file,
+//! Parquet data files (append layout, or the primary-key layout with `_KEY_*`,
+//! `_SEQUENCE_NUMBER` and `_VALUE_KIND`), manifests and APPEND snapshots through the same
+//! commit path compaction uses. Rows are bucketed with Paimon's Murmur hash of the bucket key,
+//! sequence numbers continue from the bucket's live files, and primary-key files are sorted
+//! by key with one row per key and an exact retract count. It writes only level 0, like a
+//! writer that never compacts, which is what gives compaction something to do.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder,
+    Int16Builder, Int32Builder, Int64Builder, Int8Builder, RecordBatch, StringBuilder,
+};
+use arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use super::binary_row::{order_key, BinaryRow, Datum};
+use super::commit::{self, CommitDelta, CommitSettings, WrittenFiles};
+use super::ids::IdGen;
+use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
+use super::path::TablePaths;
+use super::scan::{scan, Table};
+use super::schema::{DataField, DataType, TableSchema, TypeRoot};
+use super::snapshot::CommitKind;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+
+/// Row kinds of primary-key tables (the `_VALUE_KIND` byte).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RowKind {
+    Insert = 0,
+    UpdateBefore = 1,
+    UpdateAfter = 2,
+    Delete = 3,
+}
+
+impl RowKind {
+    pub fn is_retract(self) -> bool {
+        matches!(self, RowKind::UpdateBefore | RowKind::Delete)
+    }
+}
+
+/// Paimon's `MurmurHashUtils.hashBytesByWords` (seed 42) over a BinaryRow's bytes.
+pub fn murmur_hash(row_without_arity: &[u8]) -> i32 {
+    let mut h1: u32 = 42;
+    for w in row_without_arity.chunks(4) {
+        let mut b = [0u8; 4];
+        b[..w.len()].copy_from_slice(w);
+        let mut k1 = u32::from_le_bytes(b).wrapping_mul(0xcc9e_2d51);
+        k1 = k1.rotate_left(15).wrapping_mul(0x1b87_3593);
+        h1 ^= k1;
+        h1 = h1.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    h1 ^= row_without_arity.len() as u32;
+    h1 ^= h1 >> 16;
+    h1 = h1.wrapping_mul(0x85eb_ca6b);
+    h1 ^= h1 >> 13;
+    h1 = h1.wrapping_mul(0xc2b2_ae35);
+    h1 ^= h1 >> 16;
+    h1 as i32
+}
+
+/// The bucket of a bucket-key row (`Math.abs(hash % n)`).
+pub fn bucket_of(bucket_key: &BinaryRow, num_buckets: i32) -> i32 {
+    let bytes = bucket_key.as_bytes().get(4..).unwrap_or(&[]);
+    (murmur_hash(bytes) % num_buckets).abs()
+}
+
+/// Creates a table: writes `schema/schema-0`.
+pub fn create_table(storage: &dyn Storage, table_path: &str, schema: &TableSchema) -> Result<()> {
+    let paths = TablePaths::new(table_path);
+    storage.create_if_absent(&paths.schema(0), &schema.to_json())?;
+    Ok(())
+}
+
+/// A field of a new schema.
+pub fn field(id: i32, name: &str, data_type: &str) -> Result<DataField> {
+    Ok(DataField {
+        id,
+        name: name.to_string(),
+        data_type: DataType::parse(data_type, "schema")?,
+        description: None,
+    })
+}
+
+/// A new schema (id 0).
+pub fn new_schema(
+    fields: Vec<DataField>,
+    partition_keys: &[&str],
+    primary_keys: &[&str],
+    options: &[(&str, &str)],
+    now_ms: i64,
+) -> TableSchema {
+    TableSchema {
+        id: 0,
+        highest_field_id: fields.iter().map(|f| f.id).max().unwrap_or(-1),
+        fields,
+        partition_keys: partition_keys.iter().map(|s| s.to_string()).collect(),
+        primary_keys: primary_keys.iter().map(|s| s.to_string()).collect(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        comment: None,
+        time_millis: now_ms,
+    }
+}
+
+fn arrow_type(t: &DataType) -> Result<ArrowType> {
+    Ok(match &t.root {
+        TypeRoot::Boolean => ArrowType::Boolean,
+        TypeRoot::TinyInt => ArrowType::Int8,
+        TypeRoot::SmallInt => ArrowType::Int16,
+        TypeRoot::Int => ArrowType::Int32,
+        TypeRoot::BigInt => ArrowType::Int64,
+        TypeRoot::Float => ArrowType::Float32,
+        TypeRoot::Double => ArrowType::Float64,
+        TypeRoot::Char { .. } | TypeRoot::VarChar { .. } => ArrowType::Utf8,
+        TypeRoot::Binary { .. } | TypeRoot::VarBinary { .. } => ArrowType::Binary,
+        TypeRoot::Date => ArrowType::Date32,
+        other => {
+            return Err(Error::unsupported(format!(
+                "the demo writer does not write {other:?} columns"
+            )))
+        }
+    })
+}
+
+fn column(t: &ArrowType, values: &[&Datum]) -> Result<ArrayRef> {
+    macro_rules! build {
+        ($b:ty, $variant:ident) => {{
+            let mut b = <$b>::new();
+            for v in values {
+                match v {
+                    Datum::$variant(x) => b.append_value(x.clone()),
+                    Datum::Null => b.append_null(),
+                    other => {
+                        return Err(Error::illegal_state(format!(
+                            "value {other:?} in a {t} column"
+                        )))
+                    }
+                }
+            }
+            Arc::new(b.finish()) as ArrayRef
+        }};
+    }
+    Ok(match t {
+        ArrowType::Boolean => build!(BooleanBuilder, Boolean),
+        ArrowType::Int8 => build!(Int8Builder, TinyInt),
+        ArrowType::Int16 => build!(Int16Builder, SmallInt),
+        ArrowType::Int32 => build!(Int32Builder, Int),
+        ArrowType::Int64 => build!(Int64Builder, BigInt),
+        ArrowType::Float32 => build!(Float32Builder, Float),
+        ArrowType::Float64 => build!(Float64Builder, Double),
+        ArrowType::Utf8 => build!(StringBuilder, String),
+        ArrowType::Binary => build!(BinaryBuilder, Bytes),
+        ArrowType::Date32 => build!(Date32Builder, Date),
+        other => return Err(Error::unsupported(format!("column type {other}"))),
+    })
+}
+
+/// Writes rows of a table, one APPEND snapshot per [`TableWriter::commit`].
+pub struct TableWriter<'s> {
+    storage: &'s dyn Storage,
+    table_path: String,
+    ids: IdGen,
+}
+
+impl<'s> TableWriter<'s> {
+    pub fn new(storage: &'s dyn Storage, table_path: &str, seed: [u8; 16]) -> Self {
+        TableWriter {
+            storage,
+            table_path: table_path.to_string(),
+            ids: IdGen::new(seed),
+        }
+    }
+
+    /// Writes `rows` (full table rows, in schema order, with their kind) as level-0 files and
+    /// commits them. Returns the new snapshot id.
+    pub fn commit(&mut self, rows: &[(RowKind, Vec<Datum>)], now_ms: i64) -> Result<i64> {
+        let state = scan(self.storage, &self.table_path)?;
+        let table = &state.table;
+        let schema = &table.schema;
+        let pk = !schema.primary_keys.is_empty();
+        let num_buckets = table.options.bucket;
+        if num_buckets == 0 || num_buckets < -1 {
+            return Err(Error::unsupported(
+                "the demo writer writes fixed buckets or bucket = -1",
+            ));
+        }
+        let index_of = |name: &str| schema.fields.iter().position(|f| f.name == name);
+        let part_idx: Vec<usize> = schema
+            .partition_keys
+            .iter()
+            .filter_map(|k| index_of(k))
+            .collect();
+        let key_idx: Vec<usize> = schema
+            .trimmed_primary_keys()
+            .iter()
+            .filter_map(|f| index_of(&f.name))
+            .collect();
+        let bucket_key_idx: Vec<usize> = match schema.options.get("bucket-key") {
+            Some(k) => k.split(',').filter_map(|c| index_of(c.trim())).collect(),
+            None => key_idx.clone(),
+        };
+        let bucket_key_types: Vec<DataType> = bucket_key_idx
+            .iter()
+            .map(|&i| schema.fields[i].data_type.clone())
+            .collect();
+
+        // Group rows by partition and bucket.
+        type Group<'r> = Vec<(RowKind, &'r Vec<Datum>)>;
+        let mut groups: BTreeMap<(BinaryRow, i32), Group<'_>> = BTreeMap::new();
+        for (kind, row) in rows {
+            if row.len() != schema.fields.len() {
+                return Err(Error::illegal_state(format!(
+                    "a row of {} values for {} columns",
+                    row.len(),
+                    schema.fields.len()
+                )));
+            }
+            let part: Vec<Datum> = part_idx.iter().map(|&i| row[i].clone()).collect();
+            let partition = BinaryRow::encode(&part, &table.partition_types)?;
+            let bucket = if num_buckets == -1 {
+                0
+            } else {
+                let key: Vec<Datum> = bucket_key_idx.iter().map(|&i| row[i].clone()).collect();
+                bucket_of(&BinaryRow::encode(&key, &bucket_key_types)?, num_buckets)
+            };
+            groups
+                .entry((partition, bucket))
+                .or_default()
+                .push((*kind, row));
+        }
+
+        let mut written = WrittenFiles::default();
+        let result = (|| -> Result<i64> {
+            let mut delta = CommitDelta::default();
+            for ((partition, bucket), mut group) in groups {
+                let next_seq = state
+                    .buckets
+                    .get(&(partition.clone(), bucket))
+                    .and_then(|b| {
+                        b.files
+                            .iter()
+                            .map(|f| f.entry.file.max_sequence_number)
+                            .max()
+                    })
+                    .map_or(0, |m| m + 1);
+                if pk {
+                    // Sort by key; the last row of a key in this commit wins (one per file).
+                    let mut by_key: BTreeMap<crate::meta::Key, (RowKind, &Vec<Datum>)> =
+                        BTreeMap::new();
+                    for (kind, row) in group {
+                        let key: Vec<Datum> = key_idx.iter().map(|&i| row[i].clone()).collect();
+                        by_key.insert(order_key(&key), (kind, row));
+                    }
+                    group = by_key.into_values().collect();
+                }
+                let entry = self.write_file(
+                    table,
+                    &partition,
+                    bucket,
+                    &group,
+                    next_seq,
+                    &key_idx,
+                    now_ms,
+                    &mut written,
+                )?;
+                delta.entries.push(entry);
+            }
+            let settings = CommitSettings {
+                kind: CommitKind::Append,
+                commit_user: "paimon-compact-demo".into(),
+                now_ms,
+                max_retries: 3,
+            };
+            let outcome = commit::commit(
+                self.storage,
+                table,
+                state.snapshot_id(),
+                &delta,
+                &settings,
+                &mut self.ids,
+                &mut written,
+            )?;
+            Ok(outcome.snapshot_id)
+        })();
+        if result.is_err() {
+            written.delete_all(self.storage);
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_file(
+        &mut self,
+        table: &Table,
+        partition: &BinaryRow,
+        bucket: i32,
+        rows: &[(RowKind, &Vec<Datum>)],
+        first_seq: i64,
+        key_idx: &[usize],
+        now_ms: i64,
+        written: &mut WrittenFiles,
+    ) -> Result<ManifestEntry> {
+        let schema = &table.schema;
+        let pk = !schema.primary_keys.is_empty();
+        let mut fields: Vec<Field> = Vec::new();
+        let mut columns: Vec<ArrayRef> = Vec::new();
+        if pk {
+            for &i in key_idx {
+                let f = &schema.fields[i];
+                let t = arrow_type(&f.data_type)?;
+                let vals: Vec<&Datum> = rows.iter().map(|(_, r)| &r[i]).collect();
+                columns.push(column(&t, &vals)?);
+                fields.push(Field::new(
+                    format!("_KEY_{}", f.name),
+                    t,
+                    f.data_type.nullable,
+                ));
+            }
+            let seqs: Vec<Datum> = (0..rows.len())
+                .map(|i| Datum::BigInt(first_seq + i as i64))
+                .collect();
+            columns.push(column(&ArrowType::Int64, &seqs.iter().collect::<Vec<_>>())?);
+            fields.push(Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false));
+            let kinds: Vec<Datum> = rows.iter().map(|(k, _)| Datum::TinyInt(*k as i8)).collect();
+            columns.push(column(&ArrowType::Int8, &kinds.iter().collect::<Vec<_>>())?);
+            fields.push(Field::new("_VALUE_KIND", ArrowType::Int8, false));
+        }
+        for (i, f) in schema.fields.iter().enumerate() {
+            let t = arrow_type(&f.data_type)?;
+            let vals: Vec<&Datum> = rows.iter().map(|(_, r)| &r[i]).collect();
+            columns.push(column(&t, &vals)?);
+            fields.push(Field::new(&f.name, t, f.data_type.nullable));
+        }
+        let arrow_schema = Arc::new(Schema::new(fields));
+        let batch = RecordBatch::try_new(arrow_schema.clone(), columns)
+            .map_err(|e| Error::illegal_state(format!("demo batch: {e}")))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .build();
+        let mut buf = Vec::new();
+        {
+            let mut w = ArrowWriter::try_new(&mut buf, arrow_schema, Some(props))
+                .map_err(|e| Error::illegal_state(format!("demo writer: {e}")))?;
+            w.write(&batch)
+                .map_err(|e| Error::illegal_state(format!("demo writer: {e}")))?;
+            w.close()
+                .map_err(|e| Error::illegal_state(format!("demo writer: {e}")))?;
+        }
+        let partition_path = table.partition_path(partition, "demo")?;
+        let name = format!("data-{}-0.parquet", self.ids.next_uuid());
+        let path = table
+            .paths
+            .data_file(&partition_path, bucket, &name, "demo")?;
+        let size = commit::write_tracked(self.storage, written, &path, &buf)?;
+
+        let (min_key, max_key, key_stats) = if pk {
+            let key_types: Vec<DataType> = key_idx
+                .iter()
+                .map(|&i| schema.fields[i].data_type.clone())
+                .collect();
+            let key = |r: &Vec<Datum>| -> Result<BinaryRow> {
+                let k: Vec<Datum> = key_idx.iter().map(|&i| r[i].clone()).collect();
+                BinaryRow::encode(&k, &key_types)
+            };
+            let (first, last) = match (rows.first(), rows.last()) {
+                (Some(a), Some(b)) => (key(a.1)?, key(b.1)?),
+                _ => (BinaryRow::empty(), BinaryRow::empty()),
+            };
+            let stats = SimpleStats {
+                min_values: first.clone(),
+                max_values: last.clone(),
+                null_counts: Some(vec![Some(0); key_idx.len()]),
+            };
+            (first, last, stats)
+        } else {
+            (BinaryRow::empty(), BinaryRow::empty(), SimpleStats::empty())
+        };
+        let retracts = rows.iter().filter(|(k, _)| k.is_retract()).count() as i64;
+        Ok(ManifestEntry {
+            kind: FileKind::Add,
+            partition: partition.clone(),
+            bucket,
+            total_buckets: table.options.bucket,
+            file: DataFile {
+                file_name: name,
+                file_size: size as i64,
+                row_count: rows.len() as i64,
+                min_key,
+                max_key,
+                key_stats,
+                value_stats: SimpleStats::empty(),
+                min_sequence_number: first_seq,
+                max_sequence_number: first_seq + rows.len() as i64 - 1,
+                schema_id: schema.id,
+                level: 0,
+                extra_files: Vec::new(),
+                creation_time: Some(now_ms),
+                delete_row_count: Some(retracts),
+                embedded_file_index: None,
+                file_source: Some(0),
+                value_stats_cols: Some(Vec::new()),
+                external_path: None,
+                first_row_id: None,
+                write_cols: None,
+                write_cols_sequences: None,
+            },
+        })
+    }
+}
+
+/// The demo tables under `root`: names and what they show.
+pub const DEMO_TABLES: &[(&str, &str)] = &[
+    (
+        "demo.db/events",
+        "append table, bucket = -1, partitioned by day: many small files per partition",
+    ),
+    (
+        "demo.db/metrics",
+        "append table with 2 fixed buckets: small files queue per bucket",
+    ),
+    (
+        "demo.db/orders",
+        "primary-key table (deduplicate), 2 buckets, updates and deletes",
+    ),
+];
+
+/// Writes the demo tables (several commits of small files each) under `root`. Deterministic
+/// for a given `now_ms` and seed.
+pub fn write_demo(
+    storage: &dyn Storage,
+    root: &str,
+    now_ms: i64,
+    seed: [u8; 16],
+) -> Result<Vec<String>> {
+    let join = |t: &str| {
+        if root.is_empty() {
+            t.to_string()
+        } else {
+            format!("{}/{t}", root.trim_end_matches('/'))
+        }
+    };
+    let day = |d: i32| Datum::String(format!("2025-01-0{d}"));
+    let s = |x: &str| Datum::String(x.to_string());
+
+    let events = join(DEMO_TABLES[0].0);
+    create_table(
+        storage,
+        &events,
+        &new_schema(
+            vec![
+                field(0, "id", "BIGINT NOT NULL")?,
+                field(1, "dt", "STRING")?,
+                field(2, "kind", "STRING")?,
+                field(3, "value", "DOUBLE")?,
+            ],
+            &["dt"],
+            &[],
+            &[("bucket", "-1")],
+            now_ms,
+        ),
+    )?;
+    let mut w = TableWriter::new(storage, &events, seed);
+    for c in 0..6i64 {
+        let rows: Vec<(RowKind, Vec<Datum>)> = (0..60i64)
+            .map(|i| {
+                let id = c * 1000 + i;
+                (
+                    RowKind::Insert,
+                    vec![
+                        Datum::BigInt(id),
+                        day((i % 3) as i32 + 1),
+                        s(["click", "view", "buy"][(i % 3) as usize]),
+                        Datum::Double(id as f64 / 10.0),
+                    ],
+                )
+            })
+            .collect();
+        w.commit(&rows, now_ms + c)?;
+    }
+
+    let metrics = join(DEMO_TABLES[1].0);
+    create_table(
+        storage,
+        &metrics,
+        &new_schema(
+            vec![
+                field(0, "host", "STRING NOT NULL")?,
+                field(1, "ts", "BIGINT NOT NULL")?,
+                field(2, "cpu", "DOUBLE")?,
+            ],
+            &[],
+            &[],
+            &[("bucket", "2"), ("bucket-key", "host")],
+            now_ms,
+        ),
+    )?;
+    let mut w = TableWriter::new(storage, &metrics, seed);
+    for c in 0..6i64 {
+        let rows: Vec<(RowKind, Vec<Datum>)> = (0..40i64)
+            .map(|i| {
+                (
+                    RowKind::Insert,
+                    vec![
+                        s(&format!("host-{}", i % 8)),
+                        Datum::BigInt(c * 100 + i),
+                        Datum::Double((i * 7 % 100) as f64),
+                    ],
+                )
+            })
+            .collect();
+        w.commit(&rows, now_ms + c)?;
+    }
+
+    let orders = join(DEMO_TABLES[2].0);
+    create_table(
+        storage,
+        &orders,
+        &new_schema(
+            vec![
+                field(0, "order_id", "BIGINT NOT NULL")?,
+                field(1, "status", "STRING")?,
+                field(2, "amount", "DOUBLE")?,
+            ],
+            &[],
+            &["order_id"],
+            &[("bucket", "2")],
+            now_ms,
+        ),
+    )?;
+    let mut w = TableWriter::new(storage, &orders, seed);
+    for c in 0..6i64 {
+        let rows: Vec<(RowKind, Vec<Datum>)> = (0..30i64)
+            .map(|i| {
+                let id = (c * 17 + i * 3) % 50;
+                let kind = if i % 10 == 9 {
+                    RowKind::Delete
+                } else {
+                    RowKind::Insert
+                };
+                (
+                    kind,
+                    vec![
+                        Datum::BigInt(id),
+                        s(["new", "paid", "shipped"][(c % 3) as usize]),
+                        Datum::Double((id * 3 + c) as f64),
+                    ],
+                )
+            })
+            .collect();
+        w.commit(&rows, now_ms + c)?;
+    }
+    Ok(vec![events, metrics, orders])
+}

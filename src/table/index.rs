@@ -1,0 +1,373 @@
+//! Index manifests and deletion-vector index files (spec §10).
+//!
+//! The index manifest of a snapshot lists every live index file. A deletion-vector index file
+//! is a version byte followed, per data file, by a length, a magic number, a portable 32-bit
+//! RoaringBitmap of deleted row positions and a CRC32; the index manifest records where each
+//! data file's vector starts. Every length and offset is checked against the file before use.
+
+use std::collections::BTreeMap;
+
+use apache_avro::types::Value;
+use roaring::RoaringBitmap;
+
+use super::avro::{self, put, Rec};
+use super::binary_row::BinaryRow;
+use super::manifest::FileKind;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+
+/// `_VERSION` of index manifest entries.
+pub const INDEX_MANIFEST_VERSION: i32 = 1;
+/// `_INDEX_TYPE` of deletion-vector index files.
+pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
+/// The 32-bit bitmap format's magic number.
+pub const DV_MAGIC: i32 = 1_581_511_376;
+/// The index file format version byte.
+pub const DV_FILE_VERSION: u8 = 1;
+
+/// Where one data file's deletion vector sits in an index file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeletionVectorMeta {
+    pub data_file: String,
+    /// Offset of the length word.
+    pub offset: i32,
+    /// Magic plus bitmap bytes.
+    pub length: i32,
+    pub cardinality: Option<i64>,
+}
+
+/// One index manifest entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexManifestEntry {
+    pub kind: FileKind,
+    pub partition: BinaryRow,
+    pub bucket: i32,
+    pub index_type: String,
+    pub file_name: String,
+    pub file_size: i64,
+    pub row_count: i64,
+    pub dv_ranges: Option<Vec<DeletionVectorMeta>>,
+    pub external_path: Option<String>,
+    /// `_GLOBAL_INDEX`, kept as decoded so an entry we copy is written back unchanged.
+    pub global_index: Option<GlobalIndexMeta>,
+}
+
+/// `_GLOBAL_INDEX` (null for deletion vectors).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobalIndexMeta {
+    pub row_range_start: i64,
+    pub row_range_end: i64,
+    pub index_field_id: i32,
+    pub extra_field_ids: Option<Vec<i32>>,
+    pub index_meta: Option<Vec<u8>>,
+    pub source_meta: Option<Vec<u8>>,
+}
+
+impl IndexManifestEntry {
+    fn read(v: &Value, file: &str) -> Result<Self> {
+        let r = Rec::new(v, file, "index manifest entry")?;
+        let version = r.int("_VERSION")?;
+        if version != INDEX_MANIFEST_VERSION {
+            return Err(Error::corrupt(
+                Some(file),
+                format!("index manifest entry version {version}, expected 1"),
+            ));
+        }
+        let kind = match r.int("_KIND")? {
+            0 => FileKind::Add,
+            1 => FileKind::Delete,
+            k => {
+                return Err(Error::corrupt(
+                    Some(file),
+                    format!("unknown entry kind {k}"),
+                ))
+            }
+        };
+        let dv_ranges = r
+            .array("_DELETIONS_VECTORS_RANGES")?
+            .map(|a| {
+                a.iter()
+                    .map(|v| {
+                        let d = Rec::new(v, file, "deletion vector range")?;
+                        Ok(DeletionVectorMeta {
+                            data_file: d.string("f0")?,
+                            offset: d.int("f1")?,
+                            length: d.int("f2")?,
+                            cardinality: d.opt_long("_CARDINALITY")?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()
+            })
+            .transpose()?;
+        let global_index = match r.opt("_GLOBAL_INDEX") {
+            None => None,
+            Some(_) => {
+                let g = r.record("_GLOBAL_INDEX")?;
+                Some(GlobalIndexMeta {
+                    row_range_start: g.long("_ROW_RANGE_START")?,
+                    row_range_end: g.long("_ROW_RANGE_END")?,
+                    index_field_id: g.int("_INDEX_FIELD_ID")?,
+                    extra_field_ids: g
+                        .opt_longs("_EXTRA_FIELD_IDS")?
+                        .map(|v| v.into_iter().map(|x| x.unwrap_or(0) as i32).collect()),
+                    index_meta: g.opt_bytes("_INDEX_META")?,
+                    source_meta: g.opt_bytes("_SOURCE_META")?,
+                })
+            }
+        };
+        Ok(IndexManifestEntry {
+            kind,
+            partition: BinaryRow(r.bytes("_PARTITION")?),
+            bucket: r.int("_BUCKET")?,
+            index_type: r.string("_INDEX_TYPE")?,
+            file_name: r.string("_FILE_NAME")?,
+            file_size: r.long("_FILE_SIZE")?,
+            row_count: r.long("_ROW_COUNT")?,
+            dv_ranges,
+            external_path: r.opt_string("_EXTERNAL_PATH")?,
+            global_index,
+        })
+    }
+
+    fn value(&self) -> Value {
+        put::record(vec![
+            ("_VERSION", Value::Int(INDEX_MANIFEST_VERSION)),
+            (
+                "_KIND",
+                Value::Int(match self.kind {
+                    FileKind::Add => 0,
+                    FileKind::Delete => 1,
+                }),
+            ),
+            ("_PARTITION", Value::Bytes(self.partition.0.clone())),
+            ("_BUCKET", Value::Int(self.bucket)),
+            ("_INDEX_TYPE", Value::String(self.index_type.clone())),
+            ("_FILE_NAME", Value::String(self.file_name.clone())),
+            ("_FILE_SIZE", Value::Long(self.file_size)),
+            ("_ROW_COUNT", Value::Long(self.row_count)),
+            (
+                "_DELETIONS_VECTORS_RANGES",
+                put::opt(self.dv_ranges.as_ref(), |v| {
+                    Value::Array(
+                        v.iter()
+                            .map(|d| {
+                                put::record(vec![
+                                    ("f0", Value::String(d.data_file.clone())),
+                                    ("f1", Value::Int(d.offset)),
+                                    ("f2", Value::Int(d.length)),
+                                    ("_CARDINALITY", put::opt(d.cardinality, Value::Long)),
+                                ])
+                            })
+                            .collect(),
+                    )
+                }),
+            ),
+            (
+                "_EXTERNAL_PATH",
+                put::opt(self.external_path.clone(), Value::String),
+            ),
+            (
+                "_GLOBAL_INDEX",
+                put::opt(self.global_index.as_ref(), |g| {
+                    put::record(vec![
+                        ("_ROW_RANGE_START", Value::Long(g.row_range_start)),
+                        ("_ROW_RANGE_END", Value::Long(g.row_range_end)),
+                        ("_INDEX_FIELD_ID", Value::Int(g.index_field_id)),
+                        (
+                            "_EXTRA_FIELD_IDS",
+                            put::opt(g.extra_field_ids.as_ref(), |v| {
+                                Value::Array(v.iter().map(|x| Value::Int(*x)).collect())
+                            }),
+                        ),
+                        ("_INDEX_META", put::opt(g.index_meta.clone(), Value::Bytes)),
+                        (
+                            "_SOURCE_META",
+                            put::opt(g.source_meta.clone(), Value::Bytes),
+                        ),
+                    ])
+                }),
+            ),
+        ])
+    }
+
+    /// What identifies an index file across ADD and DELETE entries.
+    pub fn identifier(&self) -> (BinaryRow, i32, String, String) {
+        (
+            self.partition.clone(),
+            self.bucket,
+            self.index_type.clone(),
+            self.file_name.clone(),
+        )
+    }
+}
+
+/// Java's `IndexManifestEntry` Avro schema.
+pub fn index_manifest_schema() -> &'static str {
+    r#"{"type":"record","name":"record","namespace":"org.apache.paimon.avro.generated","fields":[
+      {"name":"_VERSION","type":"int"},
+      {"name":"_KIND","type":"int"},
+      {"name":"_PARTITION","type":"bytes"},
+      {"name":"_BUCKET","type":"int"},
+      {"name":"_INDEX_TYPE","type":"string"},
+      {"name":"_FILE_NAME","type":"string"},
+      {"name":"_FILE_SIZE","type":"long"},
+      {"name":"_ROW_COUNT","type":"long"},
+      {"name":"_DELETIONS_VECTORS_RANGES","type":["null",{"type":"array","items":{"type":"record","name":"record__DELETIONS_VECTORS_RANGES","fields":[
+        {"name":"f0","type":"string"},
+        {"name":"f1","type":"int"},
+        {"name":"f2","type":"int"},
+        {"name":"_CARDINALITY","type":["null","long"],"default":null}]}}],"default":null},
+      {"name":"_EXTERNAL_PATH","type":["null","string"],"default":null},
+      {"name":"_GLOBAL_INDEX","type":["null",{"type":"record","name":"record__GLOBAL_INDEX","fields":[
+        {"name":"_ROW_RANGE_START","type":"long"},
+        {"name":"_ROW_RANGE_END","type":"long"},
+        {"name":"_INDEX_FIELD_ID","type":"int"},
+        {"name":"_EXTRA_FIELD_IDS","type":["null",{"type":"array","items":"int"}],"default":null},
+        {"name":"_INDEX_META","type":["null","bytes"],"default":null},
+        {"name":"_SOURCE_META","type":["null","bytes"],"default":null}]}],"default":null}]}"#
+}
+
+pub fn decode_index_manifest(bytes: &[u8], file: &str) -> Result<Vec<IndexManifestEntry>> {
+    avro::read_records(bytes, file)?
+        .iter()
+        .map(|v| IndexManifestEntry::read(v, file))
+        .collect()
+}
+
+pub fn encode_index_manifest(
+    entries: &[IndexManifestEntry],
+    codec: apache_avro::Codec,
+    marker: [u8; 16],
+) -> Result<Vec<u8>> {
+    let schema = avro::parse_schema(index_manifest_schema())?;
+    avro::write_records(
+        &schema,
+        entries.iter().map(IndexManifestEntry::value).collect(),
+        codec,
+        marker,
+    )
+}
+
+/// Reads one data file's deletion vector from an index file.
+pub fn read_deletion_vector(
+    storage: &dyn Storage,
+    index_path: &str,
+    meta: &DeletionVectorMeta,
+) -> Result<RoaringBitmap> {
+    let bad = |why: String| {
+        Error::corrupt(
+            Some(index_path),
+            format!("deletion vector of '{}': {why}", meta.data_file),
+        )
+    };
+    if meta.offset < 1 || meta.length < 4 {
+        return Err(bad(format!(
+            "offset {} / length {} are out of range",
+            meta.offset, meta.length
+        )));
+    }
+    let total = 4 + meta.length as u64 + 4;
+    let bytes = storage.read_range(index_path, meta.offset as u64, total)?;
+    if bytes.len() as u64 != total {
+        return Err(bad(format!(
+            "needs {total} bytes at offset {}, the file ends after {}",
+            meta.offset,
+            bytes.len()
+        )));
+    }
+    let word = |i: usize| i32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    if word(0) != meta.length {
+        return Err(bad(format!(
+            "length word {} differs from the index manifest's {}",
+            word(0),
+            meta.length
+        )));
+    }
+    if word(4) != DV_MAGIC {
+        return Err(bad(format!("bad magic number {}", word(4))));
+    }
+    let body = &bytes[4..4 + meta.length as usize];
+    let crc = word(4 + meta.length as usize) as u32;
+    if crc32fast::hash(body) != crc {
+        return Err(bad("checksum mismatch".into()));
+    }
+    RoaringBitmap::deserialize_from(&body[4..]).map_err(|e| bad(format!("bad bitmap: {e}")))
+}
+
+/// Encodes a deletion-vector index file; returns its bytes and where each vector is.
+pub fn encode_deletion_vectors(
+    vectors: &BTreeMap<String, RoaringBitmap>,
+) -> Result<(Vec<u8>, Vec<DeletionVectorMeta>)> {
+    let mut out = vec![DV_FILE_VERSION];
+    let mut metas = Vec::with_capacity(vectors.len());
+    for (file, bitmap) in vectors {
+        let mut body = DV_MAGIC.to_be_bytes().to_vec();
+        bitmap
+            .serialize_into(&mut body)
+            .map_err(|e| Error::illegal_state(format!("bitmap serialization: {e}")))?;
+        let offset = i32::try_from(out.len())
+            .map_err(|_| Error::unsupported("a deletion-vector index file beyond 2 GiB"))?;
+        let length = i32::try_from(body.len())
+            .map_err(|_| Error::unsupported("a deletion vector beyond 2 GiB"))?;
+        out.extend_from_slice(&length.to_be_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+        metas.push(DeletionVectorMeta {
+            data_file: file.clone(),
+            offset,
+            length,
+            cardinality: Some(bitmap.len() as i64),
+        });
+    }
+    Ok((out, metas))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    #[test]
+    fn deletion_vectors_round_trip_and_detect_damage() {
+        let mut v = BTreeMap::new();
+        v.insert(
+            "data-a-0.parquet".to_string(),
+            RoaringBitmap::from_iter([1u32, 5, 9]),
+        );
+        v.insert(
+            "data-b-0.parquet".to_string(),
+            RoaringBitmap::from_iter(0u32..1000),
+        );
+        let (bytes, metas) = encode_deletion_vectors(&v).unwrap();
+        let st = MemoryStorage::new();
+        st.put("t/index/index-x-0", bytes.clone());
+        for m in &metas {
+            let bm = read_deletion_vector(&st, "t/index/index-x-0", m).unwrap();
+            assert_eq!(&bm, &v[&m.data_file]);
+        }
+        let mut broken = bytes.clone();
+        let last = broken.len() - 6;
+        broken[last] ^= 0xff;
+        st.put("t/index/index-x-0", broken);
+        let e = read_deletion_vector(&st, "t/index/index-x-0", &metas[1]).unwrap_err();
+        assert!(e.message.contains("index-x-0"), "{e}");
+        st.put("t/index/index-x-0", bytes[..bytes.len() - 3].to_vec());
+        assert!(read_deletion_vector(&st, "t/index/index-x-0", &metas[1]).is_err());
+
+        let entries = vec![IndexManifestEntry {
+            kind: FileKind::Add,
+            partition: BinaryRow::empty(),
+            bucket: 0,
+            index_type: DELETION_VECTORS_INDEX.into(),
+            file_name: "index-x-0".into(),
+            file_size: bytes.len() as i64,
+            row_count: 2,
+            dv_ranges: Some(metas),
+            external_path: None,
+            global_index: None,
+        }];
+        let enc =
+            encode_index_manifest(&entries, avro::codec_for("zstd").unwrap(), [0; 16]).unwrap();
+        assert_eq!(decode_index_manifest(&enc, "im").unwrap(), entries);
+    }
+}

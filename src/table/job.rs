@@ -1,0 +1,1398 @@
+//! A compaction job over a whole table: scan, plan every partition and bucket with the
+//! planner, take the partitions' leases, run the tasks through the rewriters, commit one
+//! COMPACT snapshot, release the leases.
+//!
+//! [`plan_table`] only reads. [`compact_table`] is all or nothing: any failure before the
+//! snapshot exists deletes every file the job wrote (data, deletion vectors, manifests), so the
+//! table is exactly as before. Metrics come back as a serde struct (delta-rs style): files and
+//! bytes removed and added per partition and bucket, levels before and after, rows, the number
+//! of rewrites, upgrades and fast copies, passthrough use, and time per phase when the caller
+//! passes a clock (the core reads none).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use roaring::RoaringBitmap;
+
+use super::binary_row::BinaryRow;
+use super::commit::{self, CommitDelta, CommitOutcome, CommitSettings, WrittenFiles};
+use super::delete_count;
+use super::ids::{uuid_string, IdGen};
+use super::index::{self, IndexManifestEntry, DELETION_VECTORS_INDEX};
+use super::lease::{self, Lease, LeaseHeld, LeaseRecord};
+use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
+use super::merge_rewriter::{MergeRewriteInput, MergeRewriteRequest, MergeTreeRewriter};
+use super::scan::{planner_meta, scan, BucketState, LiveFile, Table, TableState};
+use crate::error::{Error, ErrorKind, Result};
+use crate::meta::{DataFileMeta, Level, Levels};
+use crate::options::{ChangelogProducer, TableKind};
+use crate::plan::{
+    route, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode, CoordinatorFile,
+    DeletionFileRef, MergeTreeCompactManager, MergeTreeDecision, PlanContext, Reason, RewriteAlone,
+    TaskAction, UpgradeStrategy,
+};
+use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+use crate::storage::Storage;
+
+// ---------------------------------------------------------------------------------------------
+// Plan
+
+/// Files and bytes of one level of a bucket.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LevelStat {
+    pub level: u32,
+    pub files: usize,
+    pub bytes: u64,
+}
+
+/// One step of a planned task.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "kebab-case")]
+pub enum PlannedAction {
+    /// Append files rewritten together into new files.
+    AppendRewrite { files: Vec<String>, bytes: u64 },
+    /// A file recorded at a higher level (no data read or written).
+    Upgrade {
+        file: String,
+        from_level: u32,
+        to_level: u32,
+    },
+    /// Primary-key files merged into new files at `output_level`.
+    MergeRewrite {
+        output_level: u32,
+        files: Vec<String>,
+        sections: usize,
+        alone: Option<RewriteAlone>,
+    },
+}
+
+/// The plan of one partition and bucket.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BucketPlan {
+    /// The partition's directory (`k=v/...`; empty for an unpartitioned table).
+    pub partition: String,
+    pub bucket: i32,
+    pub files: usize,
+    pub bytes: u64,
+    pub levels: Vec<LevelStat>,
+    /// The planner's rule and its numbers.
+    pub reason: Reason,
+    /// The same, as one line.
+    pub reason_text: String,
+    pub actions: Vec<PlannedAction>,
+    /// Files the plan removes from the bucket (rewritten inputs; upgrades stay).
+    pub files_removed: usize,
+    /// Set when the bucket has work this build cannot run; nothing is done to it.
+    pub blocked: Option<String>,
+    pub drop_delete: bool,
+}
+
+impl BucketPlan {
+    pub fn has_work(&self) -> bool {
+        !self.actions.is_empty() && self.blocked.is_none()
+    }
+}
+
+/// The plan of a table.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TablePlan {
+    pub table_path: String,
+    pub snapshot_id: Option<i64>,
+    pub table_kind: TableKind,
+    pub mode: Option<CompactionMode>,
+    /// Why the table is not compactable at all (`write-only`, postpone bucket, ...).
+    pub not_compactable: Option<String>,
+    pub full: bool,
+    pub buckets: Vec<BucketPlan>,
+    pub summary: PlanSummary,
+}
+
+/// Totals of a plan.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanSummary {
+    pub partitions: usize,
+    pub buckets: usize,
+    pub files: usize,
+    pub bytes: u64,
+    pub buckets_with_work: usize,
+    pub buckets_blocked: usize,
+    pub rewrites: usize,
+    pub upgrades: usize,
+    pub files_removed: usize,
+}
+
+/// What to plan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PlanRequest {
+    /// Forced full compaction of every bucket instead of the automatic pick.
+    pub full: bool,
+    pub context: PlanContext,
+    /// A primary-key merge rewriter is available (otherwise merge tasks are blocked).
+    pub merge_rewriter: bool,
+}
+
+/// Internal work of one bucket.
+#[derive(Clone, Debug)]
+enum Work {
+    /// Tasks of indices into the bucket's files, each rewritten together.
+    Append(Vec<Vec<usize>>),
+    MergeTree(Box<MergeTreeDecision>),
+}
+
+#[derive(Clone, Debug)]
+struct PlannedBucket {
+    key: (BinaryRow, i32),
+    work: Option<Work>,
+    /// Delete counts verified from footers, by file name (PK level-0 files).
+    verified_delete_counts: HashMap<String, Option<u64>>,
+}
+
+struct InternalPlan {
+    state: TableState,
+    plan: TablePlan,
+    buckets: Vec<PlannedBucket>,
+}
+
+fn level_stats(files: &[Arc<DataFileMeta>]) -> Vec<LevelStat> {
+    let mut by: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
+    for f in files {
+        let e = by.entry(f.level.get()).or_default();
+        e.0 += 1;
+        e.1 += f.file_size;
+    }
+    by.into_iter()
+        .map(|(level, (files, bytes))| LevelStat {
+            level,
+            files,
+            bytes,
+        })
+        .collect()
+}
+
+/// Plans the table at `table_path` (relative to the storage root). Reads only.
+pub fn plan_table(
+    storage: &dyn Storage,
+    table_path: &str,
+    request: &PlanRequest,
+) -> Result<TablePlan> {
+    let state = scan(storage, table_path)?;
+    Ok(plan_state(storage, state, request)?.plan)
+}
+
+fn plan_state(
+    storage: &dyn Storage,
+    state: TableState,
+    request: &PlanRequest,
+) -> Result<InternalPlan> {
+    let table = &state.table;
+    let mut plan = TablePlan {
+        table_path: table.paths.root().to_string(),
+        snapshot_id: state.snapshot_id(),
+        table_kind: table.schema.table_kind(),
+        mode: None,
+        not_compactable: None,
+        full: request.full,
+        buckets: Vec::new(),
+        summary: PlanSummary::default(),
+    };
+    let mode = match route(&table.options, table.schema.has_blob_column()) {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind, ErrorKind::NotCompactable { .. }) => {
+            plan.not_compactable = Some(e.message);
+            return Ok(InternalPlan {
+                state,
+                plan,
+                buckets: Vec::new(),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    plan.mode = Some(mode);
+    let mut planned = Vec::new();
+    match mode {
+        CompactionMode::MergeTree => {
+            for (key, b) in &state.buckets {
+                let (bp, pb) = plan_merge_tree_bucket(storage, table, b, request)?;
+                plan.buckets.push(bp);
+                planned.push(PlannedBucket {
+                    key: key.clone(),
+                    ..pb
+                });
+            }
+        }
+        CompactionMode::BucketedAppend => {
+            for (key, b) in &state.buckets {
+                let files = b.planner_files(table)?;
+                let mut manager = BucketedAppendCompactManager::new(&table.options, files.clone());
+                let decision = if request.full {
+                    manager.trigger_full()?
+                } else {
+                    manager.pick_auto()
+                };
+                let idx = indices_of(b, &decision.files);
+                let tasks = if idx.is_empty() { vec![] } else { vec![idx] };
+                let (bp, work) = append_bucket_plan(table, b, &files, decision.reason, tasks);
+                plan.buckets.push(bp);
+                planned.push(PlannedBucket {
+                    key: key.clone(),
+                    work,
+                    verified_delete_counts: HashMap::new(),
+                });
+            }
+        }
+        CompactionMode::UnawareBucketCoordinator => {
+            plan_coordinator(table, &state, request, &mut plan, &mut planned)?;
+        }
+    }
+    let mut partitions = BTreeSet::new();
+    for b in &plan.buckets {
+        partitions.insert(b.partition.clone());
+        let s = &mut plan.summary;
+        s.buckets += 1;
+        s.files += b.files;
+        s.bytes += b.bytes;
+        if b.blocked.is_some() {
+            s.buckets_blocked += 1;
+        }
+        if b.has_work() {
+            s.buckets_with_work += 1;
+            s.files_removed += b.files_removed;
+            for a in &b.actions {
+                match a {
+                    PlannedAction::Upgrade { .. } => s.upgrades += 1,
+                    _ => s.rewrites += 1,
+                }
+            }
+        }
+    }
+    plan.summary.partitions = partitions.len();
+    Ok(InternalPlan {
+        state,
+        plan,
+        buckets: planned,
+    })
+}
+
+fn indices_of(b: &BucketState, files: &[Arc<DataFileMeta>]) -> Vec<usize> {
+    files
+        .iter()
+        .filter_map(|f| {
+            b.files
+                .iter()
+                .position(|l| l.entry.file.file_name == f.file_name)
+        })
+        .collect()
+}
+
+/// Why an append task cannot run here, if it cannot.
+fn append_blocker(table: &Table, b: &BucketState, task: &[usize]) -> Option<String> {
+    if table.options.file_format_for_level(0) != "parquet" {
+        return Some(format!(
+            "the append rewriter writes Parquet; the table's file.format is '{}'",
+            table.options.file_format_for_level(0)
+        ));
+    }
+    let first = &b.files[task[0]].entry.file;
+    for &i in task {
+        let f = &b.files[i].entry.file;
+        if f.external_path.is_some() {
+            return Some(format!(
+                "file '{}' lives at an external path, which this build does not read",
+                f.file_name
+            ));
+        }
+        if !f.file_name.ends_with(".parquet") {
+            return Some(format!("file '{}' is not a Parquet file", f.file_name));
+        }
+        if f.schema_id != first.schema_id {
+            return Some(format!(
+                "files were written with different schemas ({} and {}); schema evolution is not \
+                 supported by the rewrite yet",
+                first.schema_id, f.schema_id
+            ));
+        }
+    }
+    None
+}
+
+fn append_bucket_plan(
+    table: &Table,
+    b: &BucketState,
+    files: &[Arc<DataFileMeta>],
+    reason: Reason,
+    tasks: Vec<Vec<usize>>,
+) -> (BucketPlan, Option<Work>) {
+    let blocked = tasks.iter().find_map(|t| append_blocker(table, b, t));
+    let actions: Vec<PlannedAction> = tasks
+        .iter()
+        .map(|t| PlannedAction::AppendRewrite {
+            files: t
+                .iter()
+                .map(|&i| b.files[i].entry.file.file_name.clone())
+                .collect(),
+            bytes: t.iter().map(|&i| files[i].file_size).sum(),
+        })
+        .collect();
+    let bp = BucketPlan {
+        partition: b.partition_path.clone(),
+        bucket: b.bucket,
+        files: files.len(),
+        bytes: files.iter().map(|f| f.file_size).sum(),
+        levels: level_stats(files),
+        reason_text: reason.to_string(),
+        reason,
+        files_removed: tasks.iter().map(Vec::len).sum(),
+        actions,
+        blocked: blocked.clone(),
+        drop_delete: false,
+    };
+    let work = (!tasks.is_empty() && blocked.is_none()).then_some(Work::Append(tasks));
+    (bp, work)
+}
+
+fn plan_coordinator(
+    table: &Table,
+    state: &TableState,
+    request: &PlanRequest,
+    plan: &mut TablePlan,
+    planned: &mut Vec<PlannedBucket>,
+) -> Result<()> {
+    let mut coordinator = AppendCompactCoordinator::new(&table.options)?;
+    let mut by_partition: BTreeMap<String, (BinaryRow, i32)> = BTreeMap::new();
+    for (key, b) in &state.buckets {
+        let files = b.planner_files(table)?;
+        let pkey = lease::lease_key(&key.0 .0);
+        by_partition.insert(format!("{pkey}/{}", b.bucket), key.clone());
+        coordinator.notify(
+            &format!("{pkey}/{}", b.bucket),
+            files.iter().zip(&b.files).map(|(f, l)| CoordinatorFile {
+                file: f.clone(),
+                deletion_file: l.deletion_vector.as_ref().map(|(idx, m)| DeletionFileRef {
+                    index_file: idx.clone(),
+                    cardinality: m.cardinality.map(|c| c.max(0) as u64),
+                }),
+            }),
+        );
+    }
+    let mut tasks: BTreeMap<String, Vec<(Vec<Arc<DataFileMeta>>, Reason)>> = BTreeMap::new();
+    for t in coordinator.plan() {
+        tasks
+            .entry(t.partition.clone())
+            .or_default()
+            .push((t.files, t.reason));
+    }
+    for (pkey, key) in &by_partition {
+        let b = &state.buckets[key];
+        let files = b.planner_files(table)?;
+        let mut picked: Vec<(Vec<Arc<DataFileMeta>>, Reason)> =
+            tasks.remove(pkey).unwrap_or_default();
+        if request.full {
+            // A forced full compaction also takes the small files that did not fill a bin.
+            let taken: BTreeSet<&str> = picked
+                .iter()
+                .flat_map(|(fs, _)| fs.iter().map(|f| f.file_name.as_str()))
+                .collect();
+            let rest: Vec<Arc<DataFileMeta>> = files
+                .iter()
+                .zip(&b.files)
+                .filter(|(f, l)| {
+                    !taken.contains(f.file_name.as_str())
+                        && coordinator.should_compact(&CoordinatorFile {
+                            file: (*f).clone(),
+                            deletion_file: l.deletion_vector.as_ref().map(|(i, m)| {
+                                DeletionFileRef {
+                                    index_file: i.clone(),
+                                    cardinality: m.cardinality.map(|c| c.max(0) as u64),
+                                }
+                            }),
+                        })
+                })
+                .map(|(f, _)| f.clone())
+                .collect();
+            let needed = if table.options.deletion_vectors_enabled {
+                1
+            } else {
+                2
+            };
+            if rest.len() >= needed {
+                let n = rest.len();
+                picked.push((
+                    rest,
+                    Reason::CoordinatorAged {
+                        files: n,
+                        age: crate::plan::COMPACT_AGE + 1,
+                    },
+                ));
+            }
+        }
+        let reason = match picked.first() {
+            Some((_, r)) => r.clone(),
+            None => Reason::Idle(crate::plan::Idle::Empty),
+        };
+        let idx: Vec<Vec<usize>> = picked.iter().map(|(fs, _)| indices_of(b, fs)).collect();
+        let (mut bp, work) = append_bucket_plan(table, b, &files, reason, idx);
+        if picked.is_empty() {
+            bp.reason_text = format!(
+                "nothing to pack: {} small file(s) wait for more (compaction.min.file-num = {}, \
+                 or two target files' worth)",
+                files
+                    .iter()
+                    .filter(|f| f.file_size < table.options.compaction_file_size)
+                    .count(),
+                table.options.min_file_num
+            );
+        }
+        plan.buckets.push(bp);
+        planned.push(PlannedBucket {
+            key: key.clone(),
+            work,
+            verified_delete_counts: HashMap::new(),
+        });
+    }
+    Ok(())
+}
+
+fn plan_merge_tree_bucket(
+    storage: &dyn Storage,
+    table: &Table,
+    b: &BucketState,
+    request: &PlanRequest,
+) -> Result<(BucketPlan, PlannedBucket)> {
+    let mut verified = HashMap::new();
+    let mut files = Vec::with_capacity(b.files.len());
+    for l in &b.files {
+        let mut m = planner_meta(table, l)?;
+        if m.level.is_zero() && m.delete_row_count == Some(0) {
+            let path = table.paths.data_file(
+                &b.partition_path,
+                b.bucket,
+                &l.entry.file.file_name,
+                &l.source,
+            )?;
+            let proven = if l.entry.file.external_path.is_some()
+                || !l.entry.file.file_name.ends_with(".parquet")
+            {
+                None
+            } else {
+                delete_count::proven_no_retracts(storage, &path)?
+            };
+            m.delete_row_count = proven;
+            verified.insert(m.file_name.clone(), proven);
+        }
+        files.push(Arc::new(m));
+    }
+    let mut manager = MergeTreeCompactManager::new(&table.options, files.clone())?;
+    let levels_before = level_stats(&files);
+    let max_level = manager.levels().max_level();
+    let decision = manager.trigger(request.full, &request.context)?;
+    let mut actions = Vec::new();
+    let mut blocked: Option<String> = None;
+    let mut removed = 0;
+    for a in &decision.task.actions {
+        match a {
+            TaskAction::Upgrade { file, to_level } => {
+                actions.push(PlannedAction::Upgrade {
+                    file: file.file_name.clone(),
+                    from_level: file.level.get(),
+                    to_level: to_level.get(),
+                });
+                if blocked.is_none() {
+                    blocked = upgrade_blocker(table, manager.levels(), file, *to_level, max_level);
+                }
+            }
+            TaskAction::Rewrite {
+                output_level,
+                sections,
+                alone,
+            } => {
+                let names: Vec<String> = a.inputs().iter().map(|f| f.file_name.clone()).collect();
+                removed += names.len();
+                actions.push(PlannedAction::MergeRewrite {
+                    output_level: output_level.get(),
+                    files: names,
+                    sections: sections.len(),
+                    alone: *alone,
+                });
+                if blocked.is_none() && !request.merge_rewriter {
+                    blocked = Some(
+                        "the task merges files, which needs the primary-key merge rewriter \
+                         (not available in this build); the bucket is left as it is"
+                            .to_string(),
+                    );
+                }
+            }
+        }
+    }
+    if blocked.is_none() {
+        blocked = decision.task.actions.iter().find_map(|a| {
+            a.inputs().iter().find_map(|f| {
+                b.files
+                    .iter()
+                    .find(|l| l.entry.file.file_name == f.file_name)
+                    .filter(|l| l.entry.file.external_path.is_some())
+                    .map(|l| {
+                        format!(
+                            "file '{}' lives at an external path, which this build does not \
+                             read",
+                            l.entry.file.file_name
+                        )
+                    })
+            })
+        });
+    }
+    let bp = BucketPlan {
+        partition: b.partition_path.clone(),
+        bucket: b.bucket,
+        files: files.len(),
+        bytes: files.iter().map(|f| f.file_size).sum(),
+        levels: levels_before,
+        reason_text: decision.reason.to_string(),
+        reason: decision.reason.clone(),
+        files_removed: removed,
+        actions,
+        blocked: blocked.clone(),
+        drop_delete: decision.drop_delete,
+    };
+    let work = (!decision.task.actions.is_empty() && blocked.is_none())
+        .then(|| Work::MergeTree(Box::new(decision)));
+    Ok((
+        bp,
+        PlannedBucket {
+            key: (b.partition.clone(), b.bucket),
+            work,
+            verified_delete_counts: verified,
+        },
+    ))
+}
+
+/// Why a metadata-only upgrade of `file` to `to` is not enough here, if it is not.
+fn upgrade_blocker(
+    table: &Table,
+    levels: &Levels,
+    file: &DataFileMeta,
+    to: Level,
+    max_level: Level,
+) -> Option<String> {
+    let strategy = crate::plan::upgrade_strategy_for(
+        &table.options,
+        file.level,
+        file.delete_row_count,
+        to,
+        max_level,
+    );
+    match strategy {
+        UpgradeStrategy::NoChangelogNoRewrite => None,
+        UpgradeStrategy::ChangelogWithRewrite => Some(format!(
+            "moving '{}' up needs a merge with older values (lookup rewriter), which needs the \
+             primary-key merge rewriter",
+            file.file_name
+        )),
+        UpgradeStrategy::ChangelogNoRewrite => {
+            if matches!(
+                table.options.changelog_producer,
+                ChangelogProducer::Lookup | ChangelogProducer::FullCompaction
+            ) {
+                return Some(format!(
+                    "moving '{}' up must produce changelog ({}), which needs the primary-key \
+                     merge rewriter",
+                    file.file_name, table.options.changelog_producer
+                ));
+            }
+            if table.options.deletion_vectors_enabled {
+                // Older copies of its keys above the output level would need DV marks.
+                let overlaps = levels.level_sorted_runs().iter().any(|r| {
+                    r.level > to
+                        && r.files
+                            .iter()
+                            .any(|f| f.min_key <= file.max_key && file.min_key <= f.max_key)
+                });
+                if overlaps {
+                    return Some(format!(
+                        "moving '{}' up must mark older copies of its keys in deletion vectors \
+                         (lookup), which needs the primary-key merge rewriter",
+                        file.file_name
+                    ));
+                }
+            }
+            None
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compact
+
+/// How to run a job.
+pub struct CompactOptions<'a> {
+    /// Forced full compaction of every bucket.
+    pub full: bool,
+    /// `now` and the local hour for the planner; `now_ms` also stamps files and the snapshot.
+    pub context: PlanContext,
+    /// Random bytes from the host: every file name of the job derives from them.
+    pub job_id: [u8; 16],
+    /// Who runs the job (recorded in leases), e.g. `host:pid`.
+    pub owner: String,
+    /// Lease duration; `None` takes no leases.
+    pub lease_ttl_ms: Option<i64>,
+    /// Rebase attempts when another commit wins the next snapshot id.
+    pub max_commit_retries: usize,
+    /// The primary-key merge rewriter, when one is available.
+    pub merge_rewriter: Option<&'a dyn MergeTreeRewriter>,
+    /// Milliseconds from any monotonic clock, for the phase timings (optional).
+    pub clock: Option<&'a dyn Fn() -> i64>,
+    /// `commitUser` of the snapshot; defaults to one derived from the job id.
+    pub commit_user: Option<String>,
+}
+
+impl<'a> CompactOptions<'a> {
+    pub fn new(context: PlanContext, job_id: [u8; 16]) -> Self {
+        CompactOptions {
+            full: false,
+            context,
+            job_id,
+            owner: "paimon-compact".to_string(),
+            lease_ttl_ms: Some(10 * 60 * 1000),
+            max_commit_retries: 10,
+            merge_rewriter: None,
+            clock: None,
+            commit_user: None,
+        }
+    }
+}
+
+/// Metrics of one partition and bucket.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BucketMetrics {
+    pub partition: String,
+    pub bucket: i32,
+    pub reason: String,
+    pub files_before: usize,
+    pub files_after: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub files_removed: usize,
+    pub files_added: usize,
+    pub bytes_removed: u64,
+    pub bytes_added: u64,
+    pub levels_before: Vec<LevelStat>,
+    pub levels_after: Vec<LevelStat>,
+    pub rows_read: u64,
+    pub rows_written: u64,
+    /// Rows dropped because a deletion vector marked them.
+    pub rows_deleted: u64,
+    pub rewrites: usize,
+    pub upgrades: usize,
+    /// Inputs whose row groups were copied without decoding.
+    pub fast_copy_files: u64,
+    pub fast_copy_refused: usize,
+    /// Columns written through dictionary passthrough.
+    pub passthrough_columns: Vec<String>,
+    pub deletion_vectors_removed: usize,
+}
+
+/// Totals over partitions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Totals {
+    pub partitions: usize,
+    pub buckets_compacted: usize,
+    pub files_removed: usize,
+    pub files_added: usize,
+    pub bytes_removed: u64,
+    pub bytes_added: u64,
+    pub rows_read: u64,
+    pub rows_written: u64,
+    pub rewrites: usize,
+    pub upgrades: usize,
+    pub fast_copy_files: u64,
+    pub files_before: usize,
+    pub files_after: usize,
+}
+
+/// Milliseconds per phase (zero without a clock).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PhaseTimes {
+    pub scan_plan_ms: i64,
+    pub lease_ms: i64,
+    pub rewrite_ms: i64,
+    pub commit_ms: i64,
+    pub total_ms: i64,
+}
+
+/// A bucket that had work and was not compacted.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SkippedBucket {
+    pub partition: String,
+    pub bucket: i32,
+    pub reason: String,
+}
+
+/// The result of a job.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CompactReport {
+    pub table_path: String,
+    pub job_id: String,
+    pub full: bool,
+    pub snapshot_before: Option<i64>,
+    /// The COMPACT snapshot, when one was committed.
+    pub snapshot_after: Option<i64>,
+    pub commit: Option<CommitOutcome>,
+    pub not_compactable: Option<String>,
+    pub buckets: Vec<BucketMetrics>,
+    pub partitions: Vec<BucketMetrics>,
+    pub skipped: Vec<SkippedBucket>,
+    /// Partitions another job holds; retry later (`--wait`).
+    pub leases_held_elsewhere: Vec<LeaseHeld>,
+    pub totals: Totals,
+    pub phases: PhaseTimes,
+    pub warnings: Vec<String>,
+}
+
+/// Compacts the table at `table_path`; see the module documentation.
+pub fn compact_table(
+    storage: &dyn Storage,
+    table_path: &str,
+    opts: &CompactOptions<'_>,
+) -> Result<CompactReport> {
+    let now = || opts.clock.map_or(0, |c| c());
+    let t0 = now();
+    let state = scan(storage, table_path)?;
+    let internal = plan_state(
+        storage,
+        state,
+        &PlanRequest {
+            full: opts.full,
+            context: opts.context,
+            merge_rewriter: opts.merge_rewriter.is_some(),
+        },
+    )?;
+    let t1 = now();
+    let InternalPlan {
+        state,
+        plan,
+        buckets,
+    } = internal;
+    let job_id = uuid_string(opts.job_id);
+    let mut report = CompactReport {
+        table_path: plan.table_path.clone(),
+        job_id: job_id.clone(),
+        full: opts.full,
+        snapshot_before: plan.snapshot_id,
+        snapshot_after: None,
+        commit: None,
+        not_compactable: plan.not_compactable.clone(),
+        buckets: Vec::new(),
+        partitions: Vec::new(),
+        skipped: Vec::new(),
+        leases_held_elsewhere: Vec::new(),
+        totals: Totals::default(),
+        phases: PhaseTimes::default(),
+        warnings: Vec::new(),
+    };
+    for b in &plan.buckets {
+        if let Some(why) = &b.blocked {
+            report.skipped.push(SkippedBucket {
+                partition: b.partition.clone(),
+                bucket: b.bucket,
+                reason: why.clone(),
+            });
+        }
+    }
+    let (Some(planned_on), true) = (plan.snapshot_id, buckets.iter().any(|b| b.work.is_some()))
+    else {
+        report.phases.scan_plan_ms = t1 - t0;
+        report.phases.total_ms = t1 - t0;
+        return Ok(report);
+    };
+
+    // Leases: one job per partition.
+    let mut leases: Vec<Lease> = Vec::new();
+    let mut leased_out: BTreeSet<BinaryRow> = BTreeSet::new();
+    let mut work_partitions: BTreeMap<BinaryRow, String> = BTreeMap::new();
+    for b in buckets.iter().filter(|b| b.work.is_some()) {
+        let label = state.buckets[&b.key].partition_path.clone();
+        work_partitions.insert(b.key.0.clone(), label);
+    }
+    if let Some(ttl) = opts.lease_ttl_ms {
+        for (partition, label) in &work_partitions {
+            let record = LeaseRecord {
+                owner: opts.owner.clone(),
+                job_id: job_id.clone(),
+                acquired_ms: opts.context.now_ms,
+                expires_ms: opts.context.now_ms.saturating_add(ttl),
+            };
+            let got = lease::acquire(
+                storage,
+                &state.table.paths,
+                &lease::lease_key(&partition.0),
+                label,
+                record,
+                opts.context.now_ms,
+            );
+            match got {
+                Ok(Ok(l)) => leases.push(l),
+                Ok(Err(held)) => {
+                    leased_out.insert(partition.clone());
+                    report.leases_held_elsewhere.push(held);
+                }
+                Err(e) => {
+                    release_all(storage, &leases, &mut report.warnings);
+                    return Err(e);
+                }
+            }
+        }
+    }
+    let t2 = now();
+
+    let mut ids = IdGen::new(opts.job_id);
+    let mut written = WrittenFiles::default();
+    let mut run = Run {
+        storage,
+        table: &state.table,
+        state: &state,
+        opts,
+        ids: &mut ids,
+        written: &mut written,
+        delta: CommitDelta::default(),
+        removed_dvs: BTreeMap::new(),
+        metrics: Vec::new(),
+    };
+    let mut t3 = t2;
+    let result = (|| -> Result<Option<CommitOutcome>> {
+        for pb in &buckets {
+            let Some(work) = &pb.work else { continue };
+            if leased_out.contains(&pb.key.0) {
+                continue;
+            }
+            run.bucket(pb, work)?;
+        }
+        run.deletion_vectors()?;
+        t3 = now();
+        if run.delta.is_empty() {
+            return Ok(None);
+        }
+        let settings = CommitSettings {
+            kind: super::snapshot::CommitKind::Compact,
+            commit_user: opts
+                .commit_user
+                .clone()
+                .unwrap_or_else(|| format!("paimon-compact-{job_id}")),
+            now_ms: opts.context.now_ms,
+            max_retries: opts.max_commit_retries,
+        };
+        let delta = std::mem::take(&mut run.delta);
+        commit::commit(
+            storage,
+            &state.table,
+            Some(planned_on),
+            &delta,
+            &settings,
+            run.ids,
+            run.written,
+        )
+        .map(Some)
+    })();
+    let metrics = std::mem::take(&mut run.metrics);
+    drop(run);
+    let t4 = now();
+    let outcome = match result {
+        Ok(o) => o,
+        Err(e) => {
+            let mut e = e;
+            if !e.message.contains(commit::UNKNOWN_OUTCOME) {
+                let failed = written.delete_all(storage);
+                if !failed.is_empty() {
+                    e.message = format!(
+                        "{} (cleanup could not delete: {})",
+                        e.message,
+                        failed.join("; ")
+                    );
+                }
+            }
+            let mut warnings = Vec::new();
+            release_all(storage, &leases, &mut warnings);
+            return Err(e);
+        }
+    };
+    release_all(storage, &leases, &mut report.warnings);
+    for l in &report.leases_held_elsewhere {
+        report.skipped.push(SkippedBucket {
+            partition: l.partition.clone(),
+            bucket: -1,
+            reason: format!(
+                "partition is leased by '{}' (job {}) until {}",
+                l.holder.owner, l.holder.job_id, l.holder.expires_ms
+            ),
+        });
+    }
+    if let Some(o) = &outcome {
+        report.snapshot_after = Some(o.snapshot_id);
+        report.warnings.extend(o.warnings.iter().cloned());
+    }
+    report.commit = outcome;
+    report.partitions = by_partition(&metrics);
+    report.totals = totals(&metrics, &report.partitions);
+    report.buckets = metrics;
+    report.phases = PhaseTimes {
+        scan_plan_ms: t1 - t0,
+        lease_ms: t2 - t1,
+        rewrite_ms: t3 - t2,
+        commit_ms: t4 - t3,
+        total_ms: t4 - t0,
+    };
+    Ok(report)
+}
+
+fn release_all(storage: &dyn Storage, leases: &[Lease], warnings: &mut Vec<String>) {
+    for l in leases {
+        if let Err(e) = lease::release(storage, l) {
+            warnings.push(format!(
+                "could not release the lease of '{}': {e} (it expires at {})",
+                l.partition, l.record.expires_ms
+            ));
+        }
+    }
+}
+
+fn by_partition(buckets: &[BucketMetrics]) -> Vec<BucketMetrics> {
+    let mut out: BTreeMap<String, BucketMetrics> = BTreeMap::new();
+    for b in buckets {
+        let p = out
+            .entry(b.partition.clone())
+            .or_insert_with(|| BucketMetrics {
+                partition: b.partition.clone(),
+                bucket: -1,
+                reason: String::new(),
+                ..BucketMetrics::default()
+            });
+        p.files_before += b.files_before;
+        p.files_after += b.files_after;
+        p.bytes_before += b.bytes_before;
+        p.bytes_after += b.bytes_after;
+        p.files_removed += b.files_removed;
+        p.files_added += b.files_added;
+        p.bytes_removed += b.bytes_removed;
+        p.bytes_added += b.bytes_added;
+        p.rows_read += b.rows_read;
+        p.rows_written += b.rows_written;
+        p.rows_deleted += b.rows_deleted;
+        p.rewrites += b.rewrites;
+        p.upgrades += b.upgrades;
+        p.fast_copy_files += b.fast_copy_files;
+        p.fast_copy_refused += b.fast_copy_refused;
+        p.deletion_vectors_removed += b.deletion_vectors_removed;
+    }
+    out.into_values().collect()
+}
+
+fn totals(buckets: &[BucketMetrics], partitions: &[BucketMetrics]) -> Totals {
+    let mut t = Totals {
+        partitions: partitions.len(),
+        buckets_compacted: buckets.len(),
+        ..Totals::default()
+    };
+    for b in buckets {
+        t.files_removed += b.files_removed;
+        t.files_added += b.files_added;
+        t.bytes_removed += b.bytes_removed;
+        t.bytes_added += b.bytes_added;
+        t.rows_read += b.rows_read;
+        t.rows_written += b.rows_written;
+        t.rewrites += b.rewrites;
+        t.upgrades += b.upgrades;
+        t.fast_copy_files += b.fast_copy_files;
+        t.files_before += b.files_before;
+        t.files_after += b.files_after;
+    }
+    t
+}
+
+/// The state of a running job.
+struct Run<'s, 'a> {
+    storage: &'s dyn Storage,
+    table: &'s Table,
+    state: &'s TableState,
+    opts: &'s CompactOptions<'a>,
+    ids: &'s mut IdGen,
+    written: &'s mut WrittenFiles,
+    delta: CommitDelta,
+    /// Data files whose deletion vectors go away, by (partition, bucket).
+    removed_dvs: BTreeMap<(BinaryRow, i32), BTreeSet<String>>,
+    metrics: Vec<BucketMetrics>,
+}
+
+fn add_entry(b: &BucketState, file: DataFile) -> ManifestEntry {
+    ManifestEntry {
+        kind: FileKind::Add,
+        partition: b.partition.clone(),
+        bucket: b.bucket,
+        total_buckets: b.total_buckets,
+        file,
+    }
+}
+
+fn delete_entry(l: &LiveFile) -> ManifestEntry {
+    ManifestEntry {
+        kind: FileKind::Delete,
+        ..l.entry.clone()
+    }
+}
+
+impl Run<'_, '_> {
+    fn path_of(&self, b: &BucketState, l: &LiveFile) -> Result<String> {
+        self.table.paths.data_file(
+            &b.partition_path,
+            b.bucket,
+            &l.entry.file.file_name,
+            &l.source,
+        )
+    }
+
+    fn deleted_rows(&self, l: &LiveFile) -> Result<Option<Vec<u64>>> {
+        let Some((index_file, meta)) = &l.deletion_vector else {
+            return Ok(None);
+        };
+        let path = self.table.paths.index_file(index_file, "index manifest")?;
+        let bitmap = index::read_deletion_vector(self.storage, &path, meta)?;
+        Ok(Some(bitmap.iter().map(u64::from).collect()))
+    }
+
+    /// Deletes whatever a failed rewrite may have left under its unique prefix.
+    fn sweep(&mut self, dir: &str, prefix: &str) {
+        if let Ok(list) = self.storage.list(&format!("{dir}/{prefix}")) {
+            for o in list {
+                self.written.track(&o.path);
+            }
+        }
+    }
+
+    fn bucket(&mut self, pb: &PlannedBucket, work: &Work) -> Result<()> {
+        let b = &self.state.buckets[&pb.key];
+        let before: Vec<Arc<DataFileMeta>> = b.planner_files(self.table)?;
+        let mut m = BucketMetrics {
+            partition: b.partition_path.clone(),
+            bucket: b.bucket,
+            files_before: before.len(),
+            bytes_before: before.iter().map(|f| f.file_size).sum(),
+            levels_before: level_stats(&before),
+            ..BucketMetrics::default()
+        };
+        let mut removed: BTreeSet<String> = BTreeSet::new();
+        let mut added: Vec<Arc<DataFileMeta>> = Vec::new();
+        match work {
+            Work::Append(tasks) => {
+                m.reason = "append compaction".into();
+                for task in tasks {
+                    self.append_task(b, task, &mut m, &mut removed, &mut added)?;
+                }
+            }
+            Work::MergeTree(decision) => {
+                m.reason = decision.reason.to_string();
+                self.merge_tree_task(b, pb, decision, &mut m, &mut removed, &mut added)?;
+            }
+        }
+        let mut after: Vec<Arc<DataFileMeta>> = before
+            .iter()
+            .filter(|f| !removed.contains(&f.file_name))
+            .cloned()
+            .collect();
+        after.extend(added);
+        m.files_after = after.len();
+        m.bytes_after = after.iter().map(|f| f.file_size).sum();
+        m.levels_after = level_stats(&after);
+        self.metrics.push(m);
+        Ok(())
+    }
+
+    fn append_task(
+        &mut self,
+        b: &BucketState,
+        task: &[usize],
+        m: &mut BucketMetrics,
+        removed: &mut BTreeSet<String>,
+        added: &mut Vec<Arc<DataFileMeta>>,
+    ) -> Result<()> {
+        let mut inputs = Vec::with_capacity(task.len());
+        for &i in task {
+            let l = &b.files[i];
+            inputs.push(AppendInput {
+                path: self.path_of(b, l)?,
+                meta: Arc::new(planner_meta(self.table, l)?),
+                deleted_rows: self.deleted_rows(l)?,
+            });
+        }
+        let output_dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+        let prefix = format!("data-{}-", self.ids.next_uuid());
+        let req = AppendRewrite {
+            inputs,
+            table_schema: None,
+            output_dir: output_dir.clone(),
+            file_prefix: prefix.clone(),
+            output_level: Level::ZERO,
+            creation_time_ms: self.opts.context.now_ms,
+            collect_value_stats: false,
+        };
+        let result = match rewrite_append(self.storage, &req, &self.table.options) {
+            Ok(r) => r,
+            Err(e) => {
+                self.sweep(&output_dir, &prefix);
+                return Err(e);
+            }
+        };
+        for o in &result.outputs {
+            self.written.track(&o.path);
+        }
+        let schema_id = b.files[task[0]].entry.file.schema_id;
+        for &i in task {
+            let l = &b.files[i];
+            self.delta.entries.push(delete_entry(l));
+            removed.insert(l.entry.file.file_name.clone());
+            m.files_removed += 1;
+            m.bytes_removed += l.entry.file.file_size.max(0) as u64;
+            if l.deletion_vector.is_some() {
+                self.removed_dvs
+                    .entry((b.partition.clone(), b.bucket))
+                    .or_default()
+                    .insert(l.entry.file.file_name.clone());
+                m.deletion_vectors_removed += 1;
+            }
+        }
+        for o in &result.outputs {
+            let f = DataFile {
+                file_name: o.meta.file_name.clone(),
+                file_size: o.meta.file_size as i64,
+                row_count: o.meta.row_count as i64,
+                min_key: BinaryRow::empty(),
+                max_key: BinaryRow::empty(),
+                key_stats: SimpleStats::empty(),
+                value_stats: SimpleStats::empty(),
+                min_sequence_number: o.meta.min_sequence_number.0,
+                max_sequence_number: o.meta.max_sequence_number.0,
+                schema_id,
+                level: 0,
+                extra_files: Vec::new(),
+                creation_time: Some(self.opts.context.now_ms),
+                delete_row_count: Some(0),
+                embedded_file_index: None,
+                file_source: Some(1),
+                value_stats_cols: Some(Vec::new()),
+                external_path: None,
+                first_row_id: None,
+                write_cols: None,
+                write_cols_sequences: None,
+            };
+            self.delta.entries.push(add_entry(b, f));
+            added.push(Arc::new(o.meta.clone()));
+            m.files_added += 1;
+            m.bytes_added += o.meta.file_size;
+        }
+        let rm = &result.metrics;
+        m.rows_read += rm.input_rows;
+        m.rows_written += rm.output_rows;
+        m.rows_deleted += rm.deleted_rows;
+        m.rewrites += 1;
+        m.fast_copy_files += rm.fast_copy.files_copied;
+        m.fast_copy_refused += rm.fast_copy.refused.len();
+        for c in &rm.passthrough.columns {
+            if !m.passthrough_columns.contains(c) {
+                m.passthrough_columns.push(c.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn merge_tree_task(
+        &mut self,
+        b: &BucketState,
+        pb: &PlannedBucket,
+        decision: &MergeTreeDecision,
+        m: &mut BucketMetrics,
+        removed: &mut BTreeSet<String>,
+        added: &mut Vec<Arc<DataFileMeta>>,
+    ) -> Result<()> {
+        let live_of = |name: &str| -> Result<&LiveFile> {
+            b.files
+                .iter()
+                .find(|l| l.entry.file.file_name == name)
+                .ok_or_else(|| Error::illegal_state(format!("planned file '{name}' is not live")))
+        };
+        let max_level = decision
+            .unit
+            .as_ref()
+            .map(|_| {
+                let files = b.planner_files(self.table)?;
+                Ok::<_, Error>(Levels::new(self.table.options.num_levels, files)?.max_level())
+            })
+            .transpose()?
+            .unwrap_or(Level::ZERO);
+        for action in &decision.task.actions {
+            match action {
+                TaskAction::Upgrade { file, to_level } => {
+                    let l = live_of(&file.file_name)?;
+                    self.delta.entries.push(delete_entry(l));
+                    let mut up = l.entry.file.with_level(to_level.get() as i32);
+                    if let Some(verified) = pb.verified_delete_counts.get(&file.file_name) {
+                        // Record what the footer proved; unknown stays unknown (readers merge).
+                        up.delete_row_count = verified.map(|c| c as i64);
+                    }
+                    self.delta.entries.push(add_entry(b, up));
+                    removed.insert(file.file_name.clone());
+                    added.push(Arc::new(file.upgrade(*to_level)));
+                    m.upgrades += 1;
+                }
+                TaskAction::Rewrite {
+                    output_level,
+                    sections,
+                    ..
+                } => {
+                    let rewriter = self.opts.merge_rewriter.ok_or_else(|| {
+                        Error::unsupported("a merge-tree rewrite without a merge rewriter")
+                    })?;
+                    let mut req_sections = Vec::new();
+                    for section in sections {
+                        let mut runs = Vec::new();
+                        for run in section {
+                            let mut files = Vec::new();
+                            for f in run.files() {
+                                let l = live_of(&f.file_name)?;
+                                files.push(MergeRewriteInput {
+                                    path: self.path_of(b, l)?,
+                                    meta: f.clone(),
+                                    file: l.entry.file.clone(),
+                                    deleted_rows: self.deleted_rows(l)?,
+                                });
+                            }
+                            runs.push(files);
+                        }
+                        req_sections.push(runs);
+                    }
+                    let output_dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+                    let uuid = self.ids.next_uuid();
+                    let req = MergeRewriteRequest {
+                        table: self.table,
+                        output_dir: output_dir.clone(),
+                        file_prefix: format!("data-{uuid}-"),
+                        changelog_prefix: format!("changelog-{uuid}-"),
+                        output_level: *output_level,
+                        max_level,
+                        drop_delete: decision.drop_delete,
+                        sections: req_sections,
+                        higher_levels: Vec::new(),
+                        creation_time_ms: self.opts.context.now_ms,
+                    };
+                    let result = match rewriter.rewrite(self.storage, &req) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            self.sweep(&output_dir, &req.file_prefix);
+                            self.sweep(&output_dir, &req.changelog_prefix);
+                            return Err(e);
+                        }
+                    };
+                    for p in &result.written {
+                        self.written.track(p);
+                    }
+                    if !result.deletion_vector_marks.is_empty() {
+                        return Err(Error::unsupported(
+                            "deletion-vector marks from a merge are not committed by the table \
+                             layer yet",
+                        ));
+                    }
+                    for f in action.inputs() {
+                        let l = live_of(&f.file_name)?;
+                        self.delta.entries.push(delete_entry(l));
+                        removed.insert(f.file_name.clone());
+                        m.files_removed += 1;
+                        m.bytes_removed += f.file_size;
+                        if l.deletion_vector.is_some() {
+                            self.removed_dvs
+                                .entry((b.partition.clone(), b.bucket))
+                                .or_default()
+                                .insert(f.file_name.clone());
+                            m.deletion_vectors_removed += 1;
+                        }
+                    }
+                    for f in result.outputs {
+                        let meta = planner_meta(
+                            self.table,
+                            &LiveFile {
+                                entry: add_entry(b, f.clone()),
+                                source: "merge rewriter output".into(),
+                                deletion_vector: None,
+                            },
+                        )?;
+                        m.files_added += 1;
+                        m.bytes_added += meta.file_size;
+                        added.push(Arc::new(meta));
+                        self.delta.entries.push(add_entry(b, f));
+                    }
+                    for f in result.changelog {
+                        self.delta.changelog.push(add_entry(b, f));
+                    }
+                    m.rows_read += result.rows_read;
+                    m.rows_written += result.rows_written;
+                    m.rewrites += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Rewrites the deletion-vector index of every bucket whose files lost their vectors:
+    /// the old index files go, a new one holds the vectors that remain.
+    fn deletion_vectors(&mut self) -> Result<()> {
+        let removed_dvs = std::mem::take(&mut self.removed_dvs);
+        for ((partition, bucket), gone) in removed_dvs {
+            let entries: Vec<&IndexManifestEntry> = self
+                .state
+                .index_entries
+                .iter()
+                .filter(|e| {
+                    e.index_type == DELETION_VECTORS_INDEX
+                        && e.partition == partition
+                        && e.bucket == bucket
+                        && e.dv_ranges
+                            .iter()
+                            .flatten()
+                            .any(|r| gone.contains(&r.data_file))
+                })
+                .collect();
+            let mut keep: BTreeMap<String, RoaringBitmap> = BTreeMap::new();
+            for e in &entries {
+                let path = self
+                    .table
+                    .paths
+                    .index_file(&e.file_name, "index manifest")?;
+                for r in e.dv_ranges.iter().flatten() {
+                    if !gone.contains(&r.data_file) {
+                        let bm = index::read_deletion_vector(self.storage, &path, r)?;
+                        keep.entry(r.data_file.clone())
+                            .or_default()
+                            .extend(bm.iter());
+                    }
+                }
+                self.delta.index.push(IndexManifestEntry {
+                    kind: FileKind::Delete,
+                    ..(*e).clone()
+                });
+            }
+            if !keep.is_empty() {
+                let (bytes, ranges) = index::encode_deletion_vectors(&keep)?;
+                let name = format!("index-{}-0", self.ids.next_uuid());
+                let path = self.table.paths.index_file(&name, "compaction job")?;
+                let size = commit::write_tracked(self.storage, self.written, &path, &bytes)?;
+                self.delta.index.push(IndexManifestEntry {
+                    kind: FileKind::Add,
+                    partition: partition.clone(),
+                    bucket,
+                    index_type: DELETION_VECTORS_INDEX.to_string(),
+                    file_name: name,
+                    file_size: size as i64,
+                    row_count: ranges.len() as i64,
+                    dv_ranges: Some(ranges),
+                    external_path: None,
+                    global_index: None,
+                });
+            }
+        }
+        Ok(())
+    }
+}

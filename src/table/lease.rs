@@ -1,0 +1,197 @@
+//! One compaction job per partition: leases as lock objects created with `create_if_absent`.
+//!
+//! A lease of partition P is a small JSON object `compaction-lease/<P>-<generation>` naming
+//! its owner and expiry. The holder is the highest generation. A free partition (no lease
+//! object) is taken by creating generation 0; an expired lease is taken over by creating the
+//! next generation, so two jobs that both see it expired race on one `create_if_absent` and
+//! exactly one wins (deleting and re-creating the same name would let both win). Releasing
+//! deletes the lease. Correctness never depends on leases alone: the commit's conflict check
+//! still rejects a job whose inputs were compacted by someone else.
+
+use crate::error::{Error, Result};
+use crate::storage::{Storage, StorageErrorKind};
+
+use super::path::TablePaths;
+
+/// The content of a lease object.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeaseRecord {
+    pub owner: String,
+    pub job_id: String,
+    pub acquired_ms: i64,
+    pub expires_ms: i64,
+}
+
+/// A held lease.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Lease {
+    pub partition: String,
+    pub path: String,
+    pub record: LeaseRecord,
+}
+
+/// Why a lease was not granted.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LeaseHeld {
+    pub partition: String,
+    pub holder: LeaseRecord,
+}
+
+/// The partition's key in lease names: hex of its serialized row (names stay plain whatever
+/// the partition values contain).
+pub fn lease_key(partition_bytes: &[u8]) -> String {
+    partition_bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn generations(storage: &dyn Storage, paths: &TablePaths, key: &str) -> Result<Vec<(u64, String)>> {
+    let prefix = format!("{}/{key}-", paths.lease_dir());
+    let mut gens: Vec<(u64, String)> = storage
+        .list(&prefix)?
+        .into_iter()
+        .filter_map(|o| {
+            let g = o.path.strip_prefix(&prefix)?.parse::<u64>().ok()?;
+            Some((g, o.path))
+        })
+        .collect();
+    gens.sort();
+    Ok(gens)
+}
+
+/// Tries to take the lease of a partition until `now_ms + ttl_ms`. `Ok(Err(held))` when
+/// another live job holds it.
+pub fn acquire(
+    storage: &dyn Storage,
+    paths: &TablePaths,
+    partition_key: &str,
+    partition_label: &str,
+    record: LeaseRecord,
+    now_ms: i64,
+) -> Result<std::result::Result<Lease, LeaseHeld>> {
+    let gens = generations(storage, paths, partition_key)?;
+    let next = match gens.last() {
+        None => 0,
+        Some((g, path)) => {
+            let current = match storage.read_all(path) {
+                Ok(b) => serde_json::from_slice::<LeaseRecord>(&b)
+                    .map_err(|e| Error::corrupt(Some(path), format!("not a lease record: {e}")))?,
+                // Released between list and read: try the next generation.
+                Err(e) if e.kind == StorageErrorKind::NotFound => {
+                    return acquire_at(
+                        storage,
+                        paths,
+                        partition_key,
+                        partition_label,
+                        record,
+                        g + 1,
+                    )
+                }
+                Err(e) => return Err(e.into()),
+            };
+            if current.expires_ms > now_ms && current.job_id != record.job_id {
+                return Ok(Err(LeaseHeld {
+                    partition: partition_label.to_string(),
+                    holder: current,
+                }));
+            }
+            g + 1
+        }
+    };
+    acquire_at(storage, paths, partition_key, partition_label, record, next)
+}
+
+fn acquire_at(
+    storage: &dyn Storage,
+    paths: &TablePaths,
+    partition_key: &str,
+    partition_label: &str,
+    record: LeaseRecord,
+    generation: u64,
+) -> Result<std::result::Result<Lease, LeaseHeld>> {
+    let path = format!("{}/{partition_key}-{generation}", paths.lease_dir());
+    let bytes = serde_json::to_vec(&record)
+        .map_err(|e| Error::illegal_state(format!("lease record: {e}")))?;
+    match storage.create_if_absent(&path, &bytes) {
+        Ok(()) => {
+            // Older generations are dead now; removing them is housekeeping only.
+            if let Ok(gens) = generations(storage, paths, partition_key) {
+                for (g, p) in gens {
+                    if g < generation {
+                        let _ = storage.delete(&p);
+                    }
+                }
+            }
+            Ok(Ok(Lease {
+                partition: partition_label.to_string(),
+                path,
+                record,
+            }))
+        }
+        Err(e) if e.kind == StorageErrorKind::AlreadyExists => {
+            let holder = storage
+                .read_all(&path)
+                .ok()
+                .and_then(|b| serde_json::from_slice::<LeaseRecord>(&b).ok())
+                .unwrap_or(LeaseRecord {
+                    owner: "unknown".into(),
+                    job_id: String::new(),
+                    acquired_ms: 0,
+                    expires_ms: 0,
+                });
+            Ok(Err(LeaseHeld {
+                partition: partition_label.to_string(),
+                holder,
+            }))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Releases a lease (a lease that is already gone is fine).
+pub fn release(storage: &dyn Storage, lease: &Lease) -> Result<()> {
+    match storage.delete(&lease.path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind == StorageErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::MemoryStorage;
+
+    fn rec(job: &str, expires: i64) -> LeaseRecord {
+        LeaseRecord {
+            owner: format!("host-{job}"),
+            job_id: job.into(),
+            acquired_ms: 0,
+            expires_ms: expires,
+        }
+    }
+
+    #[test]
+    fn one_holder_then_takeover_after_expiry() {
+        let s = MemoryStorage::new();
+        let p = TablePaths::new("t");
+        let a = acquire(&s, &p, "00", "dt=1", rec("a", 100), 0)
+            .unwrap()
+            .unwrap();
+        let held = acquire(&s, &p, "00", "dt=1", rec("b", 200), 50)
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(held.holder.job_id, "a");
+        let b = acquire(&s, &p, "00", "dt=1", rec("b", 300), 150)
+            .unwrap()
+            .unwrap();
+        assert!(b.path.ends_with("-1"));
+        // The old generation is gone; a's late release does not free b's lease.
+        release(&s, &a).unwrap();
+        assert!(acquire(&s, &p, "00", "dt=1", rec("c", 400), 160)
+            .unwrap()
+            .is_err());
+        release(&s, &b).unwrap();
+        assert!(acquire(&s, &p, "00", "dt=1", rec("c", 400), 160)
+            .unwrap()
+            .is_ok());
+    }
+}

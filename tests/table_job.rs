@@ -1,0 +1,415 @@
+//! The table layer end to end on tables written by our own writer in Paimon's format:
+//! planning, compaction of append tables (bucket = -1 and fixed buckets), metadata-only
+//! upgrades of primary-key tables, blocked merges, conflicts, rebases, leases, and a failure
+//! injected at every storage call of a whole compaction.
+
+mod table_support;
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use paimon_compact::plan::PlanContext;
+use paimon_compact::storage::{MemoryStorage, Storage};
+use paimon_compact::table::binary_row::Datum;
+use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
+use paimon_compact::table::lease::{self, LeaseRecord};
+use paimon_compact::table::scan::scan;
+use paimon_compact::table::snapshot::{latest_snapshot_id, read_snapshot, CommitKind};
+use paimon_compact::table::{compact_table, plan_table, CompactOptions, PlanRequest};
+use paimon_compact::ErrorKind;
+use table_support::{read_rows, FaultyStorage, HookStorage};
+
+const NOW: i64 = 1_750_000_000_000;
+
+fn ctx() -> PlanContext {
+    PlanContext::at(NOW, 3)
+}
+
+fn opts(seed: u8) -> CompactOptions<'static> {
+    CompactOptions::new(ctx(), [seed; 16])
+}
+
+/// An append table with `bucket` and `commits` commits of 3 partitions x 10 rows.
+fn append_table(st: &dyn Storage, path: &str, bucket: &str, commits: i64) {
+    let schema = new_schema(
+        vec![
+            field(0, "id", "BIGINT NOT NULL").unwrap(),
+            field(1, "dt", "STRING").unwrap(),
+            field(2, "v", "STRING").unwrap(),
+        ],
+        &["dt"],
+        &[],
+        &[("bucket", bucket), ("bucket-key", "id")],
+        NOW,
+    );
+    let schema = if bucket == "-1" {
+        let mut s = schema;
+        s.options.remove("bucket-key");
+        s
+    } else {
+        schema
+    };
+    create_table(st, path, &schema).unwrap();
+    let mut w = TableWriter::new(st, path, [9; 16]);
+    for c in 0..commits {
+        let rows: Vec<_> = (0..30i64)
+            .map(|i| {
+                (
+                    RowKind::Insert,
+                    vec![
+                        Datum::BigInt(c * 100 + i),
+                        Datum::String(format!("d{}", i % 3)),
+                        Datum::String(format!("value-{c}-{i}")),
+                    ],
+                )
+            })
+            .collect();
+        w.commit(&rows, NOW + c).unwrap();
+    }
+}
+
+/// A primary-key table with one bucket; `disjoint` commits never touch the same key.
+fn pk_table(st: &dyn Storage, path: &str, extra: &[(&str, &str)], disjoint: bool) {
+    let mut options = vec![("bucket", "1")];
+    options.extend_from_slice(extra);
+    create_table(
+        st,
+        path,
+        &new_schema(
+            vec![
+                field(0, "k", "BIGINT NOT NULL").unwrap(),
+                field(1, "v", "STRING").unwrap(),
+            ],
+            &[],
+            &["k"],
+            &options,
+            NOW,
+        ),
+    )
+    .unwrap();
+    let mut w = TableWriter::new(st, path, [8; 16]);
+    for c in 0..6i64 {
+        let rows: Vec<_> = (0..20i64)
+            .map(|i| {
+                let k = if disjoint { c * 100 + i } else { i * 2 + c % 2 };
+                let kind = if !disjoint && i % 7 == 6 {
+                    RowKind::Delete
+                } else {
+                    RowKind::Insert
+                };
+                (kind, vec![Datum::BigInt(k), Datum::String(format!("c{c}"))])
+            })
+            .collect();
+        w.commit(&rows, NOW + c).unwrap();
+    }
+}
+
+fn file_set(st: &MemoryStorage) -> BTreeSet<String> {
+    st.paths().into_iter().collect()
+}
+
+#[test]
+fn unaware_bucket_append_table_is_compacted_per_partition() {
+    let st = MemoryStorage::new();
+    append_table(&st, "wh/db.db/t", "-1", 6);
+    let rows = read_rows(&st, "wh/db.db/t");
+    assert_eq!(rows.len(), 180);
+
+    let plan = plan_table(&st, "wh/db.db/t", &PlanRequest::default()).unwrap();
+    assert_eq!(plan.snapshot_id, Some(6));
+    assert_eq!(plan.buckets.len(), 3, "{plan:#?}");
+    assert_eq!(plan.summary.buckets_with_work, 3);
+    assert!(plan
+        .buckets
+        .iter()
+        .all(|b| b.files == 6 && b.files_removed == 6));
+    let before = file_set(&st);
+    assert_eq!(file_set(&st), before, "planning writes nothing");
+
+    let report = compact_table(&st, "wh/db.db/t", &opts(1)).unwrap();
+    assert_eq!(report.snapshot_after, Some(7));
+    assert_eq!(report.totals.files_removed, 18);
+    assert_eq!(report.totals.files_added, 3);
+    assert_eq!(report.totals.rows_read, 180);
+    assert_eq!(report.totals.rows_written, 180);
+    let json = serde_json::to_string(&report).unwrap();
+    assert!(json.contains("\"files_removed\":18"), "{json}");
+
+    let p = paimon_compact::table::path::TablePaths::new("wh/db.db/t");
+    let snap = read_snapshot(&st, &p, 7).unwrap();
+    assert_eq!(snap.commit_kind, CommitKind::Compact);
+    assert_eq!(snap.delta_record_count, Some(0));
+    assert_eq!(snap.total_record_count, Some(180));
+    assert_eq!(read_rows(&st, "wh/db.db/t"), rows);
+    assert_eq!(scan(&st, "wh/db.db/t").unwrap().file_count(), 3);
+    // Replaced files stay for older snapshots.
+    assert!(before.is_subset(&file_set(&st)));
+    // No lease objects left behind.
+    assert!(st.list("wh/db.db/t/compaction-lease/").unwrap().is_empty());
+
+    // Nothing left to do; a writer can append on top and it is read back.
+    let again = compact_table(&st, "wh/db.db/t", &opts(2)).unwrap();
+    assert_eq!(again.snapshot_after, None);
+    let mut w = TableWriter::new(&st, "wh/db.db/t", [5; 16]);
+    w.commit(
+        &[(
+            RowKind::Insert,
+            vec![
+                Datum::BigInt(-1),
+                Datum::String("d0".into()),
+                Datum::String("late".into()),
+            ],
+        )],
+        NOW + 100,
+    )
+    .unwrap();
+    assert_eq!(read_rows(&st, "wh/db.db/t").len(), 181);
+}
+
+#[test]
+fn fixed_bucket_append_table_compacts_five_file_windows() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "2", 6);
+    let rows = read_rows(&st, "t");
+    let plan = plan_table(&st, "t", &PlanRequest::default()).unwrap();
+    assert_eq!(plan.buckets.len(), 6, "3 partitions x 2 buckets");
+    for b in &plan.buckets {
+        assert_eq!(b.files, 6);
+        assert_eq!(b.files_removed, 5, "{}", b.reason_text);
+    }
+    let report = compact_table(&st, "t", &opts(1)).unwrap();
+    assert_eq!(report.totals.files_removed, 30);
+    assert_eq!(report.totals.files_added, 6);
+    assert_eq!(read_rows(&st, "t"), rows);
+    assert_eq!(scan(&st, "t").unwrap().file_count(), 12);
+
+    // --full folds the rest.
+    let mut full = opts(2);
+    full.full = true;
+    let report = compact_table(&st, "t", &full).unwrap();
+    assert_eq!(report.snapshot_after, Some(8), "{report:#?}");
+    assert_eq!(read_rows(&st, "t"), rows);
+}
+
+#[test]
+fn primary_key_upgrades_are_metadata_only_and_merges_are_blocked() {
+    // Disjoint keys and a tiny target size: full compaction only moves files up a level.
+    let st = MemoryStorage::new();
+    pk_table(&st, "pk", &[("target-file-size", "1 kb")], true);
+    let rows = read_rows(&st, "pk");
+    assert_eq!(rows.len(), 120);
+    let mut full = opts(1);
+    full.full = true;
+    let plan = plan_table(
+        &st,
+        "pk",
+        &PlanRequest {
+            full: true,
+            ..PlanRequest::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(plan.summary.upgrades, 6, "{plan:#?}");
+    assert_eq!(plan.summary.buckets_blocked, 0);
+    let report = compact_table(&st, "pk", &full).unwrap();
+    assert_eq!(report.totals.upgrades, 6);
+    assert_eq!(report.buckets[0].levels_after[0].level, 5);
+    assert_eq!(read_rows(&st, "pk"), rows);
+    let state = scan(&st, "pk").unwrap();
+    assert!(state
+        .buckets
+        .values()
+        .flat_map(|b| &b.files)
+        .all(|f| f.entry.file.level == 5 && f.entry.file.delete_row_count == Some(0)));
+
+    // Overlapping keys with deletes need the merge rewriter: reported, nothing changes.
+    let st = MemoryStorage::new();
+    pk_table(&st, "pk2", &[], false);
+    let rows = read_rows(&st, "pk2");
+    let before = file_set(&st);
+    let report = compact_table(&st, "pk2", &full).unwrap();
+    assert_eq!(report.snapshot_after, None);
+    assert_eq!(report.skipped.len(), 1);
+    assert!(
+        report.skipped[0].reason.contains("merge rewriter"),
+        "{report:#?}"
+    );
+    assert_eq!(file_set(&st), before);
+    assert_eq!(read_rows(&st, "pk2"), rows);
+}
+
+#[test]
+fn write_only_tables_are_not_compactable_with_the_reason() {
+    let st = MemoryStorage::new();
+    pk_table(&st, "w", &[("write-only", "true")], true);
+    let plan = plan_table(&st, "w", &PlanRequest::default()).unwrap();
+    assert!(plan.not_compactable.unwrap().contains("write-only"));
+}
+
+#[test]
+fn racing_compactors_exactly_one_commits() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 6);
+    let rows = read_rows(&st, "t");
+    let other = st.clone();
+    // Job B starts; when it writes its first data file, job A runs to completion.
+    let hook = HookStorage {
+        inner: st.clone(),
+        trigger: "/bucket-0/data-".into(),
+        hook: Mutex::new(Some(Box::new(move || {
+            let mut a = CompactOptions::new(PlanContext::at(NOW, 3), [1; 16]);
+            a.lease_ttl_ms = None;
+            compact_table(&other, "t", &a).unwrap();
+        }))),
+    };
+    let mut b = opts(2);
+    b.lease_ttl_ms = None;
+    let before_b = file_set(&st);
+    let e = compact_table(&hook, "t", &b).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::Conflict), "{e}");
+    let p = paimon_compact::table::path::TablePaths::new("t");
+    assert_eq!(latest_snapshot_id(&st, &p).unwrap(), Some(7));
+    assert_eq!(read_rows(&st, "t"), rows);
+    // B left nothing: every file is A's or was there before.
+    let a_snapshot = read_snapshot(&st, &p, 7).unwrap();
+    assert_eq!(a_snapshot.commit_kind, CommitKind::Compact);
+    let after = file_set(&st);
+    let leftovers: Vec<_> = after
+        .difference(&before_b)
+        .filter(|f| !f.contains("compaction-lease"))
+        .filter(|f| {
+            // A's files are referenced by snapshot 7; count data files B might have left.
+            f.ends_with(".parquet")
+        })
+        .collect();
+    assert_eq!(leftovers.len(), 3, "only A's three outputs: {leftovers:?}");
+}
+
+#[test]
+fn an_append_during_compaction_is_rebased_not_lost() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 6);
+    let writer_st = st.clone();
+    let hook = HookStorage {
+        inner: st.clone(),
+        trigger: "/bucket-0/data-".into(),
+        hook: Mutex::new(Some(Box::new(move || {
+            let mut w = TableWriter::new(&writer_st, "t", [4; 16]);
+            w.commit(
+                &[(
+                    RowKind::Insert,
+                    vec![
+                        Datum::BigInt(-7),
+                        Datum::String("d1".into()),
+                        Datum::String("during".into()),
+                    ],
+                )],
+                NOW + 50,
+            )
+            .unwrap();
+        }))),
+    };
+    let report = compact_table(&hook, "t", &opts(3)).unwrap();
+    assert_eq!(report.snapshot_after, Some(8));
+    assert_eq!(report.commit.as_ref().unwrap().rebased_over, vec![7]);
+    let rows = read_rows(&st, "t");
+    assert_eq!(rows.len(), 181);
+    assert!(rows.iter().any(|r| r.contains("during")));
+}
+
+#[test]
+fn a_leased_partition_is_skipped() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 6);
+    let state = scan(&st, "t").unwrap();
+    let (partition, _) = state.buckets.keys().next().unwrap().clone();
+    lease::acquire(
+        &st,
+        &state.table.paths,
+        &lease::lease_key(partition.as_bytes()),
+        "dt=d0",
+        LeaseRecord {
+            owner: "someone".into(),
+            job_id: "other".into(),
+            acquired_ms: NOW,
+            expires_ms: NOW + 60_000,
+        },
+        NOW,
+    )
+    .unwrap()
+    .unwrap();
+    let report = compact_table(&st, "t", &opts(1)).unwrap();
+    assert_eq!(report.leases_held_elsewhere.len(), 1);
+    assert_eq!(report.totals.files_removed, 12, "two of three partitions");
+    assert!(report
+        .skipped
+        .iter()
+        .any(|s| s.reason.contains("leased by 'someone'")));
+}
+
+#[test]
+fn corrupt_metadata_is_a_typed_error_naming_the_file() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 2);
+    let p = paimon_compact::table::path::TablePaths::new("t");
+    let snap = read_snapshot(&st, &p, 2).unwrap();
+    let list = p.manifest(&snap.delta_manifest_list, "t").unwrap();
+    let bytes = st.get(&list).unwrap();
+    st.put(&list, bytes[..bytes.len() / 2].to_vec());
+    let e = plan_table(&st, "t", &PlanRequest::default()).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::CorruptInput { .. }), "{e}");
+    assert!(e.message.contains(&snap.delta_manifest_list), "{e}");
+
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 1);
+    st.put(&p.snapshot(1), b"{\"version\": 3, \"id\":".to_vec());
+    let e = plan_table(&st, "t", &PlanRequest::default()).unwrap_err();
+    assert!(e.message.contains("snapshot-1"), "{e}");
+}
+
+/// Fails the k-th storage call of a whole compaction, for every k: each run ends in a typed
+/// error or a valid commit, the rows never change, and a failed run leaves no file behind.
+#[test]
+fn a_failure_at_any_storage_call_leaves_the_table_unchanged() {
+    let base = MemoryStorage::new();
+    append_table(&base, "t", "-1", 6);
+    let rows = read_rows(&base, "t");
+    let clone_of = |m: &MemoryStorage| {
+        let c = MemoryStorage::new();
+        for p in m.paths() {
+            c.put(&p, m.get(&p).unwrap().to_vec());
+        }
+        c
+    };
+    let probe = FaultyStorage::new(clone_of(&base), None);
+    compact_table(&probe, "t", &opts(1)).unwrap();
+    let total = probe.calls.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(total > 50, "{total} calls");
+    let initial: BTreeSet<String> = base.paths().into_iter().collect();
+    let (mut ok, mut failed) = (0, 0);
+    for k in 0..total {
+        let mem = clone_of(&base);
+        let st = FaultyStorage::new(mem.clone(), Some(k));
+        match compact_table(&st, "t", &opts(1)) {
+            Ok(r) => {
+                ok += 1;
+                assert!(r.snapshot_after.is_some(), "k={k}");
+            }
+            Err(e) => {
+                failed += 1;
+                assert!(
+                    matches!(e.kind, ErrorKind::Io { .. }),
+                    "k={k}: unexpected error kind: {e}"
+                );
+                let now: BTreeSet<String> = mem.paths().into_iter().collect();
+                assert_eq!(
+                    now.difference(&initial).collect::<Vec<_>>(),
+                    Vec::<&String>::new(),
+                    "k={k}: a failed run left files ({e})"
+                );
+            }
+        }
+        assert_eq!(read_rows(&mem, "t"), rows, "k={k}");
+    }
+    assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
+}

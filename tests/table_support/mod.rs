@@ -1,0 +1,237 @@
+//! Shared helpers of the table tests: a fault-injecting storage, a storage with a hook (to
+//! interleave another writer with a running job), and an independent row reader.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow::array::{Array, Int64Array, Int8Array, RecordBatch};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+use bytes::Bytes;
+use paimon_compact::storage::{
+    MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
+    StorageWriter,
+};
+use paimon_compact::table::index::read_deletion_vector;
+use paimon_compact::table::scan::scan;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// Fails exactly the `fail_at`-th storage call (0-based), counting every call including the
+/// writer's `write`, `finish` and `abort`.
+#[derive(Clone)]
+pub struct FaultyStorage {
+    pub inner: MemoryStorage,
+    pub calls: Arc<AtomicUsize>,
+    pub fail_at: Option<usize>,
+}
+
+impl FaultyStorage {
+    pub fn new(inner: MemoryStorage, fail_at: Option<usize>) -> Self {
+        FaultyStorage {
+            inner,
+            calls: Arc::new(AtomicUsize::new(0)),
+            fail_at,
+        }
+    }
+
+    fn tick(&self, path: &str) -> StorageResult<()> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst);
+        if Some(n) == self.fail_at {
+            return Err(StorageError::new(
+                StorageErrorKind::Io,
+                path,
+                format!("injected failure of call {n}"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+struct FaultyWriter<'a> {
+    outer: FaultyStorage,
+    inner: Box<dyn StorageWriter + 'a>,
+    path: String,
+}
+
+impl StorageWriter for FaultyWriter<'_> {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.outer.tick(&self.path)?;
+        self.inner.write(chunk)
+    }
+    fn finish(self: Box<Self>) -> StorageResult<u64> {
+        self.outer.tick(&self.path)?;
+        self.inner.finish()
+    }
+    fn abort(self: Box<Self>) -> StorageResult<()> {
+        self.outer.tick(&self.path)?;
+        self.inner.abort()
+    }
+}
+
+impl Storage for FaultyStorage {
+    fn size(&self, path: &str) -> StorageResult<u64> {
+        self.tick(path)?;
+        self.inner.size(path)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        self.tick(path)?;
+        self.inner.read_range(path, offset, len)
+    }
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
+        self.tick(prefix)?;
+        self.inner.list(prefix)
+    }
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+        self.tick(path)?;
+        Ok(Box::new(FaultyWriter {
+            outer: self.clone(),
+            inner: self.inner.create_writer(path)?,
+            path: path.to_string(),
+        }))
+    }
+    fn delete(&self, path: &str) -> StorageResult<()> {
+        self.tick(path)?;
+        self.inner.delete(path)
+    }
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        self.tick(path)?;
+        self.inner.create_if_absent(path, bytes)
+    }
+}
+
+/// Runs `hook` once, on the first call whose path contains `trigger` (to let another writer
+/// act while a job is running).
+pub struct HookStorage {
+    pub inner: MemoryStorage,
+    pub trigger: String,
+    pub hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl HookStorage {
+    fn maybe(&self, path: &str) {
+        if path.contains(&self.trigger) {
+            let hook = self.hook.lock().unwrap().take();
+            if let Some(h) = hook {
+                h();
+            }
+        }
+    }
+}
+
+impl Storage for HookStorage {
+    fn size(&self, path: &str) -> StorageResult<u64> {
+        self.inner.size(path)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        self.inner.read_range(path, offset, len)
+    }
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+        self.maybe(path);
+        self.inner.create_writer(path)
+    }
+    fn delete(&self, path: &str) -> StorageResult<()> {
+        self.inner.delete(path)
+    }
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        self.maybe(path);
+        self.inner.create_if_absent(path, bytes)
+    }
+}
+
+fn cell(a: &dyn Array, row: usize) -> String {
+    let f = ArrayFormatter::try_new(a, &FormatOptions::default()).unwrap();
+    if a.is_null(row) {
+        "null".into()
+    } else {
+        f.value(row).to_string()
+    }
+}
+
+/// Every visible row of the table at its latest snapshot, each as `v1|v2|...`, sorted.
+/// Independent of the job: reads the Parquet files directly, applies deletion vectors, and for
+/// primary-key tables keeps the newest record of each key and drops retracted keys.
+pub fn read_rows(storage: &dyn Storage, table_path: &str) -> Vec<String> {
+    let state = scan(storage, table_path).unwrap();
+    let table = &state.table;
+    let pk = !table.schema.primary_keys.is_empty();
+    let n_keys = table.key_types.len();
+    let mut plain = Vec::new();
+    let mut merged: BTreeMap<String, (i64, i8, String)> = BTreeMap::new();
+    for b in state.buckets.values() {
+        for l in &b.files {
+            let path = table
+                .paths
+                .data_file(&b.partition_path, b.bucket, &l.entry.file.file_name, "test")
+                .unwrap();
+            let deleted: Vec<u32> = match &l.deletion_vector {
+                Some((idx, meta)) => {
+                    let p = table.paths.index_file(idx, "test").unwrap();
+                    read_deletion_vector(storage, &p, meta)
+                        .unwrap()
+                        .iter()
+                        .collect()
+                }
+                None => vec![],
+            };
+            let bytes = Bytes::from(storage.read_all(&path).unwrap());
+            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap();
+            let mut pos = 0u32;
+            for batch in reader {
+                let batch: RecordBatch = batch.unwrap();
+                let first_value_col = if pk { n_keys + 2 } else { 0 };
+                for r in 0..batch.num_rows() {
+                    let here = pos;
+                    pos += 1;
+                    if deleted.contains(&here) {
+                        continue;
+                    }
+                    let values: Vec<String> = (first_value_col..batch.num_columns())
+                        .map(|c| cell(batch.column(c).as_ref(), r))
+                        .collect();
+                    let line = values.join("|");
+                    if pk {
+                        let key: Vec<String> = (0..n_keys)
+                            .map(|c| cell(batch.column(c).as_ref(), r))
+                            .collect();
+                        let key = format!("{}#{}", b.partition_path, key.join("|"));
+                        let seq = batch
+                            .column(n_keys)
+                            .as_any()
+                            .downcast_ref::<Int64Array>()
+                            .unwrap()
+                            .value(r);
+                        let kind = batch
+                            .column(n_keys + 1)
+                            .as_any()
+                            .downcast_ref::<Int8Array>()
+                            .unwrap()
+                            .value(r);
+                        let newer = merged.get(&key).is_none_or(|(s, _, _)| seq > *s);
+                        if newer {
+                            merged.insert(key, (seq, kind, line));
+                        }
+                    } else {
+                        plain.push(line);
+                    }
+                }
+            }
+        }
+    }
+    if pk {
+        plain = merged
+            .into_values()
+            .filter(|(_, kind, _)| *kind == 0 || *kind == 2)
+            .map(|(_, _, l)| l)
+            .collect();
+    }
+    plain.sort();
+    plain
+}
