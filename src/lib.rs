@@ -5,6 +5,7 @@
 //! * [`options`] — table options, parsed once into a typed struct.
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
 //! * `rewrite` — the Parquet rewriters (feature `rewrite`).
+//! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
 //! * [`simulator`] — a deterministic LSM simulation driven by the planner.
 //! * [`conformance`] — runs the shared conformance vectors through the planner.
 //!
@@ -21,5 +22,7 @@ pub mod plan;
 pub mod rewrite;
 pub mod simulator;
 pub mod storage;
+#[cfg(feature = "rewrite")]
+pub mod table;
 
 pub use error::{Error, ErrorKind, Result};
