@@ -183,11 +183,18 @@ fn fixed_bucket_append_table_compacts_five_file_windows() {
     assert_eq!(read_rows(&st, "t"), rows);
     assert_eq!(scan(&st, "t").unwrap().file_count(), 12);
 
-    // --full folds the rest.
+    // Two files per bucket are too few for a full compaction (Paimon wants at least 3).
     let mut full = opts(2);
     full.full = true;
     let report = compact_table(&st, "t", &full).unwrap();
-    assert_eq!(report.snapshot_after, Some(8), "{report:#?}");
+    assert_eq!(report.snapshot_after, None, "{report:#?}");
+
+    // On a fresh table, --full folds each bucket's six files into one.
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "2", 6);
+    let report = compact_table(&st, "t", &full).unwrap();
+    assert_eq!(report.totals.files_removed, 36);
+    assert_eq!(report.totals.files_added, 6);
     assert_eq!(read_rows(&st, "t"), rows);
 }
 
@@ -412,4 +419,146 @@ fn a_failure_at_any_storage_call_leaves_the_table_unchanged() {
         assert_eq!(read_rows(&mem, "t"), rows, "k={k}");
     }
     assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
+}
+
+/// Adds deletion vectors (rows 0 and 5 of the first two files of each partition) to an
+/// append table, as a writer with deletion vectors would.
+fn add_deletion_vectors(st: &MemoryStorage, path: &str) {
+    use paimon_compact::table::commit::{commit, CommitDelta, CommitSettings, WrittenFiles};
+    use paimon_compact::table::ids::IdGen;
+    use paimon_compact::table::index::{
+        encode_deletion_vectors, IndexManifestEntry, DELETION_VECTORS_INDEX,
+    };
+    use paimon_compact::table::manifest::FileKind;
+    let state = scan(st, path).unwrap();
+    let mut delta = CommitDelta::default();
+    for (i, b) in state.buckets.values().enumerate() {
+        let mut vectors = std::collections::BTreeMap::new();
+        for f in b.files.iter().take(2) {
+            vectors.insert(
+                f.entry.file.file_name.clone(),
+                roaring::RoaringBitmap::from_iter([0u32, 5]),
+            );
+        }
+        let (bytes, ranges) = encode_deletion_vectors(&vectors).unwrap();
+        let name = format!("index-dv-{i}-0");
+        st.put(
+            &state.table.paths.index_file(&name, "t").unwrap(),
+            bytes.clone(),
+        );
+        delta.index.push(IndexManifestEntry {
+            kind: FileKind::Add,
+            partition: b.partition.clone(),
+            bucket: b.bucket,
+            index_type: DELETION_VECTORS_INDEX.into(),
+            file_name: name,
+            file_size: bytes.len() as i64,
+            row_count: ranges.len() as i64,
+            dv_ranges: Some(ranges),
+            external_path: None,
+            global_index: None,
+        });
+    }
+    commit(
+        st,
+        &state.table,
+        state.snapshot_id(),
+        &delta,
+        &CommitSettings {
+            kind: CommitKind::Append,
+            commit_user: "test".into(),
+            now_ms: NOW,
+            max_retries: 0,
+        },
+        &mut IdGen::new([3; 16]),
+        &mut WrittenFiles::default(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn deletion_vectors_are_applied_and_dropped_with_their_files() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 6);
+    let all = read_rows(&st, "t");
+    // The schema says DVs are on (the writer above wrote none yet).
+    let p = paimon_compact::table::path::TablePaths::new("t");
+    let mut schema = paimon_compact::table::scan::Table::load(&st, "t")
+        .unwrap()
+        .schema;
+    schema
+        .options
+        .insert("deletion-vectors.enabled".into(), "true".into());
+    st.put(&p.schema(0), schema.to_json());
+    add_deletion_vectors(&st, "t");
+    let visible = read_rows(&st, "t");
+    assert_eq!(
+        visible.len(),
+        all.len() - 12,
+        "2 rows x 2 files x 3 partitions"
+    );
+    let report = compact_table(&st, "t", &opts(1)).unwrap();
+    // Files with vectors are packed by index file and always compacted; the other four of a
+    // partition stay below compaction.min.file-num.
+    assert_eq!(report.totals.files_removed, 6, "{report:#?}");
+    assert_eq!(
+        report.buckets.iter().map(|b| b.rows_deleted).sum::<u64>(),
+        12
+    );
+    assert_eq!(read_rows(&st, "t"), visible);
+    let state = scan(&st, "t").unwrap();
+    assert!(
+        state.index_entries.is_empty(),
+        "every vector went with its file"
+    );
+    assert!(state
+        .buckets
+        .values()
+        .flat_map(|b| &b.files)
+        .all(|f| f.deletion_vector.is_none()));
+}
+
+/// The same fault injection over a table with deletion vectors (index files rewritten) and a
+/// primary-key table (upgrades).
+#[test]
+fn a_failure_at_any_call_with_deletion_vectors_or_upgrades_leaves_the_table_unchanged() {
+    let dv = MemoryStorage::new();
+    append_table(&dv, "t", "-1", 6);
+    let p = paimon_compact::table::path::TablePaths::new("t");
+    let mut schema = paimon_compact::table::scan::Table::load(&dv, "t")
+        .unwrap()
+        .schema;
+    schema
+        .options
+        .insert("deletion-vectors.enabled".into(), "true".into());
+    dv.put(&p.schema(0), schema.to_json());
+    add_deletion_vectors(&dv, "t");
+    let pk = MemoryStorage::new();
+    pk_table(&pk, "t", &[("target-file-size", "1 kb")], true);
+    for (base, full) in [(dv, false), (pk, true)] {
+        let rows = read_rows(&base, "t");
+        let clone_of = |m: &MemoryStorage| {
+            let c = MemoryStorage::new();
+            for p in m.paths() {
+                c.put(&p, m.get(&p).unwrap().to_vec());
+            }
+            c
+        };
+        let mut o = opts(1);
+        o.full = full;
+        let probe = FaultyStorage::new(clone_of(&base), None);
+        compact_table(&probe, "t", &o).unwrap();
+        let total = probe.calls.load(std::sync::atomic::Ordering::SeqCst);
+        let initial: BTreeSet<String> = base.paths().into_iter().collect();
+        for k in 0..total {
+            let mem = clone_of(&base);
+            let st = FaultyStorage::new(mem.clone(), Some(k));
+            if let Err(e) = compact_table(&st, "t", &o) {
+                assert!(matches!(e.kind, ErrorKind::Io { .. }), "k={k}: {e}");
+                let now: BTreeSet<String> = mem.paths().into_iter().collect();
+                assert!(now == initial, "k={k}: a failed run left files ({e})");
+            }
+            assert_eq!(read_rows(&mem, "t"), rows, "k={k}");
+        }
+    }
 }
