@@ -506,7 +506,7 @@ mod tests {
             ("STRING", Datum::String("a longer string value".into())),
             ("BYTES", Datum::Bytes(vec![0, 1, 2, 255, 4, 5, 6, 7, 8])),
             ("DATE", Datum::Date(19000)),
-            ("TIME", Datum::Time(3600_000)),
+            ("TIME", Datum::Time(3_600_000)),
             (
                 "TIMESTAMP(3)",
                 Datum::Timestamp {

@@ -274,10 +274,9 @@ fn check_conflicts(
             .iter()
             .map(|e| (&e.partition, e.bucket))
             .collect();
-        let mut levels: BTreeMap<
-            (&BinaryRow, i32, i32),
-            Vec<(crate::meta::Key, crate::meta::Key, &str)>,
-        > = BTreeMap::new();
+        /// A file's key range and name.
+        type Range<'n> = (crate::meta::Key, crate::meta::Key, &'n str);
+        let mut levels: BTreeMap<(&BinaryRow, i32, i32), Vec<Range<'_>>> = BTreeMap::new();
         let adds = delta.entries.iter().filter(|e| e.kind == FileKind::Add);
         for e in by_id.values().copied().chain(adds) {
             if e.file.level >= 1 && touched.contains(&(&e.partition, e.bucket)) {

@@ -350,6 +350,9 @@ fn append_bucket_plan(
     (bp, work)
 }
 
+/// Files packed together by the coordinator, and why.
+type PickedTask = (Vec<Arc<DataFileMeta>>, Reason);
+
 fn plan_coordinator(
     table: &Table,
     state: &TableState,
@@ -374,7 +377,7 @@ fn plan_coordinator(
             }),
         );
     }
-    let mut tasks: BTreeMap<String, Vec<(Vec<Arc<DataFileMeta>>, Reason)>> = BTreeMap::new();
+    let mut tasks: BTreeMap<String, Vec<PickedTask>> = BTreeMap::new();
     for t in coordinator.plan() {
         tasks
             .entry(t.partition.clone())
@@ -384,8 +387,7 @@ fn plan_coordinator(
     for (pkey, key) in &by_partition {
         let b = &state.buckets[key];
         let files = b.planner_files(table)?;
-        let mut picked: Vec<(Vec<Arc<DataFileMeta>>, Reason)> =
-            tasks.remove(pkey).unwrap_or_default();
+        let mut picked: Vec<PickedTask> = tasks.remove(pkey).unwrap_or_default();
         if request.full {
             // A forced full compaction also takes the small files that did not fill a bin.
             let taken: BTreeSet<&str> = picked
