@@ -9,6 +9,8 @@ use paimon_compact::plan::{
     human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason, TaskAction,
 };
 
+use paimon_compact_host::PlanSummary;
+
 const VECTORS: &str = include_str!("../../tests/vectors/compaction-vectors.json");
 
 /// One line for a decision.
@@ -50,6 +52,21 @@ pub fn describe(d: &BucketDecision) -> String {
             s
         }
     }
+}
+
+/// One line for a decision from either engine.
+pub fn describe_summary(s: &PlanSummary) -> String {
+    let mut out = s.reason.clone();
+    if let Some(level) = s.output_level {
+        out.push_str(&format!(" → output level {level} ({})", count(s.files.len(), "file")));
+    }
+    for a in &s.actions {
+        out.push_str(&format!("\n  {a}"));
+    }
+    if let Some((runs, stop, true, _)) = s.write_stall {
+        out.push_str(&format!("\nWRITE STALL: {runs} sorted runs > stop trigger {stop}"));
+    }
+    out
 }
 
 fn count(n: usize, what: &str) -> String {

@@ -1,27 +1,50 @@
-//! `paimon-compact`: the command-line host.
+//! `paimon-compact`: the command-line host. Runs the WebAssembly component in wasmtime by
+//! default (`--engine native` runs the same core compiled into this binary).
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand, ValueEnum};
-use paimon_compact::options::Flavor;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use paimon_compact::options::{parse_duration_ms, parse_memory_size, Flavor};
+use paimon_compact_host::{Compactor, HostError, Limits, WasmRuntime};
 
 mod demo;
 
 #[derive(Parser)]
-#[command(
-    name = "paimon-compact",
-    version,
-    about = "Apache Paimon compaction, as a WebAssembly component"
-)]
+#[command(name = "paimon-compact", version, about = "Apache Paimon compaction, as a WebAssembly component")]
 struct Cli {
+    #[command(flatten)]
+    engine: EngineArgs,
     #[command(subcommand)]
     command: Command,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum Engine {
-    /// The core compiled into this binary.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum EngineKind {
+    /// The WebAssembly component in wasmtime (the product).
+    Wasm,
+    /// The same core compiled into this binary (for comparison).
     Native,
+}
+
+#[derive(Args)]
+struct EngineArgs {
+    #[arg(long, value_enum, default_value = "wasm", global = true)]
+    engine: EngineKind,
+    /// The component (`.wasm`); defaults to the embedded one, `$PAIMON_COMPACT_COMPONENT`, or
+    /// the build output next to this executable.
+    #[arg(long, global = true)]
+    component: Option<PathBuf>,
+    /// Where compiled components are cached (a second start skips compilation).
+    #[arg(long, global = true)]
+    cache_dir: Option<PathBuf>,
+    /// Guest memory limit, e.g. `2 gb`.
+    #[arg(long, default_value = "2 gb", global = true)]
+    max_memory: String,
+    /// Guest time limit per call, e.g. `10 min`; `0` for none.
+    #[arg(long, default_value = "0", global = true)]
+    timeout: String,
 }
 
 #[derive(Subcommand)]
@@ -30,27 +53,34 @@ enum Command {
     /// `N passed, M failed`.
     Conformance {
         /// A file in the schema of compaction-vectors.json.
-        vectors: std::path::PathBuf,
+        vectors: PathBuf,
         /// Reproduce paimon-cpp where it differs from Java (uses `expected_cpp`).
         #[arg(long)]
         cpp: bool,
-        #[arg(long, value_enum, default_value = "native")]
-        engine: Engine,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
     },
-    /// Plan one bucket described by a JSON request (see `BucketPlanRequest`), or `-` for stdin.
+    /// Plan one bucket described by a JSON request (`BucketPlanRequest`), or `-` for stdin.
     Plan {
-        request: std::path::PathBuf,
+        request: PathBuf,
         #[arg(long)]
         json: bool,
     },
-    /// Walk through the built-in example bucket: flushes arrive, the planner decides.
+    /// The built-in example: flushes arrive in a primary-key bucket, the planner decides.
     Demo {
         #[arg(long)]
         json: bool,
     },
+    /// Serve the simulator page (`www/`) on localhost.
+    Serve {
+        #[arg(long, default_value = "8080")]
+        port: u16,
+        #[arg(long, default_value = "www")]
+        dir: PathBuf,
+    },
+    /// Load the component and report its size and start time (cold: compiled; warm: cached).
+    Info,
 }
 
 fn main() -> ExitCode {
@@ -64,47 +94,109 @@ fn main() -> ExitCode {
     }
 }
 
+fn component_bytes(explicit: Option<&Path>) -> Result<Vec<u8>, String> {
+    if let Some(p) = explicit {
+        return std::fs::read(p).map_err(|e| format!("cannot read component {}: {e}", p.display()));
+    }
+    if let Some(p) = std::env::var_os("PAIMON_COMPACT_COMPONENT") {
+        return std::fs::read(&p).map_err(|e| format!("cannot read component {}: {e}", Path::new(&p).display()));
+    }
+    #[cfg(embedded_component)]
+    {
+        Ok(include_bytes!(env!("PAIMON_COMPACT_EMBEDDED")).to_vec())
+    }
+    #[cfg(not(embedded_component))]
+    {
+        // target/<profile>/paimon-compact → target/wasm32-wasip2/{component,release}/…
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let target = exe.parent().and_then(Path::parent).ok_or("cannot locate the build directory")?;
+        for profile in ["component", "release", "debug"] {
+            let p = target.join("wasm32-wasip2").join(profile).join("paimon_compact.wasm");
+            if p.is_file() {
+                return std::fs::read(&p).map_err(|e| format!("cannot read component {}: {e}", p.display()));
+            }
+        }
+        Err("no component found: build it (see README), pass --component, or use --engine native".into())
+    }
+}
+
+fn default_cache_dir() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir)
+        .join("paimon-compact")
+}
+
+fn limits(args: &EngineArgs) -> Result<Limits, String> {
+    let max_memory = parse_memory_size(&args.max_memory).map_err(|e| format!("--max-memory '{}': {e}", args.max_memory))?;
+    let timeout_ms = parse_duration_ms(&args.timeout).map_err(|e| format!("--timeout '{}': {e}", args.timeout))?;
+    Ok(Limits {
+        max_memory_bytes: usize::try_from(max_memory).map_err(|_| "--max-memory too large")?,
+        timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
+    })
+}
+
+fn compactor(args: &EngineArgs) -> Result<Compactor, Box<dyn std::error::Error>> {
+    Ok(match args.engine {
+        EngineKind::Native => Compactor::Native,
+        EngineKind::Wasm => {
+            let bytes = component_bytes(args.component.as_deref())?;
+            let cache = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
+            let rt = WasmRuntime::new(&bytes, Some(&cache), limits(args)?).map_err(HostError::from)?;
+            Compactor::Wasm(Box::new(rt))
+        }
+    })
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match cli.command {
-        Command::Conformance {
-            vectors,
-            cpp,
-            engine: Engine::Native,
-            json,
-        } => {
-            let text = std::fs::read_to_string(&vectors)
-                .map_err(|e| format!("cannot read {}: {e}", vectors.display()))?;
+        Command::Conformance { vectors, cpp, json } => {
+            let text = std::fs::read_to_string(&vectors).map_err(|e| format!("cannot read {}: {e}", vectors.display()))?;
             let flavor = if cpp { Flavor::Cpp } else { Flavor::Java };
-            let report = paimon_compact::conformance::run_vectors(&text, flavor)?;
+            let report = compactor(&cli.engine)?.run_conformance(&text, flavor)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 println!("{report}");
             }
-            Ok(if report.ok() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
         }
         Command::Plan { request, json } => {
             let text = if request.as_os_str() == "-" {
                 std::io::read_to_string(std::io::stdin())?
             } else {
-                std::fs::read_to_string(&request)
-                    .map_err(|e| format!("cannot read {}: {e}", request.display()))?
+                std::fs::read_to_string(&request).map_err(|e| format!("cannot read {}: {e}", request.display()))?
             };
             let req: paimon_compact::plan::BucketPlanRequest = serde_json::from_str(&text)?;
-            let decision = paimon_compact::plan::plan_bucket(&req)?;
+            let summary = compactor(&cli.engine)?.plan_bucket(&req)?;
             if json {
-                println!("{}", serde_json::to_string_pretty(&decision)?);
+                println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
-                println!("{}", demo::describe(&decision));
+                println!("{}", demo::describe_summary(&summary));
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { json } => {
             demo::run(json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve { port, dir } => {
+            println!("serving {} on http://127.0.0.1:{port}/", dir.display());
+            paimon_compact_host::serve::serve(&dir, port)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Info => {
+            let bytes = component_bytes(cli.engine.component.as_deref())?;
+            let cache = cli.engine.cache_dir.clone().unwrap_or_else(default_cache_dir);
+            let rt = WasmRuntime::new(&bytes, Some(&cache), limits(&cli.engine)?).map_err(HostError::from)?;
+            let info = serde_json::json!({
+                "component_bytes": bytes.len(),
+                "cached": rt.load.cached,
+                "load_ms": rt.load.load_ms,
+                "cache_file": rt.load.cache_file,
+            });
+            println!("{}", serde_json::to_string_pretty(&info)?);
             Ok(ExitCode::SUCCESS)
         }
     }

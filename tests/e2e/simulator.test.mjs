@@ -1,7 +1,7 @@
 // The simulator page in real headless Chromium: change options, run, step, scrub, compare A/B,
 // load a shared URL, replay a table; assert what the page shows and keep screenshots
 // (target/e2e/*.png). Also: the browser's decisions equal the native run's (digests written by
-// `cargo test --test simulator`), and 1 000 000 flushes take under 10 s.
+// `cargo test --test simulator`), and the benchmark page runs (its timing is a benchmark, not a test).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -253,14 +253,16 @@ test('the browser’s decisions equal the native planner’s', async (t) => {
   await page.close();
 });
 
-test('1 000 000 flushes of one bucket take under 10 s', async (t) => {
+// Timing is measured by the benchmark (`node bench.mjs`, 1 000 000 flushes; figures in
+// benches/README.md), never asserted here: this checks the benchmark page itself works.
+test('the benchmark page simulates and reports its figures', async (t) => {
   const page = await context.newPage();
-  await page.goto(`${url}bench.html?auto=1&flushes=1000000`);
+  await page.goto(`${url}bench.html?auto=1&flushes=20000`);
   await page.waitForFunction(() => document.body.dataset.result, null, { timeout: 120000 });
   const result = JSON.parse(await page.evaluate(() => document.body.dataset.result));
-  t.diagnostic(`1M flushes: ${result.ms} ms, ${result.events} events, ${result.decisions} decisions`);
-  fs.mkdirSync(path.join(repo, 'target', 'e2e'), { recursive: true });
-  fs.writeFileSync(path.join(repo, 'target', 'e2e', 'bench.json'), JSON.stringify(result, null, 2));
-  assert.ok(result.ms < 10000, `${result.ms} ms`);
+  t.diagnostic(`20k flushes: ${result.ms} ms, ${result.events} events, ${result.decisions} decisions`);
+  assert.ok(result.events >= 20000, JSON.stringify(result));
+  assert.ok(result.decisions > 0, JSON.stringify(result));
+  assert.ok(Number.isFinite(result.ms) && result.ms > 0, JSON.stringify(result));
   await page.close();
 });

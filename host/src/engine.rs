@@ -1,0 +1,309 @@
+//! One API over the two ways of running the core: natively (compiled into this binary) or as
+//! the WebAssembly component in wasmtime. Both give the same answers; the tests hold them to it.
+
+use std::sync::Arc;
+
+use paimon_compact::conformance::{CaseFailure, ConformanceReport};
+use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::options::{Flavor, TableKind};
+use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
+use paimon_compact::storage::StorageErrorKind;
+use paimon_compact::{Error as CoreError, ErrorKind};
+
+use crate::error::HostError;
+use crate::storage::{HostStorage, ProgressFn};
+use crate::wasm::{wit_compactor as wc, wit_planner as wp, wit_types as wt, WasmRuntime};
+
+/// A bucket decision, in the same shape whichever engine produced it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct PlanSummary {
+    pub files: Vec<String>,
+    pub output_level: Option<u32>,
+    pub drop_delete: bool,
+    /// `upgrade <file> -> L<n>` or `rewrite -> L<n> <sections>`.
+    pub actions: Vec<String>,
+    pub released: Vec<String>,
+    pub rule: String,
+    pub reason: String,
+    /// `(sorted runs, stop trigger, wait for compaction, wait at checkpoint)`.
+    pub write_stall: Option<(u32, u32, bool, bool)>,
+}
+
+/// One file to rewrite in an append bucket.
+#[derive(Clone, Debug)]
+pub struct AppendInputFile {
+    pub path: String,
+    pub row_count: u64,
+    pub min_sequence_number: i64,
+    pub max_sequence_number: i64,
+    pub deleted_rows: Option<Vec<u64>>,
+}
+
+/// An append rewrite request.
+#[derive(Clone, Debug)]
+pub struct AppendJob {
+    pub inputs: Vec<AppendInputFile>,
+    pub output_dir: String,
+    pub file_prefix: String,
+    pub options: Vec<(String, String)>,
+    pub creation_time_ms: i64,
+}
+
+/// What an append rewrite wrote.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct AppendSummary {
+    /// `(path, size, rows, min seq, max seq)` of each output.
+    pub outputs: Vec<(String, u64, u64, i64, i64)>,
+    pub requeue_last: bool,
+    pub metrics_json: String,
+}
+
+/// The engine a command runs on.
+pub enum Compactor {
+    Native,
+    Wasm(Box<WasmRuntime>),
+}
+
+fn action_text(level: u32, sections: &[Vec<Vec<String>>]) -> String {
+    let secs: Vec<String> = sections
+        .iter()
+        .map(|sec| sec.iter().map(|run| format!("[{}]", run.join(","))).collect::<Vec<_>>().join(""))
+        .collect();
+    format!("rewrite -> L{level} {}", secs.join(" | "))
+}
+
+fn native_summary(d: BucketDecision) -> PlanSummary {
+    let reason = d.reason().clone();
+    match d {
+        BucketDecision::MergeTree { decision, write_stall, .. } => PlanSummary {
+            files: decision.unit.as_ref().map_or(vec![], |u| u.files.iter().map(|f| f.file_name.clone()).collect()),
+            output_level: decision.unit.as_ref().map(|u| u.output_level.get()),
+            drop_delete: decision.drop_delete,
+            actions: decision
+                .task
+                .actions
+                .iter()
+                .map(|a| match a {
+                    TaskAction::Upgrade { file, to_level } => format!("upgrade {} -> L{}", file.file_name, to_level),
+                    TaskAction::Rewrite { output_level, sections, .. } => action_text(
+                        output_level.get(),
+                        &sections
+                            .iter()
+                            .map(|s| s.iter().map(|r| r.files().iter().map(|f| f.file_name.clone()).collect()).collect())
+                            .collect::<Vec<_>>(),
+                    ),
+                })
+                .collect(),
+            released: vec![],
+            rule: reason.rule().to_string(),
+            reason: reason.to_string(),
+            write_stall: Some((
+                write_stall.sorted_runs as u32,
+                write_stall.stop_trigger as u32,
+                write_stall.wait_for_latest_compaction,
+                write_stall.wait_for_preparing_checkpoint,
+            )),
+        },
+        BucketDecision::Append { decision } => PlanSummary {
+            files: decision.files.iter().map(|f| f.file_name.clone()).collect(),
+            output_level: (!decision.files.is_empty()).then_some(0),
+            drop_delete: false,
+            actions: vec![],
+            released: decision.released.iter().map(|f| f.file_name.clone()).collect(),
+            rule: reason.rule().to_string(),
+            reason: reason.to_string(),
+            write_stall: None,
+        },
+    }
+}
+
+fn wit_summary(d: wp::Decision) -> PlanSummary {
+    PlanSummary {
+        files: d.files,
+        output_level: d.output_level,
+        drop_delete: d.drop_delete,
+        actions: d
+            .actions
+            .into_iter()
+            .map(|a| match a {
+                wp::TaskAction::Upgrade((file, level)) => format!("upgrade {file} -> L{level}"),
+                wp::TaskAction::Rewrite(r) => action_text(r.output_level, &r.sections),
+            })
+            .collect(),
+        released: d.released,
+        rule: d.reason.rule,
+        reason: d.reason.text,
+        write_stall: d.write_stall.map(|w| (w.sorted_runs, w.stop_trigger, w.wait_for_latest_compaction, w.wait_for_preparing_checkpoint)),
+    }
+}
+
+/// The component's error, back into the core's type: a host sees one error type whichever
+/// engine ran.
+pub fn from_wit_error(e: wt::Error) -> CoreError {
+    let storage_kind = |k: &wt::StorageError| match k {
+        wt::StorageError::NotFound(_) => StorageErrorKind::NotFound,
+        wt::StorageError::AlreadyExists(_) => StorageErrorKind::AlreadyExists,
+        wt::StorageError::Permission(_) => StorageErrorKind::Permission,
+        wt::StorageError::Io(_) => StorageErrorKind::Io,
+    };
+    let (kind, message) = match e {
+        wt::Error::InvalidOption(o) => (ErrorKind::InvalidOption { key: o.key, value: o.value }, o.message),
+        wt::Error::NotCompactable(n) => match serde_json::from_str::<plan::NotCompactable>(&n.reason_json) {
+            Ok(reason) => (ErrorKind::NotCompactable { reason }, n.message),
+            Err(_) => (ErrorKind::Unsupported, n.message),
+        },
+        wt::Error::CorruptInput(c) => (ErrorKind::CorruptInput { file: c.file }, c.message),
+        wt::Error::Io(io) => (ErrorKind::Io { storage: storage_kind(&io.kind), path: io.path }, io.message),
+        wt::Error::Conflict(m) => (ErrorKind::Conflict, m),
+        wt::Error::Unsupported(m) => (ErrorKind::Unsupported, m),
+        wt::Error::IllegalState(m) => (ErrorKind::IllegalState, m),
+    };
+    CoreError { kind, message }
+}
+
+fn wit_flavor(f: Flavor) -> wt::Flavor {
+    match f {
+        Flavor::Java => wt::Flavor::Java,
+        Flavor::Cpp => wt::Flavor::Cpp,
+    }
+}
+
+fn wit_file(f: &DataFileMeta) -> wp::DataFile {
+    wp::DataFile {
+        name: f.file_name.clone(),
+        size: f.file_size,
+        row_count: f.row_count,
+        min_key: f.min_key.as_bytes().to_vec(),
+        max_key: f.max_key.as_bytes().to_vec(),
+        min_sequence_number: f.min_sequence_number.0,
+        max_sequence_number: f.max_sequence_number.0,
+        level: f.level.get(),
+        delete_row_count: f.delete_row_count,
+        creation_time_ms: f.creation_time_ms,
+        has_deletion_vector: f.has_deletion_vector,
+    }
+}
+
+impl Compactor {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Compactor::Native => "native",
+            Compactor::Wasm(_) => "wasm",
+        }
+    }
+
+    pub fn run_conformance(&self, vectors_json: &str, flavor: Flavor) -> Result<ConformanceReport, HostError> {
+        match self {
+            Compactor::Native => Ok(paimon_compact::conformance::run_vectors(vectors_json, flavor)?),
+            Compactor::Wasm(rt) => {
+                let r = rt
+                    .call(Arc::new(paimon_compact::storage::MemoryStorage::new()), None, |c, store| {
+                        c.paimon_compact_planner().call_run_conformance(store, vectors_json, wit_flavor(flavor))
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(ConformanceReport {
+                    passed: r.passed as usize,
+                    failed: r.failed as usize,
+                    skipped: r.skipped as usize,
+                    failures: r.failures.into_iter().map(|f| CaseFailure { name: f.name, message: f.message }).collect(),
+                })
+            }
+        }
+    }
+
+    pub fn plan_bucket(&self, req: &BucketPlanRequest) -> Result<PlanSummary, HostError> {
+        match self {
+            Compactor::Native => Ok(native_summary(plan::plan_bucket(req)?)),
+            Compactor::Wasm(rt) => {
+                let request = wp::BucketRequest {
+                    table_kind: match req.table_kind {
+                        TableKind::PrimaryKey => wt::TableKind::PrimaryKey,
+                        TableKind::Append => wt::TableKind::Append,
+                    },
+                    flavor: wit_flavor(req.flavor),
+                    options: req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    files: req.files.iter().map(wit_file).collect(),
+                    full: req.full,
+                    now_ms: req.context.now_ms,
+                    local_hour: req.context.local_hour,
+                    state: req.state.map(|s| wp::StrategyState {
+                        last_full_compaction_ms: s.last_full_compaction_ms,
+                        gentle_counter: s.gentle_counter as u32,
+                    }),
+                };
+                let d = rt
+                    .call(Arc::new(paimon_compact::storage::MemoryStorage::new()), None, |c, store| {
+                        c.paimon_compact_planner().call_plan_bucket(store, &request)
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(wit_summary(d))
+            }
+        }
+    }
+
+    pub fn compact_append(&self, storage: Arc<dyn HostStorage>, job: &AppendJob, progress: Option<ProgressFn>) -> Result<AppendSummary, HostError> {
+        match self {
+            Compactor::Native => {
+                use paimon_compact::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+                let raw = job.options.iter().cloned().collect();
+                let options = paimon_compact::options::CoreOptions::parse(TableKind::Append, &raw)?;
+                let inputs = job
+                    .inputs
+                    .iter()
+                    .map(|f| {
+                        let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_string();
+                        let mut meta = DataFileMeta::new(name, Level::ZERO, 0, Key::default(), Key::default(), f.min_sequence_number, f.max_sequence_number);
+                        meta.row_count = f.row_count;
+                        AppendInput { path: f.path.clone(), meta: Arc::new(meta), deleted_rows: f.deleted_rows.clone() }
+                    })
+                    .collect();
+                let req = AppendRewrite {
+                    inputs,
+                    table_schema: None,
+                    output_dir: job.output_dir.clone(),
+                    file_prefix: job.file_prefix.clone(),
+                    output_level: Level::ZERO,
+                    creation_time_ms: job.creation_time_ms,
+                    collect_value_stats: false,
+                };
+                let r = rewrite_append(storage.as_ref(), &req, &options)?;
+                Ok(AppendSummary {
+                    outputs: r
+                        .outputs
+                        .iter()
+                        .map(|o| (o.path.clone(), o.meta.file_size, o.meta.row_count, o.meta.min_sequence_number.0, o.meta.max_sequence_number.0))
+                        .collect(),
+                    requeue_last: r.requeue_last,
+                    metrics_json: serde_json::to_string(&r.metrics).unwrap_or_default(),
+                })
+            }
+            Compactor::Wasm(rt) => {
+                let request = wc::AppendRequest {
+                    inputs: job
+                        .inputs
+                        .iter()
+                        .map(|f| wc::InputFile {
+                            path: f.path.clone(),
+                            row_count: f.row_count,
+                            min_sequence_number: f.min_sequence_number,
+                            max_sequence_number: f.max_sequence_number,
+                            deleted_rows: f.deleted_rows.clone(),
+                        })
+                        .collect(),
+                    output_dir: job.output_dir.clone(),
+                    file_prefix: job.file_prefix.clone(),
+                    options: job.options.clone(),
+                    creation_time_ms: job.creation_time_ms,
+                };
+                let r = rt
+                    .call(storage, progress, |c, store| c.paimon_compact_compactor().call_compact_append_files(store, &request))?
+                    .map_err(from_wit_error)?;
+                Ok(AppendSummary {
+                    outputs: r.outputs.into_iter().map(|o| (o.path, o.size, o.row_count, o.min_sequence_number, o.max_sequence_number)).collect(),
+                    requeue_last: r.requeue_last,
+                    metrics_json: r.metrics,
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! Storage over a local directory: what the CLI gives the component.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
+use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use paimon_compact::storage::{ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter};
+
+/// A directory as object storage. Paths are relative, `/`-separated, and may not escape the
+/// root (`..`, absolute paths and empty segments are refused).
+#[derive(Debug)]
+pub struct LocalDirStorage {
+    root: PathBuf,
+    temp_counter: AtomicU64,
+}
+
+fn io_error(e: std::io::Error, path: &str) -> StorageError {
+    let kind = match e.kind() {
+        ErrorKind::NotFound => StorageErrorKind::NotFound,
+        ErrorKind::AlreadyExists => StorageErrorKind::AlreadyExists,
+        ErrorKind::PermissionDenied => StorageErrorKind::Permission,
+        _ => StorageErrorKind::Io,
+    };
+    StorageError::new(kind, path, e.to_string())
+}
+
+impl LocalDirStorage {
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        LocalDirStorage {
+            root: root.into(),
+            temp_counter: AtomicU64::new(0),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn resolve(&self, path: &str) -> StorageResult<PathBuf> {
+        let rel = Path::new(path);
+        let ok = !path.is_empty()
+            && rel
+                .components()
+                .all(|c| matches!(c, Component::Normal(_)))
+            && !path.split('/').any(str::is_empty);
+        if !ok {
+            return Err(StorageError::new(
+                StorageErrorKind::Permission,
+                path,
+                "paths must be relative and stay inside the storage root",
+            ));
+        }
+        Ok(self.root.join(rel))
+    }
+
+    fn temp_path(&self, target: &Path) -> PathBuf {
+        let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
+        let name = target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        target.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
+    }
+}
+
+/// Writes to a temporary file next to the target, renamed into place on `finish`.
+pub struct LocalWriter {
+    file: Option<File>,
+    temp: PathBuf,
+    target: PathBuf,
+    path: String,
+}
+
+impl StorageWriter for LocalWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        match self.file.as_mut() {
+            Some(f) => f.write_all(chunk).map_err(|e| io_error(e, &self.path)),
+            None => Err(StorageError::new(StorageErrorKind::Io, &self.path, "writer closed")),
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> StorageResult<u64> {
+        let file = self.file.take().ok_or_else(|| StorageError::new(StorageErrorKind::Io, &self.path, "writer closed"))?;
+        let size = file.metadata().map_err(|e| io_error(e, &self.path))?.len();
+        file.sync_all().map_err(|e| io_error(e, &self.path))?;
+        drop(file);
+        fs::rename(&self.temp, &self.target).map_err(|e| io_error(e, &self.path))?;
+        Ok(size)
+    }
+
+    fn abort(mut self: Box<Self>) -> StorageResult<()> {
+        self.file.take();
+        match fs::remove_file(&self.temp) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_error(e, &self.path)),
+        }
+    }
+}
+
+impl Drop for LocalWriter {
+    /// A writer dropped without `finish` leaves nothing behind.
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+impl LocalDirStorage {
+    /// The writer, owned (no borrow of the storage), so hosts can keep it in a resource table.
+    pub fn open_writer(&self, path: &str) -> StorageResult<LocalWriter> {
+        let target = self.resolve(path)?;
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(|e| io_error(e, path))?;
+        }
+        let temp = self.temp_path(&target);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| io_error(e, path))?;
+        Ok(LocalWriter {
+            file: Some(file),
+            temp,
+            target,
+            path: path.to_string(),
+        })
+    }
+}
+
+impl Storage for LocalDirStorage {
+    fn size(&self, path: &str) -> StorageResult<u64> {
+        let p = self.resolve(path)?;
+        let m = fs::metadata(&p).map_err(|e| io_error(e, path))?;
+        if !m.is_file() {
+            return Err(StorageError::new(StorageErrorKind::NotFound, path, "not a file"));
+        }
+        Ok(m.len())
+    }
+
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        let p = self.resolve(path)?;
+        let mut f = File::open(&p).map_err(|e| io_error(e, path))?;
+        f.seek(SeekFrom::Start(offset)).map_err(|e| io_error(e, path))?;
+        let mut buf = Vec::with_capacity(len.min(64 << 20) as usize);
+        f.take(len).read_to_end(&mut buf).map_err(|e| io_error(e, path))?;
+        Ok(buf)
+    }
+
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
+        // Walk the deepest directory the prefix names, then filter by the full prefix.
+        let dir_part = match prefix.rfind('/') {
+            Some(i) => &prefix[..i],
+            None => "",
+        };
+        let start = if dir_part.is_empty() { self.root.clone() } else { self.resolve(dir_part)? };
+        let mut out = Vec::new();
+        let mut stack = vec![start];
+        while let Some(dir) = stack.pop() {
+            let entries = match fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_error(e, prefix)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|e| io_error(e, prefix))?;
+                let path = entry.path();
+                let ft = entry.file_type().map_err(|e| io_error(e, prefix))?;
+                if ft.is_dir() {
+                    stack.push(path);
+                } else if ft.is_file() {
+                    let rel = path
+                        .strip_prefix(&self.root)
+                        .map(|r| r.to_string_lossy().replace('\\', "/"))
+                        .unwrap_or_default();
+                    let hidden_temp = rel.rsplit('/').next().is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp"));
+                    if rel.starts_with(prefix) && !hidden_temp {
+                        let size = entry.metadata().map_err(|e| io_error(e, prefix))?.len();
+                        out.push(ObjectMeta { path: rel, size });
+                    }
+                }
+            }
+        }
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+        Ok(Box::new(self.open_writer(path)?))
+    }
+
+    fn delete(&self, path: &str) -> StorageResult<()> {
+        let p = self.resolve(path)?;
+        fs::remove_file(&p).map_err(|e| io_error(e, path))
+    }
+
+    /// Writes a temporary file, then hard-links it into place: the link fails if the target
+    /// exists, and readers never see a partial file.
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        let target = self.resolve(path)?;
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(|e| io_error(e, path))?;
+        }
+        let temp = self.temp_path(&target);
+        let result = (|| {
+            let mut f = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+            fs::hard_link(&temp, &target)
+        })();
+        let _ = fs::remove_file(&temp);
+        result.map_err(|e| io_error(e, path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pc-local-{}-{}", std::process::id(), rand_suffix()));
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn rand_suffix() -> u128 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    }
+
+    #[test]
+    fn contract() {
+        let root = tmp();
+        let s = LocalDirStorage::new(&root);
+        assert_eq!(s.size("a/b").unwrap_err().kind, StorageErrorKind::NotFound);
+        s.write_all("t/x/a.bin", b"hello world").unwrap();
+        assert_eq!(s.read_range("t/x/a.bin", 6, 100).unwrap(), b"world");
+        let mut w = s.create_writer("t/x/b.bin").unwrap();
+        w.write(b"partial").unwrap();
+        assert_eq!(s.list("t/").unwrap().len(), 1, "unfinished writes are invisible");
+        w.abort().unwrap();
+        s.create_if_absent("t/snap-1", b"1").unwrap();
+        assert_eq!(s.create_if_absent("t/snap-1", b"2").unwrap_err().kind, StorageErrorKind::AlreadyExists);
+        assert_eq!(s.read_all("t/snap-1").unwrap(), b"1");
+        let listed: Vec<_> = s.list("t/").unwrap().into_iter().map(|o| o.path).collect();
+        assert_eq!(listed, vec!["t/snap-1", "t/x/a.bin"]);
+        assert_eq!(s.size("../etc/passwd").unwrap_err().kind, StorageErrorKind::Permission);
+        assert_eq!(s.size("/etc/passwd").unwrap_err().kind, StorageErrorKind::Permission);
+        fs::remove_dir_all(root).unwrap();
+    }
+}

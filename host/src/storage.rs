@@ -1,0 +1,219 @@
+//! Storage as the host hands it to the component: the core's trait, with writers the host can
+//! own (they live in the guest's resource table between calls). Plus a fault-injecting wrapper
+//! for tests.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use paimon_compact::storage::{MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter};
+
+use crate::local_storage::LocalDirStorage;
+
+/// A progress event from the component.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Progress {
+    pub phase: String,
+    pub done: u64,
+    pub total: u64,
+    pub unit: String,
+    pub message: String,
+}
+
+pub type ProgressFn = Box<dyn FnMut(Progress) + Send>;
+
+/// Storage a host can serve to the component.
+pub trait HostStorage: Storage + Send + Sync {
+    /// Like `create_writer`, but owned: the writer does not borrow the storage.
+    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>>;
+}
+
+impl HostStorage for LocalDirStorage {
+    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
+        Ok(Box::new(LocalDirStorage::open_writer(self, path)?))
+    }
+}
+
+/// Buffers a whole file, then stores it on `finish`.
+struct MemoryOwnedWriter {
+    storage: MemoryStorage,
+    path: String,
+    buf: Vec<u8>,
+}
+
+impl StorageWriter for MemoryOwnedWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.buf.extend_from_slice(chunk);
+        Ok(())
+    }
+    fn finish(self: Box<Self>) -> StorageResult<u64> {
+        let n = self.buf.len() as u64;
+        self.storage.put(&self.path, self.buf);
+        Ok(n)
+    }
+    fn abort(self: Box<Self>) -> StorageResult<()> {
+        Ok(())
+    }
+}
+
+impl HostStorage for MemoryStorage {
+    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
+        Ok(Box::new(MemoryOwnedWriter {
+            storage: self.clone(),
+            path: path.to_string(),
+            buf: Vec::new(),
+        }))
+    }
+}
+
+/// Fails chosen storage calls: the k-th call (counting every method, writer calls included), or
+/// every call whose path contains a marker. For fault-injection tests.
+pub struct FaultyStorage<S> {
+    inner: S,
+    calls: Arc<AtomicUsize>,
+    fail_at: Option<usize>,
+    fail_kind: StorageErrorKind,
+    fail_path_containing: Option<String>,
+}
+
+impl<S> FaultyStorage<S> {
+    pub fn new(inner: S) -> Self {
+        FaultyStorage {
+            inner,
+            calls: Arc::new(AtomicUsize::new(0)),
+            fail_at: None,
+            fail_kind: StorageErrorKind::Io,
+            fail_path_containing: None,
+        }
+    }
+    /// Fail the `k`-th call (1-based) with `kind`.
+    pub fn fail_call(mut self, k: usize, kind: StorageErrorKind) -> Self {
+        self.fail_at = Some(k);
+        self.fail_kind = kind;
+        self
+    }
+    /// Fail every call on a path containing `marker` with `kind`.
+    pub fn fail_path(mut self, marker: &str, kind: StorageErrorKind) -> Self {
+        self.fail_path_containing = Some(marker.to_string());
+        self.fail_kind = kind;
+        self
+    }
+    /// Calls made so far.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn check(&self, path: &str) -> StorageResult<()> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let by_count = self.fail_at == Some(n);
+        let by_path = self.fail_path_containing.as_deref().is_some_and(|m| path.contains(m));
+        if by_count || by_path {
+            return Err(StorageError::new(self.fail_kind, path, format!("injected failure at call {n}")));
+        }
+        Ok(())
+    }
+}
+
+struct FaultyWriter<'a, S> {
+    inner: Box<dyn StorageWriter + Send>,
+    owner: &'a FaultyStorage<S>,
+    path: String,
+}
+
+impl<S> StorageWriter for FaultyWriter<'_, S> {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.owner.check(&self.path)?;
+        self.inner.write(chunk)
+    }
+    fn finish(self: Box<Self>) -> StorageResult<u64> {
+        if let Err(e) = self.owner.check(&self.path) {
+            let _ = self.inner.abort();
+            return Err(e);
+        }
+        self.inner.finish()
+    }
+    fn abort(self: Box<Self>) -> StorageResult<()> {
+        self.inner.abort()
+    }
+}
+
+/// An owned faulty writer (for the component's resource table).
+struct OwnedFaultyWriter {
+    inner: Box<dyn StorageWriter + Send>,
+    calls: Arc<AtomicUsize>,
+    fail_at: Option<usize>,
+    fail_kind: StorageErrorKind,
+    fail_path: bool,
+    path: String,
+}
+
+impl OwnedFaultyWriter {
+    fn check(&self) -> StorageResult<()> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        if self.fail_at == Some(n) || self.fail_path {
+            return Err(StorageError::new(self.fail_kind, &self.path, format!("injected failure at call {n}")));
+        }
+        Ok(())
+    }
+}
+
+impl StorageWriter for OwnedFaultyWriter {
+    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
+        self.check()?;
+        self.inner.write(chunk)
+    }
+    fn finish(self: Box<Self>) -> StorageResult<u64> {
+        if let Err(e) = self.check() {
+            let _ = self.inner.abort();
+            return Err(e);
+        }
+        self.inner.finish()
+    }
+    fn abort(self: Box<Self>) -> StorageResult<()> {
+        self.inner.abort()
+    }
+}
+
+impl<S: HostStorage> Storage for FaultyStorage<S> {
+    fn size(&self, path: &str) -> StorageResult<u64> {
+        self.check(path)?;
+        self.inner.size(path)
+    }
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+        self.check(path)?;
+        self.inner.read_range(path, offset, len)
+    }
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
+        self.check(prefix)?;
+        self.inner.list(prefix)
+    }
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+        self.check(path)?;
+        Ok(Box::new(FaultyWriter {
+            inner: self.inner.open_writer(path)?,
+            owner: self,
+            path: path.to_string(),
+        }))
+    }
+    fn delete(&self, path: &str) -> StorageResult<()> {
+        self.check(path)?;
+        self.inner.delete(path)
+    }
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        self.check(path)?;
+        self.inner.create_if_absent(path, bytes)
+    }
+}
+
+impl<S: HostStorage> HostStorage for FaultyStorage<S> {
+    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
+        self.check(path)?;
+        Ok(Box::new(OwnedFaultyWriter {
+            inner: self.inner.open_writer(path)?,
+            calls: self.calls.clone(),
+            fail_at: self.fail_at,
+            fail_kind: self.fail_kind,
+            fail_path: self.fail_path_containing.as_deref().is_some_and(|m| path.contains(m)),
+            path: path.to_string(),
+        }))
+    }
+}

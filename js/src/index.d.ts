@@ -1,0 +1,161 @@
+// Types of the paimon-compact Node module.
+
+/** Where a storage call failed. */
+export type StorageErrorKind = 'not-found' | 'already-exists' | 'permission' | 'io';
+
+export class StorageError extends Error {
+  constructor(kind: StorageErrorKind, message: string);
+  kind: StorageErrorKind;
+}
+
+/** A file being written; nothing is visible until `finish`. */
+export interface StorageWriter {
+  write(chunk: Uint8Array): void;
+  /** Makes the file visible; returns its size. */
+  finish(): number;
+  abort(): void;
+}
+
+/** What the component needs from storage. Throw a `StorageError` to fail a call. */
+export interface Storage {
+  size(path: string): number;
+  readRange(path: string, offset: number, len: number): Uint8Array;
+  list(prefix: string): { path: string; size: number }[];
+  createWriter(path: string): StorageWriter;
+  delete(path: string): void;
+  /** Atomically creates `path`, throwing `StorageError('already-exists')` if it exists. */
+  createIfAbsent(path: string, bytes: Uint8Array): void;
+}
+
+export class MemoryStorage implements Storage {
+  constructor(files?: Map<string, Uint8Array>);
+  files: Map<string, Uint8Array>;
+  size(path: string): number;
+  readRange(path: string, offset: number, len: number): Uint8Array;
+  list(prefix: string): { path: string; size: number }[];
+  createWriter(path: string): StorageWriter;
+  delete(path: string): void;
+  createIfAbsent(path: string, bytes: Uint8Array): void;
+}
+
+export class FsStorage implements Storage {
+  constructor(root: string);
+  root: string;
+  size(path: string): number;
+  readRange(path: string, offset: number, len: number): Uint8Array;
+  list(prefix: string): { path: string; size: number }[];
+  createWriter(path: string): StorageWriter;
+  delete(path: string): void;
+  createIfAbsent(path: string, bytes: Uint8Array): void;
+}
+
+/** The component's error cases. */
+export type ErrorKind =
+  | 'invalid-option'
+  | 'not-compactable'
+  | 'corrupt-input'
+  | 'io'
+  | 'conflict'
+  | 'unsupported'
+  | 'illegal-state';
+
+export class PaimonCompactError extends Error {
+  kind: ErrorKind;
+  /** The case's payload: e.g. `{ key, value, message }` for 'invalid-option',
+   *  `{ kind: { tag, val }, path, message }` for 'io'. */
+  details: unknown;
+}
+
+export type Flavor = 'java' | 'cpp';
+export type TableKind = 'primary-key' | 'append';
+/** Paimon option keys and values, e.g. `{ 'target-file-size': '128 mb' }`. */
+export type Options = Record<string, string | number | boolean>;
+
+export interface ConformanceReport {
+  passed: number;
+  failed: number;
+  skipped: number;
+  failures: { name: string; message: string }[];
+  /** One line per failure, then `N passed, M failed`. */
+  text: string;
+}
+
+export function runConformance(vectorsJson: string, opts?: { flavor?: Flavor }): ConformanceReport;
+
+export interface DataFile {
+  name: string;
+  size: number | bigint;
+  rowCount?: number | bigint;
+  /** Order-preserving key bytes. */
+  minKey?: Uint8Array | number[];
+  maxKey?: Uint8Array | number[];
+  minSequenceNumber?: number | bigint;
+  maxSequenceNumber?: number | bigint;
+  level?: number;
+  /** Unknown (`null`) means the file may contain deletes. */
+  deleteRowCount?: number | bigint | null;
+  creationTimeMs?: number | bigint;
+  hasDeletionVector?: boolean;
+}
+
+export interface StrategyState {
+  lastFullCompactionMs: number | null;
+  gentleCounter: number;
+}
+
+export interface BucketRequest {
+  tableKind?: TableKind;
+  flavor?: Flavor;
+  options?: Options;
+  files: DataFile[];
+  /** A forced full compaction instead of the automatic pick. */
+  full?: boolean;
+  /** The decision's clock (the component reads none). */
+  nowMs?: number;
+  localHour?: number;
+  state?: StrategyState;
+}
+
+export type TaskAction =
+  | { op: 'upgrade'; file: string; toLevel: number }
+  | { op: 'rewrite'; outputLevel: number; sections: string[][][]; alone?: string };
+
+export interface Decision {
+  files: string[];
+  outputLevel?: number;
+  dropDelete: boolean;
+  actions: TaskAction[];
+  released: string[];
+  reason: { rule: string; text: string; details: Record<string, unknown> };
+  writeStall?: { sortedRuns: number; stopTrigger: number; waitForLatestCompaction: boolean; waitForPreparingCheckpoint: boolean };
+  state: StrategyState | null;
+}
+
+export function planBucket(request: BucketRequest): Decision;
+export function explainOptions(tableKind: TableKind, options: Options, opts?: { flavor?: Flavor }): Record<string, unknown>;
+
+export interface ProgressEvent {
+  phase: string;
+  done: number;
+  total: number;
+  unit: string;
+  message: string;
+}
+
+export interface AppendRequest {
+  /** Files in sequence order, as their manifest entries describe them. */
+  inputs: { path: string; rowCount: number; minSequenceNumber: number; maxSequenceNumber: number; deletedRows?: number[] }[];
+  outputDir: string;
+  /** New files are `<filePrefix><n>.parquet`; make it unique (e.g. `data-<uuid>-`). */
+  filePrefix: string;
+  options?: Options;
+  creationTimeMs?: number;
+}
+
+export interface AppendResult {
+  outputs: { path: string; size: number; rowCount: number; minSequenceNumber: number; maxSequenceNumber: number; level: number }[];
+  requeueLast: boolean;
+  metrics: Record<string, unknown>;
+}
+
+export function compactAppendFiles(storage: Storage, request: AppendRequest, opts?: { onProgress?: (e: ProgressEvent) => void }): AppendResult;

@@ -1,0 +1,117 @@
+// paimon-compact for Node: the WebAssembly component (transpiled by jco into ../dist) with
+// storage supplied by JavaScript.
+import { planner, compactor } from '../dist/paimon_compact.js';
+import { useStorage } from './storage-bridge.js';
+import { useProgress } from './progress-bridge.js';
+
+export { FsStorage, MemoryStorage, StorageError } from './storage.js';
+
+/** An error from the component; `kind` is the WIT error case, `details` its payload. */
+export class PaimonCompactError extends Error {
+  constructor(payload) {
+    const val = payload?.val;
+    const message = typeof val === 'string' ? val : val?.message ?? JSON.stringify(payload);
+    super(message);
+    this.kind = payload?.tag ?? 'unknown';
+    this.details = val;
+  }
+}
+
+function unwrap(fn) {
+  try {
+    return fn();
+  } catch (e) {
+    if (e && typeof e === 'object' && 'payload' in e) throw new PaimonCompactError(e.payload);
+    throw e;
+  }
+}
+
+/** Runs the component with `storage` (and a progress listener) bound to its imports. */
+function withStorage(storage, onProgress, fn) {
+  useStorage(storage);
+  useProgress(onProgress ?? null);
+  try {
+    return unwrap(fn);
+  } finally {
+    useStorage(null);
+    useProgress(null);
+  }
+}
+
+const toOptions = (options = {}) => Object.entries(options).map(([k, v]) => [k, String(v)]);
+
+/** Runs a conformance vectors file (JSON text); `flavor` is 'java' (default) or 'cpp'. */
+export function runConformance(vectorsJson, { flavor = 'java' } = {}) {
+  const r = unwrap(() => planner.runConformance(vectorsJson, flavor));
+  return { passed: r.passed, failed: r.failed, skipped: r.skipped, failures: r.failures, text: r.text };
+}
+
+/** Plans one bucket. See index.d.ts for the request and decision shapes. */
+export function planBucket(request) {
+  const req = {
+    tableKind: request.tableKind ?? 'primary-key',
+    flavor: request.flavor ?? 'java',
+    options: toOptions(request.options),
+    files: (request.files ?? []).map((f) => ({
+      name: f.name,
+      size: BigInt(f.size),
+      rowCount: BigInt(f.rowCount ?? 0),
+      minKey: Uint8Array.from(f.minKey ?? []),
+      maxKey: Uint8Array.from(f.maxKey ?? []),
+      minSequenceNumber: BigInt(f.minSequenceNumber ?? 0),
+      maxSequenceNumber: BigInt(f.maxSequenceNumber ?? 0),
+      level: f.level ?? 0,
+      deleteRowCount: f.deleteRowCount === undefined || f.deleteRowCount === null ? undefined : BigInt(f.deleteRowCount),
+      creationTimeMs: BigInt(f.creationTimeMs ?? 0),
+      hasDeletionVector: Boolean(f.hasDeletionVector),
+    })),
+    full: Boolean(request.full),
+    nowMs: BigInt(request.nowMs ?? 0),
+    localHour: request.localHour ?? 0,
+    state: request.state
+      ? { lastFullCompactionMs: request.state.lastFullCompactionMs == null ? undefined : BigInt(request.state.lastFullCompactionMs), gentleCounter: request.state.gentleCounter ?? 0 }
+      : undefined,
+  };
+  const d = unwrap(() => planner.planBucket(req));
+  return {
+    files: d.files,
+    outputLevel: d.outputLevel,
+    dropDelete: d.dropDelete,
+    actions: d.actions.map((a) => (a.tag === 'upgrade' ? { op: 'upgrade', file: a.val[0], toLevel: a.val[1] } : { op: 'rewrite', outputLevel: a.val.outputLevel, sections: a.val.sections, alone: a.val.alone })),
+    released: d.released,
+    reason: { rule: d.reason.rule, text: d.reason.text, details: JSON.parse(d.reason.detailsJson) },
+    writeStall: d.writeStall,
+    state: d.state ? { lastFullCompactionMs: d.state.lastFullCompactionMs === undefined ? null : Number(d.state.lastFullCompactionMs), gentleCounter: d.state.gentleCounter } : null,
+  };
+}
+
+/** The options as the planner reads them (defaults and derivations applied). */
+export function explainOptions(tableKind, options, { flavor = 'java' } = {}) {
+  return JSON.parse(unwrap(() => planner.explainOptions(tableKind, flavor, toOptions(options))));
+}
+
+/**
+ * Rewrites append-table Parquet files through `storage` (FsStorage, MemoryStorage, or any
+ * object with the same methods). On error nothing is left behind and the inputs are untouched.
+ */
+export function compactAppendFiles(storage, request, { onProgress } = {}) {
+  const req = {
+    inputs: request.inputs.map((f) => ({
+      path: f.path,
+      rowCount: BigInt(f.rowCount),
+      minSequenceNumber: BigInt(f.minSequenceNumber),
+      maxSequenceNumber: BigInt(f.maxSequenceNumber),
+      deletedRows: f.deletedRows ? BigUint64Array.from(f.deletedRows.map(BigInt)) : undefined,
+    })),
+    outputDir: request.outputDir,
+    filePrefix: request.filePrefix,
+    options: toOptions(request.options),
+    creationTimeMs: BigInt(request.creationTimeMs ?? Date.now()),
+  };
+  const r = withStorage(storage, onProgress, () => compactor.compactAppendFiles(req));
+  return {
+    outputs: r.outputs.map((o) => ({ path: o.path, size: Number(o.size), rowCount: Number(o.rowCount), minSequenceNumber: Number(o.minSequenceNumber), maxSequenceNumber: Number(o.maxSequenceNumber), level: o.level })),
+    requeueLast: r.requeueLast,
+    metrics: JSON.parse(r.metrics),
+  };
+}

@@ -1,0 +1,124 @@
+// The transpiled component in Node: same answers as the native CLI, real Parquet rewrites
+// through JavaScript storage, and typed errors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { runConformance, planBucket, explainOptions, compactAppendFiles, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+const vectorsPath = join(root, 'tests', 'vectors', 'compaction-vectors.json');
+const vectors = readFileSync(vectorsPath, 'utf8');
+const cli = process.env.PAIMON_COMPACT_CLI ?? join(root, 'target', 'release', 'paimon-compact');
+const fixtures = join(here, 'fixtures');
+
+function native(args) {
+  try {
+    return execFileSync(cli, ['--engine', 'native', ...args], { encoding: 'utf8' });
+  } catch (e) {
+    return e.stdout;
+  }
+}
+
+test('conformance in Node equals the native engine, both flavors', () => {
+  for (const [flavor, flag] of [['java', []], ['cpp', ['--cpp']]]) {
+    const report = runConformance(vectors, { flavor });
+    assert.equal(report.failed, 0, report.text);
+    assert.equal(report.text.trim(), native(['conformance', ...flag, vectorsPath]).trim());
+  }
+});
+
+test('a bucket plan in Node equals the native engine', () => {
+  const key = (n) => { const b = new Uint8Array(8); new DataView(b.buffer).setBigUint64(0, BigInt(n) ^ (1n << 63n)); return b; };
+  const hex = (b) => Buffer.from(b).toString('hex');
+  const files = [0, 1, 2, 3, 4].map((i) => ({ name: `f${i}`, size: 100 + i, minKey: key(i * 10), maxKey: key(i * 10 + 15), minSequenceNumber: i, maxSequenceNumber: i, level: 0, deleteRowCount: 0 }));
+  const options = { 'num-sorted-run.compaction-trigger': '3' };
+  const decision = planBucket({ tableKind: 'primary-key', options, files, nowMs: 5, localHour: 1 });
+  const request = {
+    table_kind: 'primary-key', options,
+    files: files.map((f) => ({ file_name: f.name, file_size: f.size, row_count: 0, min_key: hex(f.minKey), max_key: hex(f.maxKey), min_sequence_number: f.minSequenceNumber, max_sequence_number: f.maxSequenceNumber, level: 0, delete_row_count: 0 })),
+    context: { now_ms: 5, local_hour: 1 },
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-'));
+  const reqPath = join(dir, 'req.json');
+  execFileSync('sh', ['-c', `cat > ${reqPath}`], { input: JSON.stringify(request) });
+  const nativeSummary = JSON.parse(native(['plan', '--json', reqPath]));
+  rmSync(dir, { recursive: true, force: true });
+  assert.equal(decision.reason.text, nativeSummary.reason);
+  assert.equal(decision.reason.rule, nativeSummary.rule);
+  assert.deepEqual(decision.files, nativeSummary.files);
+  assert.equal(decision.outputLevel, nativeSummary.output_level);
+  assert.equal(decision.reason.rule, 'size-amplification');
+});
+
+test('options errors are typed and name the key', () => {
+  assert.throws(() => explainOptions('primary-key', { 'compaction.size-ratio': 'lots' }), (e) => {
+    assert.ok(e instanceof PaimonCompactError);
+    assert.equal(e.kind, 'invalid-option');
+    assert.equal(e.details.key, 'compaction.size-ratio');
+    return true;
+  });
+  assert.equal(explainOptions('append', {}).target_file_size, 268435456);
+});
+
+function fixtureStorage() {
+  const storage = new MemoryStorage();
+  const inputs = [];
+  for (const name of readdirSync(fixtures).filter((n) => n.endsWith('.parquet')).sort()) {
+    const bytes = new Uint8Array(readFileSync(join(fixtures, name)));
+    const path = `t/bucket-0/${name}`;
+    storage.files.set(path, bytes);
+    const index = inputs.length;
+    inputs.push({ path, rowCount: 1000, minSequenceNumber: index * 1000, maxSequenceNumber: index * 1000 + 999 });
+  }
+  return { storage, inputs };
+}
+
+test('append files are rewritten through JavaScript storage, the same through a directory as in memory', () => {
+  const { storage, inputs } = fixtureStorage();
+  assert.ok(inputs.length >= 2, 'fixtures present');
+  const result = compactAppendFiles(storage, { inputs, outputDir: 't/bucket-0', filePrefix: 'data-out-', options: { 'file.compression': 'zstd' }, creationTimeMs: 1 });
+  assert.equal(result.outputs.reduce((n, o) => n + o.rowCount, 0), 2000);
+  const out = storage.files.get(result.outputs[0].path);
+  assert.equal(Buffer.from(out.subarray(0, 4)).toString(), 'PAR1');
+  // The same rewrite through a directory gives the same bytes.
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-fs-'));
+  const fsStorage = new FsStorage(dir);
+  for (const i of inputs) { const w = fsStorage.createWriter(i.path); w.write(storage.files.get(i.path)); w.finish(); }
+  const fsResult = compactAppendFiles(fsStorage, { inputs, outputDir: 't/bucket-0', filePrefix: 'data-out-', options: { 'file.compression': 'zstd' }, creationTimeMs: 1 });
+  assert.deepEqual(fsResult.outputs, result.outputs);
+  assert.deepEqual(new Uint8Array(readFileSync(join(dir, result.outputs[0].path))), out);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('every storage error kind surfaces as a typed io error, and nothing is left behind', () => {
+  for (const kind of ['not-found', 'already-exists', 'permission', 'io']) {
+    for (const marker of ['data-in-1', 'data-out-']) {
+      const { storage, inputs } = fixtureStorage();
+      const before = [...storage.files.keys()].sort();
+      const failing = new Proxy(storage, {
+        get(target, prop) {
+          const v = target[prop];
+          if (typeof v !== 'function') return v;
+          return (...args) => {
+            if (typeof args[0] === 'string' && args[0].includes(marker)) throw new StorageError(kind, `injected ${kind}`);
+            return v.apply(target, args);
+          };
+        },
+      });
+      assert.throws(() => compactAppendFiles(failing, { inputs, outputDir: 't/bucket-0', filePrefix: 'data-out-', creationTimeMs: 1 }), (e) => {
+        assert.ok(e instanceof PaimonCompactError, String(e));
+        assert.equal(e.kind, 'io', e.message);
+        assert.equal(e.details.kind.tag, kind, e.message);
+        assert.ok(e.details.path.includes(marker), e.details.path);
+        return true;
+      });
+      assert.deepEqual([...storage.files.keys()].sort(), before, `${kind} at ${marker}: storage unchanged`);
+    }
+  }
+});
