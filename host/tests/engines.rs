@@ -176,7 +176,14 @@ fn append_rewrite_runs_in_the_component_like_natively() {
     let (sn, sw) = (MemoryStorage::new(), MemoryStorage::new());
     let (jn, jw) = (job(parquet_inputs(&sn)), job(parquet_inputs(&sw)));
     let native = Compactor::Native.compact_append(Arc::new(sn.clone()), &jn, None).unwrap();
-    let component = w.compact_append(Arc::new(sw.clone()), &jw, None).unwrap();
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = events.clone();
+    let progress: paimon_compact_host::storage::ProgressFn = Box::new(move |e| sink.lock().unwrap().push(e));
+    let component = w.compact_append(Arc::new(sw.clone()), &jw, Some(progress)).unwrap();
+    let events = events.lock().unwrap();
+    assert_eq!(events.len(), 2, "start and end of the rewrite are reported: {events:?}");
+    assert_eq!((events[0].phase.as_str(), events[0].done, events[0].total), ("rewrite", 0, 2));
+    assert_eq!((events[1].done, events[1].total), (2, 2));
     assert_eq!(native.outputs, component.outputs);
     assert_eq!(native.outputs.iter().map(|o| o.2).sum::<u64>(), 2000);
     // Byte-identical output files.

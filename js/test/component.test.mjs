@@ -82,8 +82,10 @@ function fixtureStorage() {
 test('append files are rewritten through JavaScript storage, the same through a directory as in memory', () => {
   const { storage, inputs } = fixtureStorage();
   assert.ok(inputs.length >= 2, 'fixtures present');
-  const result = compactAppendFiles(storage, { inputs, outputDir: 't/bucket-0', filePrefix: 'data-out-', options: { 'file.compression': 'zstd' }, creationTimeMs: 1 });
+  const events = [];
+  const result = compactAppendFiles(storage, { inputs, outputDir: 't/bucket-0', filePrefix: 'data-out-', options: { 'file.compression': 'zstd' }, creationTimeMs: 1 }, { onProgress: (e) => events.push(e) });
   assert.equal(result.outputs.reduce((n, o) => n + o.rowCount, 0), 2000);
+  assert.deepEqual(events.map((e) => [e.phase, e.done, e.total]), [['rewrite', 0, 2], ['rewrite', 2, 2]]);
   const out = storage.files.get(result.outputs[0].path);
   assert.equal(Buffer.from(out.subarray(0, 4)).toString(), 'PAR1');
   // The same rewrite through a directory gives the same bytes.

@@ -17,6 +17,7 @@ wit_bindgen::generate!({
 
 use exports::paimon::compact::compactor as wc;
 use exports::paimon::compact::planner as wp;
+use paimon::compact::progress as wpr;
 use paimon::compact::storage as ws;
 use paimon::compact::types as wt;
 
@@ -286,7 +287,26 @@ impl wc::Guest for Component {
             creation_time_ms: request.creation_time_ms,
             collect_value_stats: false,
         };
+        let total = req.inputs.len() as u64;
+        wpr::report(&wpr::ProgressEvent {
+            phase: "rewrite".into(),
+            done: 0,
+            total,
+            unit: "files".into(),
+            message: format!("rewriting {total} files into {}", req.output_dir),
+        });
         let result = rewrite_append(&HostStorage, &req, &options).map_err(to_wit_error)?;
+        wpr::report(&wpr::ProgressEvent {
+            phase: "rewrite".into(),
+            done: total,
+            total,
+            unit: "files".into(),
+            message: format!(
+                "wrote {} files ({} bytes)",
+                result.outputs.len(),
+                result.outputs.iter().map(|o| o.meta.file_size).sum::<u64>()
+            ),
+        });
         Ok(wc::AppendResult {
             outputs: result
                 .outputs
