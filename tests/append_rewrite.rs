@@ -627,3 +627,103 @@ fn writer_honours_page_size_and_zstd_level() {
         "zstd level 19 {level19} vs level 1 {level1}"
     );
 }
+
+/// Nested columns (a list and a struct) before a STRING column, an all-null STRING column and
+/// empty strings: the generic path and the passthrough writer both keep every row.
+#[test]
+fn nested_columns_all_null_and_empty_strings() {
+    use arrow::array::{ArrayRef, Int32Array, ListArray, RecordBatch, StringArray, StructArray};
+    use arrow::datatypes::{Field, Fields, Int32Type, Schema};
+    use std::sync::Arc;
+
+    let make = |first: i32, rows: i32| {
+        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(
+            (first..first + rows)
+                .map(|i| (i % 4 != 0).then(|| (0..i % 3).map(Some).collect::<Vec<_>>())),
+        );
+        let point_fields = Fields::from(vec![
+            Field::new("px", DataType::Int32, true),
+            Field::new("label", DataType::Utf8, true),
+        ]);
+        let point = StructArray::new(
+            point_fields.clone(),
+            vec![
+                Arc::new(Int32Array::from_iter((first..first + rows).map(Some))) as ArrayRef,
+                Arc::new(StringArray::from_iter(
+                    (first..first + rows).map(|i| Some(format!("l{}", i % 5))),
+                )),
+            ],
+            None,
+        );
+        let empty_or_not = StringArray::from_iter((first..first + rows).map(|i| {
+            Some(if i % 3 == 0 {
+                String::new()
+            } else {
+                format!("k{}", i % 9)
+            })
+        }));
+        let all_null = StringArray::from_iter((0..rows).map(|_| None::<String>));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("tags", list.data_type().clone(), true),
+            Field::new("point", DataType::Struct(point_fields), true),
+            Field::new("k", DataType::Utf8, false),
+            Field::new("nothing", DataType::Utf8, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(list),
+                Arc::new(point),
+                Arc::new(empty_or_not),
+                Arc::new(all_null),
+            ],
+        )
+        .unwrap()
+    };
+    for passthrough in ["false", "true"] {
+        let storage = MemoryStorage::new();
+        let mut inputs = Vec::new();
+        let mut expected = Vec::new();
+        for k in 0..3 {
+            let batch = make(k * 3000, 3000);
+            let bytes = write_parquet(&batch, &props(Compression::SNAPPY, 1000));
+            let path = format!("{DIR}/data-nested-{k}.parquet");
+            storage.put(&path, bytes);
+            let mut meta = paimon_compact::meta::DataFileMeta::new(
+                format!("data-nested-{k}.parquet"),
+                Level::ZERO,
+                0,
+                Default::default(),
+                Default::default(),
+                k as i64 * 3000,
+                k as i64 * 3000 + 2999,
+            );
+            meta.row_count = 3000;
+            inputs.push(paimon_compact::rewrite::AppendInput {
+                path,
+                meta: std::sync::Arc::new(meta),
+                deleted_rows: None,
+            });
+            expected.push(batch);
+        }
+        let options = opts(&[("parquet.read.enable-dictionary-passthrough", passthrough)]);
+        let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
+        let actual: Vec<RecordBatch> = result
+            .outputs
+            .iter()
+            .map(|o| read_file(&storage, &o.path))
+            .collect();
+        let actual = arrow::compute::concat_batches(&actual[0].schema(), &actual).unwrap();
+        let expected = arrow::compute::concat_batches(&expected[0].schema(), &expected).unwrap();
+        assert_eq!(
+            actual.columns(),
+            expected.columns(),
+            "passthrough={passthrough}"
+        );
+        if passthrough == "true" {
+            let p = &result.metrics.passthrough;
+            assert_eq!(p.columns, vec!["k", "nothing"], "{p:?}");
+            assert_eq!(p.files[0].forwarded, vec!["k", "nothing"], "{p:?}");
+        }
+    }
+}

@@ -421,3 +421,63 @@ impl ParquetFileWriter {
         Ok(metadata)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Array, DictionaryArray, StringArray};
+    use arrow::datatypes::{Field, Int32Type, Schema};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ArrowSchemaConverter;
+
+    /// A vetoed (or never requested) passthrough must never let a dictionary array reach the
+    /// writer, whoever handed it over: it is decoded, counted, and written as values.
+    #[test]
+    fn dictionary_arrays_are_decoded_when_not_forwarded() {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, true)]));
+        let descr = ArrowSchemaConverter::new().convert(&schema).unwrap();
+        let dict: DictionaryArray<Int32Type> = vec![Some("a"), None, Some("b"), Some("a")]
+            .into_iter()
+            .collect();
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                "s",
+                dict.data_type().clone(),
+                true,
+            )])),
+            vec![Arc::new(dict) as ArrayRef],
+        )
+        .unwrap();
+        let cfg = Arc::new(DictWriterConfig {
+            compression: parquet::basic::Compression::SNAPPY,
+            data_page_size_limit: 1 << 20,
+            data_page_row_count_limit: 20_000,
+            dictionary_page_size_limit: 1 << 20,
+            write_batch_size: 1024,
+            statistics: true,
+        });
+        let props = WriterProperties::builder().build();
+        let mut w =
+            ParquetFileWriter::new(schema, &descr, &props, vec![false], vec![false], cfg).unwrap();
+        let mut file = Vec::new();
+        let mut out = |piece: Vec<u8>| -> Result<()> {
+            file.extend_from_slice(&piece);
+            Ok(())
+        };
+        w.write(&batch, &mut out).unwrap();
+        assert_eq!(w.dictionary_arrays_decoded, 1);
+        w.finish(&mut out).unwrap();
+        let read = ParquetRecordBatchReaderBuilder::try_new(Bytes::from(file))
+            .unwrap()
+            .build()
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap();
+        let expected = StringArray::from(vec![Some("a"), None, Some("b"), Some("a")]);
+        assert_eq!(
+            read.column(0).as_ref(),
+            &expected as &dyn arrow::array::Array
+        );
+    }
+}

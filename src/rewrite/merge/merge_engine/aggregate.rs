@@ -1,0 +1,476 @@
+//! `merge-engine = aggregation`: every table column has a function
+//! (`fields.<name>.aggregate-function`, else `fields.default-aggregate-function`, else
+//! `last_non_null_value`; primary-key columns keep the latest value) folded over the key's
+//! records in sequence order. The result is always an insert (`+I`) with the latest
+//! sequence number.
+//!
+//! Semantics follow Paimon's field aggregators exactly, including their null handling (a null
+//! input leaves the accumulator), Java's wrapping integer arithmetic, and `count`, which
+//! starts at 1 for a key's first record whatever that record holds. A retract record is
+//! applied by functions that can retract (`sum`, `count`, `last_value`,
+//! `last_non_null_value`), skipped for `fields.<name>.ignore-retract`, and refused otherwise
+//! (Paimon fails the job there too). Functions this build does not implement, and options
+//! that change the semantics beyond these (`sequence-group`, `distinct`,
+//! `aggregation.remove-record-on-delete`), are refused up front with `unsupported`: a wrong
+//! aggregate would be silent.
+
+use std::cmp::Ordering;
+
+use arrow::datatypes::DataType;
+
+use super::{Cell, Columns, Merged, Record, Values};
+use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+use crate::rewrite::merge::kv_format::RowKind;
+use crate::table::binary_row::Datum;
+
+/// The field aggregators this build implements.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Func {
+    PrimaryKey,
+    Sum,
+    Min,
+    Max,
+    LastValue,
+    LastNonNullValue,
+    FirstValue,
+    FirstNonNullValue,
+    Count,
+    BoolAnd,
+    BoolOr,
+    ListAgg { delimiter: String },
+}
+
+impl Func {
+    fn name(&self) -> &'static str {
+        match self {
+            Func::PrimaryKey => "primary-key",
+            Func::Sum => "sum",
+            Func::Min => "min",
+            Func::Max => "max",
+            Func::LastValue => "last_value",
+            Func::LastNonNullValue => "last_non_null_value",
+            Func::FirstValue => "first_value",
+            Func::FirstNonNullValue => "first_non_null_value",
+            Func::Count => "count",
+            Func::BoolAnd => "bool_and",
+            Func::BoolOr => "bool_or",
+            Func::ListAgg { .. } => "listagg",
+        }
+    }
+
+    fn parse(name: &str, field: &str, options: &CoreOptions) -> Result<Self> {
+        Ok(match name.trim() {
+            "sum" => Func::Sum,
+            "min" => Func::Min,
+            "max" => Func::Max,
+            "last_value" => Func::LastValue,
+            "last_non_null_value" => Func::LastNonNullValue,
+            "first_value" => Func::FirstValue,
+            "first_non_null_value" | "first_not_null_value" => Func::FirstNonNullValue,
+            "count" => Func::Count,
+            "bool_and" => Func::BoolAnd,
+            "bool_or" => Func::BoolOr,
+            "listagg" => {
+                let distinct = options.raw.get(&format!("fields.{field}.distinct"));
+                if distinct.is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
+                    return Err(Error::unsupported(format!(
+                        "listagg with 'fields.{field}.distinct' = true is not supported by the \
+                         merge rewriter"
+                    )));
+                }
+                Func::ListAgg {
+                    delimiter: options
+                        .raw
+                        .get(&format!("fields.{field}.list-agg-delimiter"))
+                        .cloned()
+                        .unwrap_or_else(|| ",".to_string()),
+                }
+            }
+            other => {
+                return Err(Error::unsupported(format!(
+                    "aggregate function '{other}' of field '{field}' is not supported by the \
+                     merge rewriter (supported: sum, min, max, last_value, last_non_null_value, \
+                     first_value, first_non_null_value, count, bool_and, bool_or, listagg)"
+                )))
+            }
+        })
+    }
+
+    /// Whether `t` is a type the function is defined on (as in Paimon's factories).
+    fn accepts(&self, t: &DataType) -> bool {
+        let numeric = matches!(
+            t,
+            DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Float32
+                | DataType::Float64
+                | DataType::Decimal128(_, _)
+        );
+        match self {
+            Func::Sum => numeric,
+            Func::Min | Func::Max => {
+                numeric
+                    || matches!(
+                        t,
+                        DataType::Utf8
+                            | DataType::LargeUtf8
+                            | DataType::Date32
+                            | DataType::Time32(_)
+                            | DataType::Timestamp(_, _)
+                    )
+            }
+            Func::Count => matches!(t, DataType::Int32 | DataType::Int64),
+            Func::BoolAnd | Func::BoolOr => matches!(t, DataType::Boolean),
+            Func::ListAgg { .. } => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
+            _ => true,
+        }
+    }
+}
+
+/// One column's function and state.
+struct Field {
+    func: Func,
+    ignore_retract: bool,
+    data_type: DataType,
+    name: String,
+    acc: Cell,
+    initialized: bool,
+}
+
+pub(crate) struct Aggregate {
+    fields: Vec<Field>,
+}
+
+impl Aggregate {
+    pub(crate) fn new(options: &CoreOptions, columns: &[(String, DataType)]) -> Result<Self> {
+        for key in ["aggregation.remove-record-on-delete"] {
+            if options
+                .raw
+                .get(key)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+            {
+                return Err(Error::unsupported(format!(
+                    "'{key}' is not supported by the merge rewriter"
+                )));
+            }
+        }
+        if let Some(k) = options
+            .raw
+            .keys()
+            .find(|k| k.starts_with("fields.") && k.ends_with(".sequence-group"))
+        {
+            return Err(Error::unsupported(format!(
+                "aggregation with sequence groups ('{k}') is not supported by the merge rewriter"
+            )));
+        }
+        let default = options.raw.get("fields.default-aggregate-function");
+        let mut fields = Vec::with_capacity(columns.len());
+        for (name, data_type) in columns {
+            let configured = options
+                .raw
+                .get(&format!("fields.{name}.aggregate-function"))
+                .or(default);
+            let func = match configured {
+                Some(f) => Func::parse(f, name, options)?,
+                None => Func::LastNonNullValue,
+            };
+            if !func.accepts(data_type) {
+                return Err(Error::unsupported(format!(
+                    "aggregate function '{}' on field '{name}' of type {data_type}",
+                    func.name()
+                )));
+            }
+            let ignore_retract = options
+                .raw
+                .get(&format!("fields.{name}.ignore-retract"))
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+            fields.push(Field {
+                func,
+                ignore_retract,
+                data_type: data_type.clone(),
+                name: name.clone(),
+                acc: Cell::NULL,
+                initialized: false,
+            });
+        }
+        Ok(Aggregate { fields })
+    }
+
+    /// Marks the table columns that are primary-key columns (they keep their latest value).
+    pub(crate) fn set_primary_keys(&mut self, names: &[String]) {
+        for f in &mut self.fields {
+            if names.contains(&f.name) {
+                f.func = Func::PrimaryKey;
+            }
+        }
+    }
+
+    pub(crate) fn merge(&mut self, records: &[Record], cols: &dyn Columns) -> Result<Option<Merged>> {
+        let Some(last) = records.last() else {
+            return Ok(None);
+        };
+        for f in &mut self.fields {
+            f.acc = Cell::NULL;
+            f.initialized = false;
+        }
+        for r in records {
+            let retract = r.kind.is_retract();
+            for (j, f) in self.fields.iter_mut().enumerate() {
+                if retract && f.ignore_retract {
+                    continue;
+                }
+                let input = Cell::of(r);
+                let input_null = cols.value(r.slot, j).is_null(r.row);
+                f.acc = step(f, j, retract, input, input_null, cols, r)?;
+            }
+        }
+        Ok(Some(Merged {
+            key: (last.slot, last.row),
+            seq: last.seq,
+            kind: RowKind::Insert,
+            values: Values::Cells(self.fields.iter().map(|f| f.acc.clone()).collect()),
+        }))
+    }
+}
+
+fn no_retract(f: &Field, cols: &dyn Columns, r: &Record) -> Error {
+    Error::unsupported(format!(
+        "'{}' holds a {:?} record for field '{}': aggregate function '{}' does not support \
+         retraction (set 'fields.{}.ignore-retract' = true to ignore it)",
+        cols.file_of(r),
+        r.kind,
+        f.name,
+        f.func.name(),
+        f.name
+    ))
+}
+
+/// One fold step of field `f` (column `j`).
+fn step(
+    f: &mut Field,
+    j: usize,
+    retract: bool,
+    input: Cell,
+    input_null: bool,
+    cols: &dyn Columns,
+    r: &Record,
+) -> Result<Cell> {
+    let acc = std::mem::replace(&mut f.acc, Cell::NULL);
+    let acc_null = acc.is_null(cols, j);
+    Ok(match &f.func {
+        Func::PrimaryKey => input,
+        Func::LastValue => {
+            if retract {
+                Cell::NULL
+            } else {
+                input
+            }
+        }
+        Func::LastNonNullValue => match (retract, input_null) {
+            (_, true) => acc,
+            (false, false) => input,
+            (true, false) => Cell::NULL,
+        },
+        Func::FirstValue => {
+            if retract {
+                return Err(no_retract(f, cols, r));
+            }
+            if f.initialized {
+                acc
+            } else {
+                f.initialized = true;
+                input
+            }
+        }
+        Func::FirstNonNullValue => {
+            if retract {
+                return Err(no_retract(f, cols, r));
+            }
+            if !f.initialized && !input_null {
+                f.initialized = true;
+                input
+            } else {
+                acc
+            }
+        }
+        Func::Count => {
+            if acc_null {
+                Cell::Val(count_one(&f.data_type))
+            } else if input_null {
+                acc
+            } else {
+                let delta = if retract { -1 } else { 1 };
+                Cell::Val(match acc.datum(cols, j)? {
+                    Datum::Int(v) => Datum::Int(v.wrapping_add(delta as i32)),
+                    Datum::BigInt(v) => Datum::BigInt(v.wrapping_add(delta)),
+                    other => other,
+                })
+            }
+        }
+        Func::Sum => {
+            if acc_null {
+                if retract {
+                    if input_null {
+                        Cell::NULL
+                    } else {
+                        Cell::Val(negate(input.datum(cols, j)?, &f.data_type))
+                    }
+                } else {
+                    input
+                }
+            } else if input_null {
+                acc
+            } else {
+                let (a, b) = (acc.datum(cols, j)?, input.datum(cols, j)?);
+                Cell::Val(add(a, b, retract, &f.data_type))
+            }
+        }
+        Func::Min | Func::Max | Func::BoolAnd | Func::BoolOr | Func::ListAgg { .. } => {
+            if retract {
+                return Err(no_retract(f, cols, r));
+            }
+            if let Func::ListAgg { delimiter } = &f.func {
+                let blank = |d: &Datum| match d {
+                    Datum::String(s) => s.trim().is_empty(),
+                    _ => true,
+                };
+                let b = input.datum(cols, j)?;
+                if blank(&b) {
+                    return Ok(acc);
+                }
+                let a = acc.datum(cols, j)?;
+                if blank(&a) {
+                    return Ok(input);
+                }
+                return Ok(match (a, b) {
+                    (Datum::String(a), Datum::String(b)) => {
+                        Cell::Val(Datum::String(format!("{a}{delimiter}{b}")))
+                    }
+                    _ => input,
+                });
+            }
+            if acc_null {
+                input
+            } else if input_null {
+                acc
+            } else {
+                let (a, b) = (acc.datum(cols, j)?, input.datum(cols, j)?);
+                match &f.func {
+                    Func::Min => {
+                        if datum_cmp(&b, &a) == Ordering::Less {
+                            input
+                        } else {
+                            acc
+                        }
+                    }
+                    Func::Max => {
+                        if datum_cmp(&b, &a) == Ordering::Greater {
+                            input
+                        } else {
+                            acc
+                        }
+                    }
+                    Func::BoolAnd => Cell::Val(Datum::Boolean(
+                        matches!(a, Datum::Boolean(true)) && matches!(b, Datum::Boolean(true)),
+                    )),
+                    _ => Cell::Val(Datum::Boolean(
+                        matches!(a, Datum::Boolean(true)) || matches!(b, Datum::Boolean(true)),
+                    )),
+                }
+            }
+        }
+    })
+}
+
+fn count_one(t: &DataType) -> Datum {
+    match t {
+        DataType::Int32 => Datum::Int(1),
+        _ => Datum::BigInt(1),
+    }
+}
+
+/// Decimal results beyond the type's precision become null, as Paimon's `Decimal` does.
+fn fit_decimal(v: Option<i128>, t: &DataType) -> Datum {
+    let precision = match t {
+        DataType::Decimal128(p, _) => *p as u32,
+        _ => 38,
+    };
+    match v {
+        Some(v) if v.unsigned_abs() < 10u128.pow(precision.min(38)) => Datum::Decimal(v),
+        _ => Datum::Null,
+    }
+}
+
+fn negate(d: Datum, t: &DataType) -> Datum {
+    match d {
+        Datum::TinyInt(v) => Datum::TinyInt(v.wrapping_neg()),
+        Datum::SmallInt(v) => Datum::SmallInt(v.wrapping_neg()),
+        Datum::Int(v) => Datum::Int(v.wrapping_neg()),
+        Datum::BigInt(v) => Datum::BigInt(v.wrapping_neg()),
+        Datum::Float(v) => Datum::Float(-v),
+        Datum::Double(v) => Datum::Double(-v),
+        Datum::Decimal(v) => fit_decimal(v.checked_neg(), t),
+        other => other,
+    }
+}
+
+/// `a + b` (or `a - b` for a retraction) with Java's wrapping integer arithmetic.
+fn add(a: Datum, b: Datum, subtract: bool, t: &DataType) -> Datum {
+    macro_rules! int {
+        ($v:ident, $x:expr, $y:expr) => {
+            Datum::$v(if subtract {
+                $x.wrapping_sub($y)
+            } else {
+                $x.wrapping_add($y)
+            })
+        };
+    }
+    match (a, b) {
+        (Datum::TinyInt(x), Datum::TinyInt(y)) => int!(TinyInt, x, y),
+        (Datum::SmallInt(x), Datum::SmallInt(y)) => int!(SmallInt, x, y),
+        (Datum::Int(x), Datum::Int(y)) => int!(Int, x, y),
+        (Datum::BigInt(x), Datum::BigInt(y)) => int!(BigInt, x, y),
+        (Datum::Float(x), Datum::Float(y)) => Datum::Float(if subtract { x - y } else { x + y }),
+        (Datum::Double(x), Datum::Double(y)) => Datum::Double(if subtract { x - y } else { x + y }),
+        (Datum::Decimal(x), Datum::Decimal(y)) => fit_decimal(
+            if subtract {
+                x.checked_sub(y)
+            } else {
+                x.checked_add(y)
+            },
+            t,
+        ),
+        (a, _) => a,
+    }
+}
+
+/// Order of two non-null values of one type (floats by total order, strings bytewise).
+pub(crate) fn datum_cmp(a: &Datum, b: &Datum) -> Ordering {
+    match (a, b) {
+        (Datum::Boolean(x), Datum::Boolean(y)) => x.cmp(y),
+        (Datum::TinyInt(x), Datum::TinyInt(y)) => x.cmp(y),
+        (Datum::SmallInt(x), Datum::SmallInt(y)) => x.cmp(y),
+        (Datum::Int(x), Datum::Int(y)) | (Datum::Date(x), Datum::Date(y)) => x.cmp(y),
+        (Datum::Time(x), Datum::Time(y)) => x.cmp(y),
+        (Datum::BigInt(x), Datum::BigInt(y)) => x.cmp(y),
+        (Datum::Float(x), Datum::Float(y)) => x.total_cmp(y),
+        (Datum::Double(x), Datum::Double(y)) => x.total_cmp(y),
+        (Datum::Decimal(x), Datum::Decimal(y)) => x.cmp(y),
+        (Datum::String(x), Datum::String(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Datum::Bytes(x), Datum::Bytes(y)) => x.cmp(y),
+        (
+            Datum::Timestamp {
+                millis: a,
+                nanos: an,
+            },
+            Datum::Timestamp {
+                millis: b,
+                nanos: bn,
+            },
+        ) => (a, an).cmp(&(b, bn)),
+        _ => Ordering::Equal,
+    }
+}
