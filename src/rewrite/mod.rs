@@ -7,6 +7,19 @@
 //! Everything reads and writes through [`crate::storage::Storage`] by ranges, holds about one
 //! row group of input and one of output in memory, and uses no threads, clocks or file system,
 //! so the same code runs natively, in a WASI component and in the browser.
+//!
+//! Options read besides Paimon's (`target-file-size`, `file.compression`,
+//! `file.compression.zstd-level`, `parquet.block.size`, `parquet.page.size`,
+//! `parquet.dictionary.page.size`, `parquet.enable.dictionary`,
+//! `parquet.read.enable-dictionary-passthrough`, `file-index.<type>.columns`):
+//! * [`FAST_COPY_OPTION`] (`paimon-compact.append.fast-copy`, default `false`): splice input
+//!   row groups that already match the table's schema and codec instead of re-encoding them;
+//! * [`PASSTHROUGH_WRITER_OPTION`] (`paimon-compact.append.passthrough-writer`, default
+//!   `mapping`): `arrow` hands forwarded dictionaries to arrow-rs's writer instead, only to
+//!   measure what the mapping writer saves.
+//!
+//! Both live in a `paimon-compact.` namespace so they never collide with Paimon's own keys, and
+//! `CoreOptions` keeps them in `raw` (a `compaction.` key would be rejected as a typo).
 
 pub mod append;
 mod codec;
