@@ -26,6 +26,7 @@ mod codec;
 mod dictionary_passthrough;
 mod dictionary_writer;
 mod fast_copy;
+pub mod merge;
 pub mod metrics;
 mod parquet_io;
 pub mod stats;

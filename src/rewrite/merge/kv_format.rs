@@ -169,7 +169,10 @@ impl KvLayout {
 pub fn kinds_of(column: &ArrayRef, file: &str) -> Result<Vec<RowKind>> {
     let bad = |v: i64| Error::corrupt(Some(file), format!("{VALUE_KIND} holds {v}"));
     if column.null_count() > 0 {
-        return Err(Error::corrupt(Some(file), format!("{VALUE_KIND} has nulls")));
+        return Err(Error::corrupt(
+            Some(file),
+            format!("{VALUE_KIND} has nulls"),
+        ));
     }
     macro_rules! conv {
         ($t:ty) => {
@@ -199,9 +202,15 @@ pub fn kinds_of(column: &ArrayRef, file: &str) -> Result<Vec<RowKind>> {
 pub fn kind_array(kinds: &[i8], data_type: &DataType) -> ArrayRef {
     use std::sync::Arc;
     match data_type {
-        DataType::Int16 => Arc::new(Int16Array::from_iter_values(kinds.iter().map(|&k| k as i16))),
-        DataType::Int32 => Arc::new(Int32Array::from_iter_values(kinds.iter().map(|&k| k as i32))),
-        DataType::Int64 => Arc::new(Int64Array::from_iter_values(kinds.iter().map(|&k| k as i64))),
+        DataType::Int16 => Arc::new(Int16Array::from_iter_values(
+            kinds.iter().map(|&k| k as i16),
+        )),
+        DataType::Int32 => Arc::new(Int32Array::from_iter_values(
+            kinds.iter().map(|&k| k as i32),
+        )),
+        DataType::Int64 => Arc::new(Int64Array::from_iter_values(
+            kinds.iter().map(|&k| k as i64),
+        )),
         _ => Arc::new(Int8Array::from(kinds.to_vec())),
     }
 }
@@ -225,14 +234,26 @@ pub fn datum_at(array: &dyn Array, row: usize) -> Result<Datum> {
                 .ok_or_else(unsupported)?
                 .value(row),
         ),
-        DataType::Int8 => Datum::TinyInt(array.as_primitive::<arrow::datatypes::Int8Type>().value(row)),
-        DataType::Int16 => {
-            Datum::SmallInt(array.as_primitive::<arrow::datatypes::Int16Type>().value(row))
-        }
-        DataType::Int32 => Datum::Int(array.as_primitive::<arrow::datatypes::Int32Type>().value(row)),
-        DataType::Int64 => {
-            Datum::BigInt(array.as_primitive::<arrow::datatypes::Int64Type>().value(row))
-        }
+        DataType::Int8 => Datum::TinyInt(
+            array
+                .as_primitive::<arrow::datatypes::Int8Type>()
+                .value(row),
+        ),
+        DataType::Int16 => Datum::SmallInt(
+            array
+                .as_primitive::<arrow::datatypes::Int16Type>()
+                .value(row),
+        ),
+        DataType::Int32 => Datum::Int(
+            array
+                .as_primitive::<arrow::datatypes::Int32Type>()
+                .value(row),
+        ),
+        DataType::Int64 => Datum::BigInt(
+            array
+                .as_primitive::<arrow::datatypes::Int64Type>()
+                .value(row),
+        ),
         DataType::Float32 => Datum::Float(array.as_primitive::<Float32Type>().value(row)),
         DataType::Float64 => Datum::Double(array.as_primitive::<Float64Type>().value(row)),
         DataType::Decimal128(_, _) => Datum::Decimal(
@@ -283,9 +304,10 @@ pub fn datum_at(array: &dyn Array, row: usize) -> Result<Datum> {
                         .saturating_mul(1000),
                     0,
                 ),
-                TimeUnit::Millisecond => {
-                    (array.as_primitive::<TimestampMillisecondType>().value(row), 0)
-                }
+                TimeUnit::Millisecond => (
+                    array.as_primitive::<TimestampMillisecondType>().value(row),
+                    0,
+                ),
                 TimeUnit::Microsecond => {
                     let v = array.as_primitive::<TimestampMicrosecondType>().value(row);
                     (v.div_euclid(1000), (v.rem_euclid(1000) * 1000) as i32)
@@ -339,8 +361,11 @@ mod tests {
         assert_eq!((l.seq_col, l.kind_col), (1, 2));
         assert_eq!(l.value_cols, vec![3, 4]);
         assert_eq!(l.user_seq_cols, vec![4]);
-        let e = KvLayout::of(&schema(&[("_KEY_k", DataType::Int64)]), "f.parquet", &[]).unwrap_err();
-        assert!(matches!(e.kind, crate::ErrorKind::CorruptInput { file: Some(ref f) } if f == "f.parquet"));
+        let e =
+            KvLayout::of(&schema(&[("_KEY_k", DataType::Int64)]), "f.parquet", &[]).unwrap_err();
+        assert!(
+            matches!(e.kind, crate::ErrorKind::CorruptInput { file: Some(ref f) } if f == "f.parquet")
+        );
         let e = KvLayout::of(
             &schema(&[
                 ("_KEY_k", DataType::Int64),
@@ -360,4 +385,97 @@ mod tests {
         assert!(RowKind::Insert.is_add() && RowKind::UpdateAfter.is_add());
         assert_eq!(RowKind::from_byte(4), None);
     }
+}
+
+/// Builds an array of `data_type` from typed values (the values an engine computed).
+pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
+    use arrow::array::{
+        new_null_array, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
+        Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder,
+        LargeBinaryBuilder, LargeStringBuilder, StringBuilder, Time32MillisecondBuilder,
+        TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
+        TimestampSecondArray,
+    };
+    use std::sync::Arc;
+    let mismatch =
+        |d: &Datum| Error::illegal_state(format!("value {d:?} computed for a {data_type} column"));
+    macro_rules! prim {
+        ($builder:ty, $variant:ident) => {{
+            let mut b = <$builder>::new();
+            for v in values {
+                match v {
+                    Datum::Null => b.append_null(),
+                    Datum::$variant(x) => b.append_value(x.clone()),
+                    other => return Err(mismatch(other)),
+                }
+            }
+            Arc::new(b.finish()) as ArrayRef
+        }};
+    }
+    Ok(match data_type {
+        DataType::Boolean => prim!(BooleanBuilder, Boolean),
+        DataType::Int8 => prim!(Int8Builder, TinyInt),
+        DataType::Int16 => prim!(Int16Builder, SmallInt),
+        DataType::Int32 => prim!(Int32Builder, Int),
+        DataType::Int64 => prim!(Int64Builder, BigInt),
+        DataType::Float32 => prim!(Float32Builder, Float),
+        DataType::Float64 => prim!(Float64Builder, Double),
+        DataType::Date32 => prim!(Date32Builder, Date),
+        DataType::Time32(TimeUnit::Millisecond) => prim!(Time32MillisecondBuilder, Time),
+        DataType::Utf8 => prim!(StringBuilder, String),
+        DataType::LargeUtf8 => prim!(LargeStringBuilder, String),
+        DataType::Binary => prim!(BinaryBuilder, Bytes),
+        DataType::LargeBinary => prim!(LargeBinaryBuilder, Bytes),
+        DataType::Decimal128(p, s) => {
+            let mut b = Decimal128Builder::with_capacity(values.len());
+            for v in values {
+                match v {
+                    Datum::Null => b.append_null(),
+                    Datum::Decimal(x) => b.append_value(*x),
+                    other => return Err(mismatch(other)),
+                }
+            }
+            Arc::new(
+                b.finish()
+                    .with_precision_and_scale(*p, *s)
+                    .map_err(|e| Error::illegal_state(e.to_string()))?,
+            )
+        }
+        DataType::Timestamp(unit, tz) => {
+            let mut out: Vec<Option<i64>> = Vec::with_capacity(values.len());
+            for v in values {
+                out.push(match v {
+                    Datum::Null => None,
+                    Datum::Timestamp { millis, nanos } => Some(match unit {
+                        TimeUnit::Second => millis.div_euclid(1000),
+                        TimeUnit::Millisecond => *millis,
+                        TimeUnit::Microsecond => millis * 1000 + (*nanos as i64) / 1000,
+                        TimeUnit::Nanosecond => millis * 1_000_000 + *nanos as i64,
+                    }),
+                    other => return Err(mismatch(other)),
+                });
+            }
+            let a: ArrayRef = match unit {
+                TimeUnit::Second => {
+                    Arc::new(TimestampSecondArray::from(out).with_timezone_opt(tz.clone()))
+                }
+                TimeUnit::Millisecond => {
+                    Arc::new(TimestampMillisecondArray::from(out).with_timezone_opt(tz.clone()))
+                }
+                TimeUnit::Microsecond => {
+                    Arc::new(TimestampMicrosecondArray::from(out).with_timezone_opt(tz.clone()))
+                }
+                TimeUnit::Nanosecond => {
+                    Arc::new(TimestampNanosecondArray::from(out).with_timezone_opt(tz.clone()))
+                }
+            };
+            a
+        }
+        _ if values.iter().all(Datum::is_null) => new_null_array(data_type, values.len()),
+        other => {
+            return Err(Error::unsupported(format!(
+                "computed values of Arrow type {other} cannot be written by the merge rewriter"
+            )))
+        }
+    })
 }

@@ -145,7 +145,12 @@ pub(crate) struct Aggregate {
 }
 
 impl Aggregate {
-    pub(crate) fn new(options: &CoreOptions, columns: &[(String, DataType)]) -> Result<Self> {
+    /// `primary_keys` are the table columns of the primary key: they keep their latest value.
+    pub(crate) fn new(
+        options: &CoreOptions,
+        columns: &[(String, DataType)],
+        primary_keys: &[String],
+    ) -> Result<Self> {
         for key in ["aggregation.remove-record-on-delete"] {
             if options
                 .raw
@@ -174,6 +179,7 @@ impl Aggregate {
                 .get(&format!("fields.{name}.aggregate-function"))
                 .or(default);
             let func = match configured {
+                _ if primary_keys.contains(name) => Func::PrimaryKey,
                 Some(f) => Func::parse(f, name, options)?,
                 None => Func::LastNonNullValue,
             };
@@ -199,16 +205,11 @@ impl Aggregate {
         Ok(Aggregate { fields })
     }
 
-    /// Marks the table columns that are primary-key columns (they keep their latest value).
-    pub(crate) fn set_primary_keys(&mut self, names: &[String]) {
-        for f in &mut self.fields {
-            if names.contains(&f.name) {
-                f.func = Func::PrimaryKey;
-            }
-        }
-    }
-
-    pub(crate) fn merge(&mut self, records: &[Record], cols: &dyn Columns) -> Result<Option<Merged>> {
+    pub(crate) fn merge(
+        &mut self,
+        records: &[Record],
+        cols: &dyn Columns,
+    ) -> Result<Option<Merged>> {
         let Some(last) = records.last() else {
             return Ok(None);
         };

@@ -123,14 +123,20 @@ pub(crate) enum MergeFunction {
 impl MergeFunction {
     /// The engine of `options` for a file whose table columns are `columns`
     /// (name, Arrow type). Unsupported options are refused here, before anything is read.
-    pub(crate) fn new(options: &CoreOptions, columns: &[(String, arrow::datatypes::DataType)]) -> Result<Self> {
+    pub(crate) fn new(
+        options: &CoreOptions,
+        columns: &[(String, arrow::datatypes::DataType)],
+        primary_keys: &[String],
+    ) -> Result<Self> {
         Ok(match options.merge_engine {
             MergeEngine::Deduplicate => MergeFunction::Deduplicate(Deduplicate::new(options)),
             MergeEngine::FirstRow => MergeFunction::FirstRow(FirstRow::new(options)),
             MergeEngine::PartialUpdate => {
                 MergeFunction::PartialUpdate(PartialUpdate::new(options, columns)?)
             }
-            MergeEngine::Aggregation => MergeFunction::Aggregate(Aggregate::new(options, columns)?),
+            MergeEngine::Aggregation => {
+                MergeFunction::Aggregate(Aggregate::new(options, columns, primary_keys)?)
+            }
         })
     }
 
@@ -143,7 +149,11 @@ impl MergeFunction {
     }
 
     /// Merges the records of one key (in sequence order); `None` when nothing remains.
-    pub(crate) fn merge(&mut self, records: &[Record], cols: &dyn Columns) -> Result<Option<Merged>> {
+    pub(crate) fn merge(
+        &mut self,
+        records: &[Record],
+        cols: &dyn Columns,
+    ) -> Result<Option<Merged>> {
         match self {
             MergeFunction::Deduplicate(m) => Ok(m.merge(records)),
             MergeFunction::FirstRow(m) => m.merge(records, cols),

@@ -52,7 +52,11 @@ impl PartialUpdate {
         })
     }
 
-    pub(crate) fn merge(&mut self, records: &[Record], cols: &dyn Columns) -> Result<Option<Merged>> {
+    pub(crate) fn merge(
+        &mut self,
+        records: &[Record],
+        cols: &dyn Columns,
+    ) -> Result<Option<Merged>> {
         self.cells.clear();
         self.cells.resize(self.columns, Cell::NULL);
         let mut last: Option<&Record> = None;

@@ -1,0 +1,1097 @@
+//! The streaming k-way merge of a merge-tree rewrite (compaction spec §10.1).
+//!
+//! Each sorted run of a section is read by one cursor, one decoded batch at a time, with its
+//! key columns converted to arrow's row format once per batch, so comparing two keys is a
+//! `memcmp`. A small binary heap of cursors yields keys in ascending order; all records of
+//! the smallest key form a group, sorted by sequence (user `sequence.field` values, then
+//! `_SEQUENCE_NUMBER`) and handed to the merge engine (or the changelog wrapper). Results are
+//! references into the decoded batches (the "arena"); every `BATCH_SIZE` results the output
+//! columns are assembled at once with `interleave`, written, and the arena is cut back to the
+//! batches cursors still read. Memory is therefore a few batches per run plus one output row
+//! group, whatever the input size.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
+use arrow::buffer::ScalarBuffer;
+use arrow::compute::interleave;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
+use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::parquet_to_arrow_schema;
+
+use super::changelog::{
+    changelog_mode, full_compaction_key, lookup_key, plain_key, ChangelogMode, Emit, LookupOutcome,
+};
+use super::deletion_vector::DeletionVectorMaintainer;
+use super::kv_format::{
+    array_of, key_datums, kind_array, kinds_of, planner_key, KvLayout, RowKind,
+};
+use super::lookup::LookupLevels;
+use super::merge_engine::{Cell, Columns, MergeFunction, Merged, Origin, Record, Values};
+use super::output::{OutputSettings, RollingOutput};
+use super::{MergeInput, MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
+use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+use crate::rewrite::dictionary_writer::DictWriterConfig;
+use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH_SIZE};
+use crate::storage::Storage;
+use crate::table::binary_row::Datum;
+
+/// A decoded batch with its keys in row format.
+pub(crate) struct Slot {
+    batch: RecordBatch,
+    keys: Rows,
+    user_seq: Option<Rows>,
+    seqs: ScalarBuffer<i64>,
+    pub(crate) kinds: Vec<RowKind>,
+    /// Input index (or higher-level index for lookup batches).
+    file: usize,
+}
+
+impl Slot {
+    pub(crate) fn len(&self) -> usize {
+        self.batch.num_rows()
+    }
+    pub(crate) fn seq(&self, row: usize) -> i64 {
+        self.seqs[row]
+    }
+}
+
+/// The batches results may point into.
+#[derive(Default)]
+pub(crate) struct Arena {
+    pub(crate) slots: Vec<Slot>,
+}
+
+impl Arena {
+    pub(crate) fn push(&mut self, slot: Slot) -> usize {
+        self.slots.push(slot);
+        self.slots.len() - 1
+    }
+
+    fn key(&self, at: (usize, usize)) -> arrow::row::Row<'_> {
+        self.slots[at.0].keys.row(at.1)
+    }
+
+    pub(crate) fn cmp_keys(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
+        self.key(a).cmp(&self.key(b))
+    }
+}
+
+/// Reads input files: footers, schema checks, batches, and their conversion to slots.
+pub(crate) struct Reader<'s> {
+    storage: &'s dyn Storage,
+    pub(crate) io: IoCounters,
+    layout: KvLayout,
+    schema: SchemaRef,
+    key_converter: RowConverter,
+    seq_converter: Option<RowConverter>,
+}
+
+/// The file's Arrow schema with dictionary types replaced by their value types.
+fn plain(schema: &Schema) -> Schema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::Dictionary(_, v) => f.as_ref().clone().with_data_type(v.as_ref().clone()),
+            _ => f.as_ref().clone(),
+        })
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
+fn file_schema(input: &InputFile) -> Result<Schema> {
+    let fm = input.metadata.file_metadata();
+    parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
+        .map(|s| plain(&s))
+        .map_err(|e| parquet_io::corrupt(&input.path, e))
+}
+
+impl<'s> Reader<'s> {
+    /// Opens a file and checks it has the columns (names and types) of the merge.
+    fn open(&mut self, path: &str) -> Result<(InputFile, Schema)> {
+        let file = parquet_io::open_input(self.storage, path, &mut self.io)?;
+        let schema = file_schema(&file)?;
+        let ours = self.schema.fields();
+        if schema.fields().len() != ours.len() {
+            return Err(Error::corrupt(
+                Some(path),
+                format!(
+                    "{} columns where the merge's first input has {} (schema evolution is not \
+                     supported by the merge rewriter)",
+                    schema.fields().len(),
+                    ours.len()
+                ),
+            ));
+        }
+        for (a, b) in schema.fields().iter().zip(ours) {
+            if a.name() != b.name() || a.data_type() != b.data_type() {
+                return Err(Error::corrupt(
+                    Some(path),
+                    format!(
+                        "column '{}' ({}) where the merge's first input has '{}' ({})",
+                        a.name(),
+                        a.data_type(),
+                        b.name(),
+                        b.data_type()
+                    ),
+                ));
+            }
+        }
+        Ok((file, schema))
+    }
+
+    /// A batch stream over `input`, skipping the positions of `selection`.
+    pub(crate) fn open_stream(
+        &mut self,
+        input: &MergeInput,
+        selection: Option<RowSelection>,
+    ) -> Result<BatchStream> {
+        let (file, schema) = self.open(&input.path)?;
+        let meta = parquet_io::reader_metadata(&file, Arc::new(schema))?;
+        BatchStream::new(&file, meta, selection)
+    }
+
+    pub(crate) fn next_batch(
+        &mut self,
+        stream: &mut BatchStream,
+        path: &str,
+    ) -> Result<Option<RecordBatch>> {
+        loop {
+            match stream.next(self.storage, path, &mut self.io)? {
+                Some(b) if b.num_rows() == 0 => continue,
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// Converts a batch of `path` into a slot (keys in row format, kinds validated).
+    pub(crate) fn slot_of(
+        &mut self,
+        batch: RecordBatch,
+        path: &str,
+        file: Option<usize>,
+    ) -> Result<Slot> {
+        let key_cols: Vec<ArrayRef> = self
+            .layout
+            .key_cols
+            .iter()
+            .map(|&c| batch.column(c).clone())
+            .collect();
+        let keys = self
+            .key_converter
+            .convert_columns(&key_cols)
+            .map_err(|e| Error::corrupt(Some(path), format!("key columns: {e}")))?;
+        let user_seq = match &self.seq_converter {
+            Some(conv) => {
+                let cols: Vec<ArrayRef> = self
+                    .layout
+                    .user_seq_cols
+                    .iter()
+                    .map(|&c| batch.column(c).clone())
+                    .collect();
+                Some(
+                    conv.convert_columns(&cols)
+                        .map_err(|e| Error::corrupt(Some(path), format!("sequence field: {e}")))?,
+                )
+            }
+            None => None,
+        };
+        let seq_col = batch.column(self.layout.seq_col);
+        if seq_col.null_count() > 0 {
+            return Err(Error::corrupt(
+                Some(path),
+                "_SEQUENCE_NUMBER has nulls".to_string(),
+            ));
+        }
+        let seqs = seq_col
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .ok_or_else(|| Error::corrupt(Some(path), "_SEQUENCE_NUMBER is not BIGINT"))?
+            .values()
+            .clone();
+        let kinds = kinds_of(batch.column(self.layout.kind_col), path)?;
+        Ok(Slot {
+            batch,
+            keys,
+            user_seq,
+            seqs,
+            kinds,
+            file: file.unwrap_or(0),
+        })
+    }
+}
+
+/// The row selection that skips `deleted` positions of a file of `rows` rows.
+fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
+    let mut selectors = Vec::new();
+    let mut next = 0u64;
+    for &d in deleted {
+        if d >= rows || d < next {
+            return Err(Error::corrupt(
+                Some(path),
+                format!("deletion vector position {d} is out of order or beyond {rows} rows"),
+            ));
+        }
+        if d > next {
+            selectors.push(RowSelector::select((d - next) as usize));
+        }
+        selectors.push(RowSelector::skip(1));
+        next = d + 1;
+    }
+    if next < rows {
+        selectors.push(RowSelector::select((rows - next) as usize));
+    }
+    Ok(RowSelection::from(selectors))
+}
+
+/// One sorted run of a section, read file after file.
+struct RunCursor {
+    /// Input indices of the run's files, in key order.
+    files: Vec<usize>,
+    next_file: usize,
+    stream: Option<(usize, BatchStream)>,
+    slot: usize,
+    row: usize,
+    len: usize,
+    /// The last key read and its file, to check that keys never go backwards.
+    last: Option<(OwnedRow, usize)>,
+}
+
+/// Everything the merge keeps between groups.
+struct Merge<'s, 'r> {
+    req: &'r MergeTreeRewrite,
+    inputs: Vec<&'r MergeInput>,
+    reader: Reader<'s>,
+    arena: Arena,
+    cursors: Vec<RunCursor>,
+    heap: Vec<usize>,
+    metrics: MergeMetrics,
+}
+
+impl Merge<'_, '_> {
+    /// Loads the cursor's next non-empty batch; `false` when the run is exhausted.
+    fn load(&mut self, c: usize) -> Result<bool> {
+        loop {
+            let cur = &mut self.cursors[c];
+            if cur.stream.is_none() {
+                let Some(&input) = cur.files.get(cur.next_file) else {
+                    return Ok(false);
+                };
+                cur.next_file += 1;
+                let inp = self.inputs[input];
+                let sel = match inp.deleted_rows.as_deref().filter(|d| !d.is_empty()) {
+                    Some(d) => {
+                        let (file, _) = self.reader.open(&inp.path)?;
+                        let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
+                        self.metrics.deleted_rows += d.len() as u64;
+                        Some(selection(&inp.path, d, rows)?)
+                    }
+                    None => None,
+                };
+                let stream = self.reader.open_stream(inp, sel)?;
+                self.metrics.input_files += 1;
+                self.metrics.input_bytes += inp.meta.file_size;
+                self.cursors[c].stream = Some((input, stream));
+                continue;
+            }
+            let Some((input, stream)) = cur.stream.as_mut() else {
+                continue;
+            };
+            let input = *input;
+            let path = &self.inputs[input].path;
+            match self.reader.next_batch(stream, path)? {
+                None => {
+                    self.cursors[c].stream = None;
+                }
+                Some(batch) => {
+                    let slot = self.reader.slot_of(batch, path, Some(input))?;
+                    check_order(&slot, path)?;
+                    let n = slot.len();
+                    self.metrics.input_rows += n as u64;
+                    let first = slot.keys.row(0);
+                    if let Some((last, last_file)) = &self.cursors[c].last {
+                        let ord = first.cmp(&last.row());
+                        if ord == Ordering::Less || (ord == Ordering::Equal && *last_file != input)
+                        {
+                            return Err(Error::corrupt(
+                                Some(path),
+                                if *last_file == input {
+                                    "keys out of order between row groups".to_string()
+                                } else {
+                                    format!(
+                                        "its first key is not above the last key of '{}', the \
+                                         previous file of its sorted run",
+                                        self.inputs[*last_file].path
+                                    )
+                                },
+                            ));
+                        }
+                    }
+                    let last_key = slot.keys.row(n - 1).owned();
+                    let id = self.arena.push(slot);
+                    let cur = &mut self.cursors[c];
+                    cur.last = Some((last_key, input));
+                    cur.slot = id;
+                    cur.row = 0;
+                    cur.len = n;
+                    return Ok(true);
+                }
+            }
+        }
+    }
+
+    fn less(&self, a: usize, b: usize) -> bool {
+        let (ca, cb) = (&self.cursors[a], &self.cursors[b]);
+        match self.arena.cmp_keys((ca.slot, ca.row), (cb.slot, cb.row)) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => a < b,
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < n && self.less(self.heap[l], self.heap[m]) {
+                m = l;
+            }
+            if r < n && self.less(self.heap[r], self.heap[m]) {
+                m = r;
+            }
+            if m == i {
+                return;
+            }
+            self.heap.swap(i, m);
+            i = m;
+        }
+    }
+
+    /// Moves the heap's top cursor one row on.
+    fn advance_top(&mut self) -> Result<()> {
+        let c = self.heap[0];
+        let cur = &mut self.cursors[c];
+        cur.row += 1;
+        let alive = cur.row < cur.len || self.load(c)?;
+        if alive {
+            self.sift_down(0);
+        } else {
+            let last = self.heap.len() - 1;
+            self.heap.swap(0, last);
+            self.heap.pop();
+            self.sift_down(0);
+        }
+        Ok(())
+    }
+
+    fn record_of(&self, c: usize) -> Record {
+        let cur = &self.cursors[c];
+        let slot = &self.arena.slots[cur.slot];
+        Record {
+            slot: cur.slot,
+            row: cur.row,
+            seq: slot.seq(cur.row),
+            kind: slot.kinds[cur.row],
+            level: self.inputs[slot.file].meta.level.get(),
+            origin: Origin::Input {
+                file: slot.file,
+                pos: 0,
+            },
+        }
+    }
+}
+
+/// Keys of one batch must not decrease.
+fn check_order(slot: &Slot, path: &str) -> Result<()> {
+    for i in 1..slot.len() {
+        if slot.keys.row(i) < slot.keys.row(i - 1) {
+            return Err(Error::corrupt(
+                Some(path),
+                format!(
+                    "keys out of order: row {i} of a batch is below row {}",
+                    i - 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Sequence order of two records: user sequence fields, then the sequence number.
+fn seq_order(arena: &Arena, a: &Record, b: &Record) -> Ordering {
+    let (sa, sb) = (&arena.slots[a.slot], &arena.slots[b.slot]);
+    if let (Some(ua), Some(ub)) = (&sa.user_seq, &sb.user_seq) {
+        match ua.row(a.row).cmp(&ub.row(b.row)) {
+            Ordering::Equal => {}
+            o => return o,
+        }
+    }
+    a.seq.cmp(&b.seq)
+}
+
+/// Results waiting to be assembled into a batch.
+#[derive(Default)]
+struct Pending {
+    keys: Vec<(usize, usize)>,
+    seqs: Vec<i64>,
+    kinds: Vec<i8>,
+    rows: Vec<(usize, usize)>,
+    /// Per value column (engines that merge per column).
+    cells: Vec<Vec<Cell>>,
+}
+
+impl Pending {
+    fn len(&self) -> usize {
+        self.seqs.len()
+    }
+
+    fn push(&mut self, m: Merged, whole_rows: bool, value_cols: usize) {
+        self.keys.push(m.key);
+        self.seqs.push(m.seq);
+        self.kinds.push(m.kind.as_byte());
+        if whole_rows {
+            if let Values::Row(s, r) = m.values {
+                self.rows.push((s, r));
+                return;
+            }
+        }
+        if self.cells.len() != value_cols {
+            self.cells = vec![Vec::new(); value_cols];
+        }
+        match m.values {
+            Values::Row(s, r) => self.cells.iter_mut().for_each(|c| c.push(Cell::Src(s, r))),
+            Values::Cells(cells) => {
+                for (col, cell) in self.cells.iter_mut().zip(cells) {
+                    col.push(cell);
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        self.keys.clear();
+        self.seqs.clear();
+        self.kinds.clear();
+        self.rows.clear();
+        self.cells.iter_mut().for_each(Vec::clear);
+    }
+}
+
+/// Assembles pending results into a batch of the output schema.
+fn assemble(
+    p: &Pending,
+    arena: &Arena,
+    layout: &KvLayout,
+    schema: &SchemaRef,
+    whole_rows: bool,
+) -> Result<RecordBatch> {
+    let fail = |e: arrow::error::ArrowError| Error::illegal_state(format!("assembling rows: {e}"));
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+    let sources = |c: usize| -> Vec<&dyn Array> {
+        arena
+            .slots
+            .iter()
+            .map(|s| s.batch.column(c).as_ref())
+            .collect()
+    };
+    for &c in &layout.key_cols {
+        columns.push(interleave(&sources(c), &p.keys).map_err(fail)?);
+    }
+    columns.push(Arc::new(Int64Array::from(p.seqs.clone())));
+    columns.push(kind_array(
+        &p.kinds,
+        schema.field(layout.kind_col).data_type(),
+    ));
+    for (j, &c) in layout.value_cols.iter().enumerate() {
+        if whole_rows {
+            columns.push(interleave(&sources(c), &p.rows).map_err(fail)?);
+            continue;
+        }
+        let cells = &p.cells[j];
+        let mut computed: Vec<Datum> = Vec::new();
+        let mut idx: Vec<(usize, usize)> = Vec::with_capacity(cells.len());
+        let extra = arena.slots.len();
+        for cell in cells {
+            match cell {
+                Cell::Src(s, r) => idx.push((*s, *r)),
+                Cell::Val(d) => {
+                    idx.push((extra, computed.len()));
+                    computed.push(d.clone());
+                }
+            }
+        }
+        let mut src = sources(c);
+        let computed_array;
+        if !computed.is_empty() {
+            computed_array = array_of(&computed, schema.field(c).data_type())?;
+            src.push(computed_array.as_ref());
+        }
+        columns.push(interleave(&src, &idx).map_err(fail)?);
+    }
+    RecordBatch::try_new(schema.clone(), columns).map_err(fail)
+}
+
+/// The two output streams and the pending results of each.
+struct Sinks<'s> {
+    data: Option<RollingOutput<'s>>,
+    changelog: Option<RollingOutput<'s>>,
+    pending_data: Pending,
+    pending_changelog: Pending,
+    whole_rows: bool,
+    value_cols: usize,
+    drop_delete: bool,
+    retracts_dropped: u64,
+}
+
+impl Emit for Sinks<'_> {
+    fn data(&mut self, row: Merged) -> Result<()> {
+        if self.drop_delete && row.kind.is_retract() {
+            self.retracts_dropped += 1;
+            return Ok(());
+        }
+        if self.data.is_some() {
+            self.pending_data
+                .push(row, self.whole_rows, self.value_cols);
+        }
+        Ok(())
+    }
+    fn changelog(&mut self, row: Merged) -> Result<()> {
+        if self.changelog.is_some() {
+            self.pending_changelog
+                .push(row, self.whole_rows, self.value_cols);
+        }
+        Ok(())
+    }
+}
+
+/// Column access for the engines.
+struct ArenaColumns<'a> {
+    arena: &'a Arena,
+    layout: &'a KvLayout,
+    inputs: &'a [&'a MergeInput],
+    higher: &'a [MergeInput],
+}
+
+impl Columns for ArenaColumns<'_> {
+    fn value(&self, slot: usize, j: usize) -> &ArrayRef {
+        self.arena.slots[slot]
+            .batch
+            .column(self.layout.value_cols[j])
+    }
+    fn file_of(&self, r: &Record) -> &str {
+        match r.origin {
+            Origin::Input { file, .. } => &self.inputs[file].path,
+            Origin::Lookup { file, .. } => &self.higher[file].path,
+        }
+    }
+}
+
+/// Merges the request's sections into new files; see the module documentation.
+pub fn rewrite_merge_tree(
+    storage: &dyn Storage,
+    req: &MergeTreeRewrite,
+    options: &CoreOptions,
+) -> Result<MergeTreeRewriteResult> {
+    let inputs: Vec<&MergeInput> = req.sections.iter().flatten().flatten().collect();
+    let mode = changelog_mode(
+        options,
+        req.output_level,
+        req.max_level,
+        req.drop_delete,
+        inputs.iter().map(|i| i.meta.level),
+    )?;
+    let format = options.file_format_for_level(req.output_level.get());
+    if format != "parquet" {
+        return Err(Error::unsupported(format!(
+            "the merge rewriter writes Parquet; level {} is configured as '{format}'",
+            req.output_level
+        )));
+    }
+    let mut result = MergeTreeRewriteResult {
+        changelog_mode: mode,
+        ..MergeTreeRewriteResult::default()
+    };
+    let Some(first) = inputs.first() else {
+        return Ok(result);
+    };
+    for prefix in [&req.file_prefix, &req.changelog_prefix] {
+        let full = if req.output_dir.is_empty() {
+            prefix.clone()
+        } else {
+            format!("{}/{}", req.output_dir, prefix)
+        };
+        if let Some(clash) = inputs
+            .iter()
+            .map(|i| &i.path)
+            .chain(req.higher_levels.iter().map(|i| &i.path))
+            .find(|p| p.starts_with(&full))
+        {
+            return Err(Error::illegal_state(format!(
+                "output prefix '{full}' would name input '{clash}'"
+            )));
+        }
+    }
+    let sequence_fields: Vec<String> = options
+        .sequence_field
+        .as_deref()
+        .map(|s| s.split(',').map(|f| f.trim().to_string()).collect())
+        .unwrap_or_default();
+
+    // The first input decides the schema and the layout; every other input must match it.
+    let mut io = IoCounters::default();
+    let first_file = parquet_io::open_input(storage, &first.path, &mut io)?;
+    let schema = Arc::new(file_schema(&first_file)?);
+    let layout = KvLayout::of(&schema, &first.path, &sequence_fields)?;
+    let descr = first_file.metadata.file_metadata().schema_descr_ptr();
+    let key_fields: Vec<SortField> = layout
+        .key_cols
+        .iter()
+        .map(|&c| SortField::new(schema.field(c).data_type().clone()))
+        .collect();
+    let key_converter = RowConverter::new(key_fields)
+        .map_err(|e| Error::unsupported(format!("primary key type: {e}")))?;
+    let seq_converter = if layout.user_seq_cols.is_empty() {
+        None
+    } else {
+        Some(
+            RowConverter::new(
+                layout
+                    .user_seq_cols
+                    .iter()
+                    .map(|&c| SortField::new(schema.field(c).data_type().clone()))
+                    .collect(),
+            )
+            .map_err(|e| Error::unsupported(format!("sequence field type: {e}")))?,
+        )
+    };
+    let value_columns: Vec<(String, DataType)> = layout
+        .value_cols
+        .iter()
+        .map(|&c| {
+            (
+                schema.field(c).name().clone(),
+                schema.field(c).data_type().clone(),
+            )
+        })
+        .collect();
+    let primary_keys: Vec<String> = layout
+        .key_cols
+        .iter()
+        .map(|&c| schema.field(c).name()[KEY_PREFIX_LEN..].to_string())
+        .collect();
+    let mut mf = MergeFunction::new(options, &value_columns, &primary_keys)?;
+    let whole_rows = mf.whole_rows();
+
+    let props = parquet_io::writer_properties(options)?;
+    let compression = parquet_io::compression(options)?;
+    crate::rewrite::codec::PageCompressor::new(compression)?;
+    let settings = Arc::new(OutputSettings {
+        schema: schema.clone(),
+        descr,
+        dict_cfg: Arc::new(DictWriterConfig {
+            compression,
+            data_page_size_limit: props.data_page_size_limit(),
+            data_page_row_count_limit: props.data_page_row_count_limit(),
+            dictionary_page_size_limit: props.dictionary_page_size_limit(),
+            write_batch_size: props.write_batch_size(),
+            statistics: true,
+        }),
+        props,
+        target_file_size: options.target_file_size,
+        level: req.output_level,
+        creation_time_ms: req.creation_time_ms,
+        key_cols: layout.key_cols.clone(),
+        seq_col: layout.seq_col,
+        kind_col: layout.kind_col,
+    });
+    let produce_changelog = matches!(
+        mode,
+        ChangelogMode::FullCompaction
+            | ChangelogMode::Lookup {
+                produce_changelog: true,
+                ..
+            }
+    );
+    let mut sinks = Sinks {
+        data: if req.write_data {
+            Some(RollingOutput::new(
+                storage,
+                settings.clone(),
+                &req.output_dir,
+                &req.file_prefix,
+            )?)
+        } else {
+            None
+        },
+        changelog: if produce_changelog {
+            Some(RollingOutput::new(
+                storage,
+                settings.clone(),
+                &req.output_dir,
+                &req.changelog_prefix,
+            )?)
+        } else {
+            None
+        },
+        pending_data: Pending::default(),
+        pending_changelog: Pending::default(),
+        whole_rows,
+        value_cols: layout.value_cols.len(),
+        drop_delete: req.drop_delete,
+        retracts_dropped: 0,
+    };
+
+    let reader = Reader {
+        storage,
+        io,
+        layout: layout.clone(),
+        schema: schema.clone(),
+        key_converter,
+        seq_converter,
+    };
+    let mut merge = Merge {
+        req,
+        inputs,
+        reader,
+        arena: Arena::default(),
+        cursors: Vec::new(),
+        heap: Vec::new(),
+        metrics: MergeMetrics::default(),
+    };
+    let mut lookup = match mode {
+        ChangelogMode::Lookup { .. } => Some(LookupLevels::new(&req.higher_levels)),
+        _ => None,
+    };
+    let mut dv = DeletionVectorMaintainer::new();
+    let run = run_merge(
+        &mut merge,
+        &mut sinks,
+        &mut mf,
+        mode,
+        options.is_first_row(),
+        &mut lookup,
+        &mut dv,
+        &layout,
+        &schema,
+    );
+    let run = run.and_then(|()| {
+        if let Some(d) = sinks.data.as_mut() {
+            d.roll()?;
+        }
+        if let Some(c) = sinks.changelog.as_mut() {
+            c.roll()?;
+        }
+        Ok(())
+    });
+    let mut metrics = merge.metrics;
+    metrics.storage_reads = merge.reader.io.reads;
+    metrics.storage_read_bytes = merge.reader.io.bytes;
+    if let Err(e) = run {
+        let mut failures = Vec::new();
+        for out in [sinks.data.as_mut(), sinks.changelog.as_mut()]
+            .into_iter()
+            .flatten()
+        {
+            failures.extend(out.abort());
+        }
+        return Err(if failures.is_empty() {
+            e
+        } else {
+            Error {
+                message: format!("{} (cleanup failed: {})", e.message, failures.join("; ")),
+                kind: e.kind,
+            }
+        });
+    }
+    metrics.retracts_dropped = sinks.retracts_dropped;
+    if let Some(d) = sinks.data.take() {
+        metrics.storage_writes += d.storage_writes;
+        result.outputs = d.done;
+    }
+    if let Some(c) = sinks.changelog.take() {
+        metrics.storage_writes += c.storage_writes;
+        result.changelog = c.done;
+    }
+    metrics.output_files = result.outputs.len() as u64;
+    metrics.output_rows = result.outputs.iter().map(|f| f.meta.row_count).sum();
+    metrics.output_bytes = result.outputs.iter().map(|f| f.meta.file_size).sum();
+    metrics.changelog_files = result.changelog.len() as u64;
+    metrics.changelog_rows = result.changelog.iter().map(|f| f.meta.row_count).sum();
+    result.deletion_vector_marks = dv
+        .vectors()
+        .iter()
+        .map(|(f, b)| (f.clone(), b.iter().map(u64::from).collect()))
+        .collect::<BTreeMap<_, _>>();
+    metrics.deletion_vector_marks = result
+        .deletion_vector_marks
+        .values()
+        .map(|v| v.len() as u64)
+        .sum();
+    result.metrics = metrics;
+    Ok(result)
+}
+
+/// Flushes pending results of both streams and cuts the arena back to live batches.
+fn flush(
+    merge: &mut Merge<'_, '_>,
+    sinks: &mut Sinks<'_>,
+    lookup: &mut Option<LookupLevels>,
+    layout: &KvLayout,
+    schema: &SchemaRef,
+) -> Result<()> {
+    if sinks.pending_data.len() > 0 {
+        let batch = assemble(
+            &sinks.pending_data,
+            &merge.arena,
+            layout,
+            schema,
+            sinks.whole_rows,
+        )?;
+        if let Some(d) = sinks.data.as_mut() {
+            d.write(&batch)?;
+        }
+        sinks.pending_data.clear();
+    }
+    if sinks.pending_changelog.len() > 0 {
+        let batch = assemble(
+            &sinks.pending_changelog,
+            &merge.arena,
+            layout,
+            schema,
+            sinks.whole_rows,
+        )?;
+        if let Some(c) = sinks.changelog.as_mut() {
+            c.write(&batch)?;
+        }
+        sinks.pending_changelog.clear();
+    }
+    // Keep only the batches cursors still read, renumbered.
+    let mut live: Vec<&mut usize> = merge
+        .cursors
+        .iter_mut()
+        .filter(|c| c.len > 0)
+        .map(|c| &mut c.slot)
+        .collect();
+    if let Some(l) = lookup.as_mut() {
+        live.extend(l.live_slots());
+    }
+    let old = std::mem::take(&mut merge.arena.slots);
+    let mut old: Vec<Option<Slot>> = old.into_iter().map(Some).collect();
+    let mut remap: BTreeMap<usize, usize> = BTreeMap::new();
+    for s in live {
+        let new = match remap.get(s) {
+            Some(&n) => n,
+            None => {
+                let slot = old
+                    .get_mut(*s)
+                    .and_then(Option::take)
+                    .ok_or_else(|| Error::illegal_state("a cursor's batch is missing"))?;
+                let n = merge.arena.push(slot);
+                remap.insert(*s, n);
+                n
+            }
+        };
+        *s = new;
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_merge(
+    merge: &mut Merge<'_, '_>,
+    sinks: &mut Sinks<'_>,
+    mf: &mut MergeFunction,
+    mode: ChangelogMode,
+    first_row: bool,
+    lookup: &mut Option<LookupLevels>,
+    dv: &mut DeletionVectorMaintainer,
+    layout: &KvLayout,
+    schema: &SchemaRef,
+) -> Result<()> {
+    let req = merge.req;
+    let mut group: Vec<Record> = Vec::new();
+    let mut candidates: Vec<Record> = Vec::new();
+    let mut input_base = 0usize;
+    let mut previous_section_end: Option<OwnedRow> = None;
+    for section in &req.sections {
+        // One cursor per run of the section.
+        merge.cursors.clear();
+        merge.heap.clear();
+        for run in section {
+            let n = run.len();
+            merge.cursors.push(RunCursor {
+                files: (input_base..input_base + n).collect(),
+                next_file: 0,
+                stream: None,
+                slot: 0,
+                row: 0,
+                len: 0,
+                last: None,
+            });
+            input_base += n;
+        }
+        for c in 0..merge.cursors.len() {
+            if merge.load(c)? {
+                merge.heap.push(c);
+            }
+        }
+        for i in (0..merge.heap.len() / 2).rev() {
+            merge.sift_down(i);
+        }
+        let mut first_group = true;
+        while let Some(&top) = merge.heap.first() {
+            let gk = (merge.cursors[top].slot, merge.cursors[top].row);
+            if first_group {
+                first_group = false;
+                if let Some(prev) = &previous_section_end {
+                    if merge.arena.key(gk) <= prev.row() {
+                        let slot = &merge.arena.slots[gk.0];
+                        return Err(Error::corrupt(
+                            Some(&merge.inputs[slot.file].path),
+                            "sections are not in key order (a section starts at or below the \
+                             end of the previous one)",
+                        ));
+                    }
+                }
+            }
+            group.clear();
+            while let Some(&c) = merge.heap.first() {
+                let cur = &merge.cursors[c];
+                if merge.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal {
+                    break;
+                }
+                group.push(merge.record_of(c));
+                merge.advance_top()?;
+            }
+            merge.metrics.keys += 1;
+            {
+                let arena = &merge.arena;
+                group.sort_by(|a, b| seq_order(arena, a, b));
+            }
+            process_group(
+                merge,
+                sinks,
+                mf,
+                mode,
+                first_row,
+                lookup,
+                dv,
+                &group,
+                &mut candidates,
+                gk,
+            )?;
+            let live = merge.cursors.len() + 8;
+            if sinks.pending_data.len() >= BATCH_SIZE
+                || sinks.pending_changelog.len() >= BATCH_SIZE
+                || merge.arena.slots.len() > live + 64
+            {
+                previous_section_end = Some(merge.arena.key(gk).owned());
+                flush(merge, sinks, lookup, layout, schema)?;
+            } else {
+                previous_section_end = Some(merge.arena.key(gk).owned());
+            }
+        }
+    }
+    flush(merge, sinks, lookup, layout, schema)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn process_group(
+    merge: &mut Merge<'_, '_>,
+    sinks: &mut Sinks<'_>,
+    mf: &mut MergeFunction,
+    mode: ChangelogMode,
+    first_row: bool,
+    lookup: &mut Option<LookupLevels>,
+    dv: &mut DeletionVectorMaintainer,
+    group: &[Record],
+    candidates: &mut Vec<Record>,
+    gk: (usize, usize),
+) -> Result<()> {
+    let req = merge.req;
+    match mode {
+        ChangelogMode::None => {
+            let cols = ArenaColumns {
+                arena: &merge.arena,
+                layout: &merge.reader.layout,
+                inputs: &merge.inputs,
+                higher: &req.higher_levels,
+            };
+            plain_key(group, mf, &cols, sinks)
+        }
+        ChangelogMode::FullCompaction => {
+            let cols = ArenaColumns {
+                arena: &merge.arena,
+                layout: &merge.reader.layout,
+                inputs: &merge.inputs,
+                higher: &req.higher_levels,
+            };
+            full_compaction_key(group, req.max_level, mf, &cols, sinks)
+        }
+        ChangelogMode::Lookup {
+            produce_changelog,
+            deletion_vectors,
+        } => {
+            // The lookup may read (and push) batches, so it runs first, before the engine
+            // borrows the arena.
+            let needs_lookup = group.iter().all(|r| r.level == 0)
+                && lookup.as_ref().is_some_and(|l| !l.is_empty());
+            let mut found: Option<Record> = None;
+            if needs_lookup {
+                merge.metrics.lookups += 1;
+                let key_cols: Vec<&dyn Array> = merge
+                    .reader
+                    .layout
+                    .key_cols
+                    .iter()
+                    .map(|&c| merge.arena.slots[gk.0].batch.column(c).as_ref())
+                    .collect();
+                let planner = planner_key(&key_datums(&key_cols, gk.1)?);
+                if let Some(l) = lookup.as_mut() {
+                    found = l.find(
+                        &mut merge.reader,
+                        &mut merge.arena,
+                        &req.higher_levels,
+                        gk,
+                        &planner,
+                    )?;
+                }
+                if let Some(f) = &found {
+                    merge.metrics.lookup_hits += 1;
+                    if deletion_vectors && !first_row {
+                        if let Origin::Lookup { file, pos } = f.origin {
+                            let name = &req.higher_levels[file].meta.file_name;
+                            dv.mark(name, pos)?;
+                        }
+                    }
+                }
+            }
+            let cols = ArenaColumns {
+                arena: &merge.arena,
+                layout: &merge.reader.layout,
+                inputs: &merge.inputs,
+                higher: &req.higher_levels,
+            };
+            let arena = &merge.arena;
+            let order = |a: &Record, b: &Record| seq_order(arena, a, b);
+            let mut lookup_once = || Ok(LookupOutcome { found });
+            lookup_key(
+                group,
+                produce_changelog,
+                first_row,
+                mf,
+                &cols,
+                &mut lookup_once,
+                &order,
+                candidates,
+                sinks,
+            )
+        }
+    }
+}

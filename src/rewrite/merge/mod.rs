@@ -1,0 +1,147 @@
+//! The primary-key compaction rewrite (compaction spec §9–§11, format spec §8–§10).
+//!
+//! [`rewrite_merge_tree`] executes one `Rewrite` action of a merge-tree task: the sections of
+//! the interval partition (key-disjoint, in key order), each a set of sorted runs, are merged
+//! with a streaming k-way merge on the key and the table's merge engine, and written as new
+//! Parquet files at the output level, rolled at `target-file-size`. Everything about the
+//! result is recomputed from the rows written (min/max key, sequence range, row and retract
+//! counts): inputs' metadata is never copied, since some writers record 0 retracts for files
+//! that hold them.
+//!
+//! * [`merge_engine`] — deduplicate, first-row, partial-update, aggregation;
+//! * [`changelog`] — `full-compaction` and `lookup` changelog production;
+//! * [`deletion_vector`] — marks on higher-level files instead of rewrites, and the index file;
+//! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
+//! * [`table_adapter`] — [`PrimaryKeyRewriter`], the table layer's `MergeTreeRewriter`.
+//!
+//! Memory is bounded by the number of runs, not the input size: each run holds one decoded
+//! batch and one input row group, and the output holds one row group (`parquet.block.size`).
+//! Like the rest of the core, nothing here touches a file system, a clock or a thread; on any
+//! error every file written so far is aborted or deleted through storage.
+
+pub mod changelog;
+pub mod deletion_vector;
+pub mod kv_format;
+mod lookup;
+mod merge_engine;
+mod merge_tree;
+mod output;
+pub mod table_adapter;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::meta::{DataFileMeta, Level};
+use crate::table::binary_row::Datum;
+
+pub use changelog::ChangelogMode;
+pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
+pub use kv_format::RowKind;
+pub use merge_tree::rewrite_merge_tree;
+pub use table_adapter::PrimaryKeyRewriter;
+
+/// Length of the `_KEY_` prefix of key column names.
+const KEY_PREFIX_LEN: usize = kv_format::KEY_PREFIX.len();
+
+/// One input data file of a merge.
+#[derive(Clone, Debug)]
+pub struct MergeInput {
+    /// Path relative to the storage root.
+    pub path: String,
+    /// The file's metadata: its level decides changelog and lookup roles; its key range
+    /// locates keys in higher levels. Row counts and keys are re-derived from the data.
+    pub meta: Arc<DataFileMeta>,
+    /// Row positions its deletion vector marks deleted, ascending; `None` for no vector.
+    pub deleted_rows: Option<Vec<u64>>,
+}
+
+/// What to merge and where.
+#[derive(Clone, Debug)]
+pub struct MergeTreeRewrite {
+    /// Sections in key order, each a list of sorted runs, each run a list of files in key order.
+    pub sections: Vec<Vec<Vec<MergeInput>>>,
+    /// The bucket's files at levels above the output level (lookup changelog and deletion
+    /// vector marks look older versions up there); may be empty otherwise.
+    pub higher_levels: Vec<MergeInput>,
+    /// Directory of the bucket (no trailing `/`).
+    pub output_dir: String,
+    /// New data files are `<file_prefix><n>.parquet` (the caller makes the prefix unique).
+    pub file_prefix: String,
+    /// New changelog files are `<changelog_prefix><n>.parquet`.
+    pub changelog_prefix: String,
+    pub output_level: Level,
+    pub max_level: Level,
+    /// Retract records (`-U`, `-D`) are dropped from the output.
+    pub drop_delete: bool,
+    /// `false` for an upgrade that only produces changelog and deletion-vector marks (the
+    /// changelog rewriters' `CHANGELOG_NO_REWRITE`): no data file is written.
+    pub write_data: bool,
+    /// Stamped into each output's metadata (the core reads no clock).
+    pub creation_time_ms: i64,
+}
+
+/// Per-column statistics of a key column of an output file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct KeyColumnStats {
+    /// Smallest non-null value (`Null` when the column is all null).
+    pub min: Datum,
+    pub max: Datum,
+    pub null_count: u64,
+}
+
+/// One file written by the merge.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MergeOutputFile {
+    /// Path relative to the storage root.
+    pub path: String,
+    /// Exact metadata: the output level, `FileSource::Compact`, min/max key (the planner's
+    /// order-preserving bytes), sequence range, row count and retract count of the rows written.
+    pub meta: DataFileMeta,
+    /// The first and last key of the file as typed values (for the manifest's BinaryRows).
+    pub min_key: Vec<Datum>,
+    pub max_key: Vec<Datum>,
+    /// Per key column min/max/null count (the manifest's key statistics).
+    pub key_stats: Vec<KeyColumnStats>,
+}
+
+/// Counters of one merge.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MergeMetrics {
+    pub input_files: u64,
+    pub input_bytes: u64,
+    /// Rows decoded from the inputs (after their deletion vectors).
+    pub input_rows: u64,
+    /// Input rows skipped because their deletion vector marked them.
+    pub deleted_rows: u64,
+    /// Distinct keys merged.
+    pub keys: u64,
+    pub output_files: u64,
+    pub output_bytes: u64,
+    pub output_rows: u64,
+    /// Retract results dropped (`drop_delete`).
+    pub retracts_dropped: u64,
+    pub changelog_files: u64,
+    pub changelog_rows: u64,
+    /// Keys looked up in higher levels, and how many were found there.
+    pub lookups: u64,
+    pub lookup_hits: u64,
+    /// Positions added to deletion vectors of higher-level files.
+    pub deletion_vector_marks: u64,
+    pub storage_reads: u64,
+    pub storage_read_bytes: u64,
+    pub storage_writes: u64,
+}
+
+/// What a merge produced.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MergeTreeRewriteResult {
+    /// New data files in key order.
+    pub outputs: Vec<MergeOutputFile>,
+    /// New changelog files.
+    pub changelog: Vec<MergeOutputFile>,
+    /// Row positions to add to the deletion vectors of higher-level files, by file name.
+    pub deletion_vector_marks: BTreeMap<String, Vec<u64>>,
+    /// How changelog was produced (or why not).
+    pub changelog_mode: ChangelogMode,
+    pub metrics: MergeMetrics,
+}

@@ -1,0 +1,335 @@
+//! Rolling output of the merge: Parquet files written through storage, a new file once the
+//! current one reaches `target-file-size`, and each file's metadata computed from the rows
+//! that went into it (never from the inputs').
+
+use std::sync::Arc;
+
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::datatypes::SchemaRef;
+use arrow::row::{RowConverter, SortField};
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::SchemaDescriptor;
+
+use super::kv_format::{datum_at, key_datums, kinds_of, planner_key};
+use super::{KeyColumnStats, MergeOutputFile};
+use crate::error::{Error, Result};
+use crate::meta::{DataFileMeta, FileSource, Level, SequenceNumber};
+use crate::rewrite::dictionary_writer::DictWriterConfig;
+use crate::rewrite::writer::ParquetFileWriter;
+use crate::storage::{Storage, StorageWriter};
+use crate::table::binary_row::Datum;
+
+/// Near the target size, rows go in steps of this many so a file stops close to it (Paimon's
+/// rolling writer checks every 1000 records).
+const ROLL_CHECK_ROWS: usize = 1024;
+
+/// Settings shared by the data and changelog outputs.
+pub(crate) struct OutputSettings {
+    pub schema: SchemaRef,
+    pub descr: Arc<SchemaDescriptor>,
+    pub props: WriterProperties,
+    pub dict_cfg: Arc<DictWriterConfig>,
+    pub target_file_size: u64,
+    pub level: Level,
+    pub creation_time_ms: i64,
+    pub key_cols: Vec<usize>,
+    pub seq_col: usize,
+    pub kind_col: usize,
+}
+
+/// Key statistics of the rows of one file so far.
+struct KeyStats {
+    min: Vec<Option<(Vec<u8>, Datum)>>,
+    max: Vec<Option<(Vec<u8>, Datum)>>,
+    nulls: Vec<u64>,
+}
+
+struct Open<'s> {
+    path: String,
+    name: String,
+    sink: Box<dyn StorageWriter + 's>,
+    writer: ParquetFileWriter,
+    rows: u64,
+    min_seq: i64,
+    max_seq: i64,
+    retracts: u64,
+    first_key: Option<Vec<Datum>>,
+    last_key: Option<Vec<Datum>>,
+    stats: KeyStats,
+}
+
+/// One stream of output files (data, or changelog).
+pub(crate) struct RollingOutput<'s> {
+    storage: &'s dyn Storage,
+    settings: Arc<OutputSettings>,
+    dir: String,
+    prefix: String,
+    next_index: u64,
+    open: Option<Open<'s>>,
+    pub(crate) done: Vec<MergeOutputFile>,
+    /// One single-column row converter per key column (byte-comparable min/max).
+    converters: Vec<RowConverter>,
+    pub(crate) storage_writes: u64,
+}
+
+fn to_storage<'a, 's>(
+    sink: &'a mut Box<dyn StorageWriter + 's>,
+    writes: &'a mut u64,
+) -> impl FnMut(Vec<u8>) -> Result<()> + use<'a, 's> {
+    move |piece| {
+        *writes += 1;
+        sink.write(&piece).map_err(Error::from)
+    }
+}
+
+impl<'s> RollingOutput<'s> {
+    pub(crate) fn new(
+        storage: &'s dyn Storage,
+        settings: Arc<OutputSettings>,
+        dir: &str,
+        prefix: &str,
+    ) -> Result<Self> {
+        let converters = settings
+            .key_cols
+            .iter()
+            .map(|&c| {
+                RowConverter::new(vec![SortField::new(
+                    settings.schema.field(c).data_type().clone(),
+                )])
+                .map_err(|e| Error::unsupported(format!("key column type: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RollingOutput {
+            storage,
+            settings,
+            dir: dir.to_string(),
+            prefix: prefix.to_string(),
+            next_index: 0,
+            open: None,
+            done: Vec::new(),
+            converters,
+            storage_writes: 0,
+        })
+    }
+
+    fn ensure_open(&mut self) -> Result<()> {
+        if self.open.is_some() {
+            return Ok(());
+        }
+        let name = format!("{}{}.parquet", self.prefix, self.next_index);
+        self.next_index += 1;
+        let path = if self.dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{}/{}", self.dir, name)
+        };
+        let s = &self.settings;
+        let n = s.key_cols.len();
+        let writer = ParquetFileWriter::new(
+            s.schema.clone(),
+            &s.descr,
+            &s.props,
+            vec![false; s.schema.fields().len()],
+            vec![false; s.schema.fields().len()],
+            s.dict_cfg.clone(),
+        )?;
+        let sink = self.storage.create_writer(&path)?;
+        self.open = Some(Open {
+            path,
+            name,
+            sink,
+            writer,
+            rows: 0,
+            min_seq: i64::MAX,
+            max_seq: i64::MIN,
+            retracts: 0,
+            first_key: None,
+            last_key: None,
+            stats: KeyStats {
+                min: vec![None; n],
+                max: vec![None; n],
+                nulls: vec![0; n],
+            },
+        });
+        Ok(())
+    }
+
+    /// Writes merged rows, rolling to a new file at the target size.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let target = self.settings.target_file_size;
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            self.ensure_open()?;
+            let open = self
+                .open
+                .as_mut()
+                .ok_or_else(|| Error::illegal_state("no open output"))?;
+            let rest = batch.num_rows() - offset;
+            let estimated = open.writer.estimated_size();
+            let step = match estimated.checked_div(open.rows) {
+                Some(per_row) if estimated + per_row * rest as u64 >= target => {
+                    rest.min(ROLL_CHECK_ROWS)
+                }
+                _ => rest,
+            };
+            let part = batch.slice(offset, step);
+            update_stats(open, &part, &self.settings, &self.converters)?;
+            let sink = &mut open.sink;
+            open.writer
+                .write(&part, &mut to_storage(sink, &mut self.storage_writes))?;
+            open.rows += step as u64;
+            offset += step;
+            if open.writer.estimated_size() >= target {
+                self.roll()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Finishes the open file (if it has rows) and records its metadata.
+    pub(crate) fn roll(&mut self) -> Result<()> {
+        let Some(open) = self.open.take() else {
+            return Ok(());
+        };
+        let Open {
+            path,
+            name,
+            mut sink,
+            writer,
+            rows,
+            min_seq,
+            max_seq,
+            retracts,
+            first_key,
+            last_key,
+            stats,
+        } = open;
+        if rows == 0 {
+            sink.abort()?;
+            return Ok(());
+        }
+        let finished = writer.finish(&mut to_storage(&mut sink, &mut self.storage_writes));
+        if let Err(e) = finished {
+            let _ = sink.abort();
+            return Err(e);
+        }
+        let size = sink.finish()?;
+        let (min_key, max_key) = match (first_key, last_key) {
+            (Some(a), Some(b)) => (a, b),
+            _ => return Err(Error::illegal_state("an output file without keys")),
+        };
+        let key_stats = stats
+            .min
+            .into_iter()
+            .zip(stats.max)
+            .zip(stats.nulls)
+            .map(|((min, max), null_count)| KeyColumnStats {
+                min: min.map_or(Datum::Null, |m| m.1),
+                max: max.map_or(Datum::Null, |m| m.1),
+                null_count,
+            })
+            .collect();
+        let meta = DataFileMeta {
+            file_name: name,
+            file_size: size,
+            row_count: rows,
+            min_key: planner_key(&min_key),
+            max_key: planner_key(&max_key),
+            min_sequence_number: SequenceNumber(min_seq),
+            max_sequence_number: SequenceNumber(max_seq),
+            level: self.settings.level,
+            delete_row_count: Some(retracts),
+            creation_time_ms: self.settings.creation_time_ms,
+            file_source: FileSource::Compact,
+            has_deletion_vector: false,
+        };
+        self.done.push(MergeOutputFile {
+            path,
+            meta,
+            min_key,
+            max_key,
+            key_stats,
+        });
+        Ok(())
+    }
+
+    /// Aborts the open file and deletes the finished ones; a note on what could not be undone.
+    pub(crate) fn abort(&mut self) -> Vec<String> {
+        let mut failures = Vec::new();
+        if let Some(open) = self.open.take() {
+            if let Err(e) = open.sink.abort() {
+                failures.push(format!("abort '{}': {e}", open.path));
+            }
+        }
+        for f in self.done.drain(..) {
+            if let Err(e) = self.storage.delete(&f.path) {
+                failures.push(format!("delete '{}': {e}", f.path));
+            }
+        }
+        failures
+    }
+}
+
+/// Folds the rows of `part` into the open file's metadata.
+fn update_stats(
+    open: &mut Open<'_>,
+    part: &RecordBatch,
+    s: &OutputSettings,
+    converters: &[RowConverter],
+) -> Result<()> {
+    let n = part.num_rows();
+    if n == 0 {
+        return Ok(());
+    }
+    let seqs = part
+        .column(s.seq_col)
+        .as_primitive::<arrow::datatypes::Int64Type>();
+    for &v in seqs.values().iter() {
+        open.min_seq = open.min_seq.min(v);
+        open.max_seq = open.max_seq.max(v);
+    }
+    let kinds = kinds_of(part.column(s.kind_col), "merge output")?;
+    open.retracts += kinds.iter().filter(|k| k.is_retract()).count() as u64;
+    let keys: Vec<&dyn Array> = s
+        .key_cols
+        .iter()
+        .map(|&c| part.column(c).as_ref())
+        .collect();
+    if open.first_key.is_none() {
+        open.first_key = Some(key_datums(&keys, 0)?);
+    }
+    open.last_key = Some(key_datums(&keys, n - 1)?);
+    for (i, (&c, conv)) in s.key_cols.iter().zip(converters).enumerate() {
+        let col: &ArrayRef = part.column(c);
+        open.stats.nulls[i] += col.null_count() as u64;
+        let rows = conv
+            .convert_columns(std::slice::from_ref(col))
+            .map_err(|e| Error::illegal_state(format!("key statistics: {e}")))?;
+        let (mut lo, mut hi): (Option<usize>, Option<usize>) = (None, None);
+        for r in 0..n {
+            if col.is_null(r) {
+                continue;
+            }
+            let b = rows.row(r);
+            if lo.is_none_or(|l| b < rows.row(l)) {
+                lo = Some(r);
+            }
+            if hi.is_none_or(|h| b > rows.row(h)) {
+                hi = Some(r);
+            }
+        }
+        if let Some(l) = lo {
+            let bytes = rows.row(l).as_ref().to_vec();
+            if open.stats.min[i].as_ref().is_none_or(|(m, _)| bytes < *m) {
+                open.stats.min[i] = Some((bytes, datum_at(col.as_ref(), l)?));
+            }
+        }
+        if let Some(h) = hi {
+            let bytes = rows.row(h).as_ref().to_vec();
+            if open.stats.max[i].as_ref().is_none_or(|(m, _)| bytes > *m) {
+                open.stats.max[i] = Some((bytes, datum_at(col.as_ref(), h)?));
+            }
+        }
+    }
+    Ok(())
+}

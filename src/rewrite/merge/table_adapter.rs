@@ -1,0 +1,143 @@
+//! [`PrimaryKeyRewriter`]: the table layer's [`MergeTreeRewriter`], running
+//! [`rewrite_merge_tree`] on a task's `Rewrite` action and describing the new files as Paimon
+//! manifest records (exact min/max key and key statistics as BinaryRows, sequence range, row
+//! and retract counts, file source COMPACT).
+
+use super::{rewrite_merge_tree, MergeInput, MergeOutputFile, MergeTreeRewrite};
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+use crate::table::binary_row::{BinaryRow, Datum};
+use crate::table::manifest::{DataFile, SimpleStats};
+use crate::table::merge_rewriter::{
+    MergeRewriteInput, MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter,
+};
+use crate::table::schema::DataType;
+
+/// The primary-key merge rewriter for [`crate::table::compact_table`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PrimaryKeyRewriter;
+
+fn input(i: &MergeRewriteInput) -> MergeInput {
+    MergeInput {
+        path: i.path.clone(),
+        meta: i.meta.clone(),
+        deleted_rows: i.deleted_rows.clone(),
+    }
+}
+
+/// The manifest record of a file the merge wrote.
+pub fn manifest_record(
+    o: &MergeOutputFile,
+    key_types: &[DataType],
+    schema_id: i64,
+    creation_time_ms: i64,
+) -> Result<DataFile> {
+    let row = |values: &[Datum]| BinaryRow::encode(values, key_types);
+    let mins: Vec<Datum> = o.key_stats.iter().map(|s| s.min.clone()).collect();
+    let maxs: Vec<Datum> = o.key_stats.iter().map(|s| s.max.clone()).collect();
+    let count = |v: u64| i64::try_from(v).map_err(|_| Error::illegal_state("count beyond i64"));
+    Ok(DataFile {
+        file_name: o.meta.file_name.clone(),
+        file_size: count(o.meta.file_size)?,
+        row_count: count(o.meta.row_count)?,
+        min_key: row(&o.min_key)?,
+        max_key: row(&o.max_key)?,
+        key_stats: SimpleStats {
+            min_values: row(&mins)?,
+            max_values: row(&maxs)?,
+            null_counts: Some(
+                o.key_stats
+                    .iter()
+                    .map(|s| count(s.null_count).map(Some))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+        },
+        value_stats: SimpleStats::empty(),
+        min_sequence_number: o.meta.min_sequence_number.0,
+        max_sequence_number: o.meta.max_sequence_number.0,
+        schema_id,
+        level: o.meta.level.get() as i32,
+        extra_files: Vec::new(),
+        creation_time: Some(creation_time_ms),
+        delete_row_count: Some(count(o.meta.delete_row_count.unwrap_or(0))?),
+        embedded_file_index: None,
+        file_source: Some(1),
+        value_stats_cols: Some(Vec::new()),
+        external_path: None,
+        first_row_id: None,
+        write_cols: None,
+        write_cols_sequences: None,
+    })
+}
+
+impl MergeTreeRewriter for PrimaryKeyRewriter {
+    fn rewrite(
+        &self,
+        storage: &dyn Storage,
+        request: &MergeRewriteRequest<'_>,
+    ) -> Result<MergeRewriteResult> {
+        let table = request.table;
+        let all: Vec<&MergeRewriteInput> = request.sections.iter().flatten().flatten().collect();
+        if let Some(f) = all
+            .iter()
+            .chain(request.higher_levels.iter().collect::<Vec<_>>().iter())
+            .find(|f| f.file.external_path.is_some())
+        {
+            return Err(Error::unsupported(format!(
+                "file '{}' lives at an external path, which the merge rewriter does not read",
+                f.file.file_name
+            )));
+        }
+        let schema_id = all
+            .iter()
+            .map(|f| f.file.schema_id)
+            .max()
+            .unwrap_or(table.schema.id);
+        let req = MergeTreeRewrite {
+            sections: request
+                .sections
+                .iter()
+                .map(|s| s.iter().map(|r| r.iter().map(input).collect()).collect())
+                .collect(),
+            higher_levels: request.higher_levels.iter().map(input).collect(),
+            output_dir: request.output_dir.clone(),
+            file_prefix: request.file_prefix.clone(),
+            changelog_prefix: request.changelog_prefix.clone(),
+            output_level: request.output_level,
+            max_level: request.max_level,
+            drop_delete: request.drop_delete,
+            write_data: true,
+            creation_time_ms: request.creation_time_ms,
+        };
+        let r = rewrite_merge_tree(storage, &req, &table.options)?;
+        let written: Vec<String> = r
+            .outputs
+            .iter()
+            .chain(&r.changelog)
+            .map(|f| f.path.clone())
+            .collect();
+        let records = |files: &[MergeOutputFile]| -> Result<Vec<DataFile>> {
+            files
+                .iter()
+                .map(|o| manifest_record(o, &table.key_types, schema_id, request.creation_time_ms))
+                .collect()
+        };
+        let (outputs, changelog) = match (records(&r.outputs), records(&r.changelog)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) | (_, Err(e)) => {
+                for p in &written {
+                    let _ = storage.delete(p);
+                }
+                return Err(e);
+            }
+        };
+        Ok(MergeRewriteResult {
+            outputs,
+            changelog,
+            written,
+            deletion_vector_marks: r.deletion_vector_marks,
+            rows_read: r.metrics.input_rows,
+            rows_written: r.metrics.output_rows,
+        })
+    }
+}
