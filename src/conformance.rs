@@ -716,33 +716,22 @@ fn merge_tree_step(
         return Ok(json!({ "submitted": false, "levels_after": levels_json(manager.levels()) }));
     }
     let decision = manager.submit(unit, Reason::Idle(Idle::Empty));
-    let mut actions = Vec::new();
-    let (mut before, mut after) = (Vec::new(), Vec::new());
-    for (i, action) in decision.task.actions.iter().enumerate() {
-        match action {
+    let actions: Vec<Value> = decision
+        .task
+        .actions
+        .iter()
+        .map(|action| match action {
             TaskAction::Upgrade { file, to_level } => {
-                actions.push(
-                    json!({"op": "upgrade", "file": file.file_name, "to_level": to_level.get()}),
-                );
-                before.push(file.clone());
-                after.push(Arc::new(file.upgrade(*to_level)));
+                json!({"op": "upgrade", "file": file.file_name, "to_level": to_level.get()})
             }
-            TaskAction::Rewrite {
-                output_level,
-                sections,
-                ..
-            } => {
-                actions.push(json!({
-                    "op": "rewrite",
-                    "output_level": output_level.get(),
-                    "sections": sections.iter().map(|sec| sec.iter().map(|run| run.files().iter().map(|f| f.file_name.clone()).collect::<Vec<_>>()).collect::<Vec<_>>()).collect::<Vec<_>>(),
-                }));
-                let inputs = action.inputs();
-                after.push(Arc::new(stub_rewrite(&inputs, *output_level, i)));
-                before.extend(inputs);
-            }
-        }
-    }
+            TaskAction::Rewrite { output_level, sections, .. } => json!({
+                "op": "rewrite",
+                "output_level": output_level.get(),
+                "sections": sections.iter().map(|sec| sec.iter().map(|run| run.files().iter().map(|f| f.file_name.clone()).collect::<Vec<_>>()).collect::<Vec<_>>()).collect::<Vec<_>>(),
+            }),
+        })
+        .collect();
+    let (before, after) = decision.task.stand_in_result(|i| format!("compact-{i}"));
     manager.apply(&before, &after).map_err(|e| e.to_string())?;
     Ok(json!({
         "submitted": true,
@@ -750,40 +739,6 @@ fn merge_tree_step(
         "actions": actions,
         "levels_after": levels_json(manager.levels()),
     }))
-}
-
-/// The conformance stub rewriter: one output spanning all inputs' keys.
-fn stub_rewrite(inputs: &[Arc<DataFileMeta>], level: Level, i: usize) -> DataFileMeta {
-    let min = inputs
-        .iter()
-        .map(|f| f.min_key.clone())
-        .min()
-        .unwrap_or_default();
-    let max = inputs
-        .iter()
-        .map(|f| f.max_key.clone())
-        .max()
-        .unwrap_or_default();
-    let max_seq = inputs
-        .iter()
-        .map(|f| f.max_sequence_number.0)
-        .max()
-        .unwrap_or(0);
-    let min_seq = inputs
-        .iter()
-        .map(|f| f.min_sequence_number.0)
-        .min()
-        .unwrap_or(0);
-    let size = inputs.iter().map(|f| f.file_size).sum();
-    DataFileMeta::new(
-        format!("compact-{i}"),
-        level,
-        size,
-        min,
-        max,
-        min_seq,
-        max_seq,
-    )
 }
 
 fn levels_json(levels: &Levels) -> Value {

@@ -135,9 +135,20 @@ impl MemoryStorage {
     pub fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
         self.files().get(path).cloned()
     }
+
+    /// Starts writing `path`; the file appears on `finish`.
+    pub fn open_writer(&self, path: &str) -> MemoryWriter {
+        MemoryWriter {
+            storage: self.clone(),
+            path: path.to_string(),
+            buf: Vec::new(),
+        }
+    }
 }
 
-struct MemoryWriter {
+/// A [`MemoryStorage`] writer. Owned (it shares the files, not a borrow of the storage), so
+/// hosts can keep it between calls.
+pub struct MemoryWriter {
     storage: MemoryStorage,
     path: String,
     buf: Vec<u8>,
@@ -188,11 +199,7 @@ impl Storage for MemoryStorage {
     }
 
     fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
-        Ok(Box::new(MemoryWriter {
-            storage: self.clone(),
-            path: path.to_string(),
-            buf: Vec::new(),
-        }))
+        Ok(Box::new(self.open_writer(path)))
     }
 
     fn delete(&self, path: &str) -> StorageResult<()> {

@@ -96,37 +96,10 @@ fn step(
         .collect();
     let d = m.trigger(full, &PlanContext::default()).unwrap();
     let unit = d.unit.clone()?;
-    let (mut before, mut after) = (Vec::new(), Vec::new());
-    for a in &d.task.actions {
-        match a {
-            TaskAction::Upgrade { file, to_level } => {
-                before.push(file.clone());
-                after.push(Arc::new(file.upgrade(*to_level)));
-            }
-            TaskAction::Rewrite { output_level, .. } => {
-                let inputs = a.inputs();
-                let min = inputs.iter().map(|f| f.min_key.clone()).min().unwrap();
-                let max = inputs.iter().map(|f| f.max_key.clone()).max().unwrap();
-                let seq = inputs
-                    .iter()
-                    .map(|f| f.max_sequence_number.0)
-                    .max()
-                    .unwrap();
-                let size = inputs.iter().map(|f| f.file_size).sum();
-                *counter += 1;
-                after.push(Arc::new(DataFileMeta::new(
-                    format!("c{counter}"),
-                    *output_level,
-                    size,
-                    min,
-                    max,
-                    seq,
-                    seq,
-                )));
-                before.extend(inputs);
-            }
-        }
-    }
+    let (before, after) = d.task.stand_in_result(|i| {
+        *counter += 1;
+        format!("c{counter}-{i}")
+    });
     // Every level >= 1 must stay a valid sorted run: `apply` validates and errors otherwise.
     m.apply(&before, &after)
         .expect("levels stay valid sorted runs after applying a plan");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use paimon_compact::meta::{DataFileMeta, Key, Level, Levels};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::{
-    human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason, TaskAction,
+    human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason,
 };
 
 use paimon_compact_host::PlanSummary;
@@ -58,13 +58,18 @@ pub fn describe(d: &BucketDecision) -> String {
 pub fn describe_summary(s: &PlanSummary) -> String {
     let mut out = s.reason.clone();
     if let Some(level) = s.output_level {
-        out.push_str(&format!(" → output level {level} ({})", count(s.files.len(), "file")));
+        out.push_str(&format!(
+            " → output level {level} ({})",
+            count(s.files.len(), "file")
+        ));
     }
     for a in &s.actions {
         out.push_str(&format!("\n  {a}"));
     }
     if let Some((runs, stop, true, _)) = s.write_stall {
-        out.push_str(&format!("\nWRITE STALL: {runs} sorted runs > stop trigger {stop}"));
+        out.push_str(&format!(
+            "\nWRITE STALL: {runs} sorted runs > stop trigger {stop}"
+        ));
     }
     out
 }
@@ -123,44 +128,9 @@ pub fn run(json: bool) -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         // Execute the plan with a stand-in rewriter: each rewrite becomes one file.
-        let (mut old, mut new) = (Vec::new(), Vec::new());
-        for (n, action) in decision.task.actions.iter().enumerate() {
-            match action {
-                TaskAction::Upgrade { file, to_level } => {
-                    old.push(file.clone());
-                    new.push(Arc::new(file.upgrade(*to_level)));
-                }
-                TaskAction::Rewrite { output_level, .. } => {
-                    let inputs = action.inputs();
-                    let min = inputs
-                        .iter()
-                        .map(|f| f.min_key.clone())
-                        .min()
-                        .unwrap_or_default();
-                    let max = inputs
-                        .iter()
-                        .map(|f| f.max_key.clone())
-                        .max()
-                        .unwrap_or_default();
-                    let seq = inputs
-                        .iter()
-                        .map(|f| f.max_sequence_number.0)
-                        .max()
-                        .unwrap_or(0);
-                    let size = inputs.iter().map(|f| f.file_size).sum();
-                    new.push(Arc::new(DataFileMeta::new(
-                        format!("data-compact-{i}-{n}.parquet"),
-                        *output_level,
-                        size,
-                        min,
-                        max,
-                        seq,
-                        seq,
-                    )));
-                    old.extend(inputs);
-                }
-            }
-        }
+        let (old, new) = decision
+            .task
+            .stand_in_result(|n| format!("data-compact-{i}-{n}.parquet"));
         manager.apply(&old, &new)?;
         decisions.push(shown);
     }

@@ -67,7 +67,12 @@ pub enum Compactor {
 fn action_text(level: u32, sections: &[Vec<Vec<String>>]) -> String {
     let secs: Vec<String> = sections
         .iter()
-        .map(|sec| sec.iter().map(|run| format!("[{}]", run.join(","))).collect::<Vec<_>>().join(""))
+        .map(|sec| {
+            sec.iter()
+                .map(|run| format!("[{}]", run.join(",")))
+                .collect::<Vec<_>>()
+                .join("")
+        })
         .collect();
     format!("rewrite -> L{level} {}", secs.join(" | "))
 }
@@ -75,8 +80,14 @@ fn action_text(level: u32, sections: &[Vec<Vec<String>>]) -> String {
 fn native_summary(d: BucketDecision) -> PlanSummary {
     let reason = d.reason().clone();
     match d {
-        BucketDecision::MergeTree { decision, write_stall, .. } => PlanSummary {
-            files: decision.unit.as_ref().map_or(vec![], |u| u.files.iter().map(|f| f.file_name.clone()).collect()),
+        BucketDecision::MergeTree {
+            decision,
+            write_stall,
+            ..
+        } => PlanSummary {
+            files: decision.unit.as_ref().map_or(vec![], |u| {
+                u.files.iter().map(|f| f.file_name.clone()).collect()
+            }),
             output_level: decision.unit.as_ref().map(|u| u.output_level.get()),
             drop_delete: decision.drop_delete,
             actions: decision
@@ -84,12 +95,24 @@ fn native_summary(d: BucketDecision) -> PlanSummary {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level } => format!("upgrade {} -> L{}", file.file_name, to_level),
-                    TaskAction::Rewrite { output_level, sections, .. } => action_text(
+                    TaskAction::Upgrade { file, to_level } => {
+                        format!("upgrade {} -> L{}", file.file_name, to_level)
+                    }
+                    TaskAction::Rewrite {
+                        output_level,
+                        sections,
+                        ..
+                    } => action_text(
                         output_level.get(),
                         &sections
                             .iter()
-                            .map(|s| s.iter().map(|r| r.files().iter().map(|f| f.file_name.clone()).collect()).collect())
+                            .map(|s| {
+                                s.iter()
+                                    .map(|r| {
+                                        r.files().iter().map(|f| f.file_name.clone()).collect()
+                                    })
+                                    .collect()
+                            })
                             .collect::<Vec<_>>(),
                     ),
                 })
@@ -109,7 +132,11 @@ fn native_summary(d: BucketDecision) -> PlanSummary {
             output_level: (!decision.files.is_empty()).then_some(0),
             drop_delete: false,
             actions: vec![],
-            released: decision.released.iter().map(|f| f.file_name.clone()).collect(),
+            released: decision
+                .released
+                .iter()
+                .map(|f| f.file_name.clone())
+                .collect(),
             rule: reason.rule().to_string(),
             reason: reason.to_string(),
             write_stall: None,
@@ -133,7 +160,14 @@ fn wit_summary(d: wp::Decision) -> PlanSummary {
         released: d.released,
         rule: d.reason.rule,
         reason: d.reason.text,
-        write_stall: d.write_stall.map(|w| (w.sorted_runs, w.stop_trigger, w.wait_for_latest_compaction, w.wait_for_preparing_checkpoint)),
+        write_stall: d.write_stall.map(|w| {
+            (
+                w.sorted_runs,
+                w.stop_trigger,
+                w.wait_for_latest_compaction,
+                w.wait_for_preparing_checkpoint,
+            )
+        }),
     }
 }
 
@@ -147,13 +181,27 @@ pub fn from_wit_error(e: wt::Error) -> CoreError {
         wt::StorageError::Io(_) => StorageErrorKind::Io,
     };
     let (kind, message) = match e {
-        wt::Error::InvalidOption(o) => (ErrorKind::InvalidOption { key: o.key, value: o.value }, o.message),
-        wt::Error::NotCompactable(n) => match serde_json::from_str::<plan::NotCompactable>(&n.reason_json) {
-            Ok(reason) => (ErrorKind::NotCompactable { reason }, n.message),
-            Err(_) => (ErrorKind::Unsupported, n.message),
-        },
+        wt::Error::InvalidOption(o) => (
+            ErrorKind::InvalidOption {
+                key: o.key,
+                value: o.value,
+            },
+            o.message,
+        ),
+        wt::Error::NotCompactable(n) => {
+            match serde_json::from_str::<plan::NotCompactable>(&n.reason_json) {
+                Ok(reason) => (ErrorKind::NotCompactable { reason }, n.message),
+                Err(_) => (ErrorKind::Unsupported, n.message),
+            }
+        }
         wt::Error::CorruptInput(c) => (ErrorKind::CorruptInput { file: c.file }, c.message),
-        wt::Error::Io(io) => (ErrorKind::Io { storage: storage_kind(&io.kind), path: io.path }, io.message),
+        wt::Error::Io(io) => (
+            ErrorKind::Io {
+                storage: storage_kind(&io.kind),
+                path: io.path,
+            },
+            io.message,
+        ),
         wt::Error::Conflict(m) => (ErrorKind::Conflict, m),
         wt::Error::Unsupported(m) => (ErrorKind::Unsupported, m),
         wt::Error::IllegalState(m) => (ErrorKind::IllegalState, m),
@@ -192,20 +240,42 @@ impl Compactor {
         }
     }
 
-    pub fn run_conformance(&self, vectors_json: &str, flavor: Flavor) -> Result<ConformanceReport, HostError> {
+    pub fn run_conformance(
+        &self,
+        vectors_json: &str,
+        flavor: Flavor,
+    ) -> Result<ConformanceReport, HostError> {
         match self {
-            Compactor::Native => Ok(paimon_compact::conformance::run_vectors(vectors_json, flavor)?),
+            Compactor::Native => Ok(paimon_compact::conformance::run_vectors(
+                vectors_json,
+                flavor,
+            )?),
             Compactor::Wasm(rt) => {
                 let r = rt
-                    .call(Arc::new(paimon_compact::storage::MemoryStorage::new()), None, |c, store| {
-                        c.paimon_compact_planner().call_run_conformance(store, vectors_json, wit_flavor(flavor))
-                    })?
+                    .call(
+                        Arc::new(paimon_compact::storage::MemoryStorage::new()),
+                        None,
+                        |c, store| {
+                            c.paimon_compact_planner().call_run_conformance(
+                                store,
+                                vectors_json,
+                                wit_flavor(flavor),
+                            )
+                        },
+                    )?
                     .map_err(from_wit_error)?;
                 Ok(ConformanceReport {
                     passed: r.passed as usize,
                     failed: r.failed as usize,
                     skipped: r.skipped as usize,
-                    failures: r.failures.into_iter().map(|f| CaseFailure { name: f.name, message: f.message }).collect(),
+                    failures: r
+                        .failures
+                        .into_iter()
+                        .map(|f| CaseFailure {
+                            name: f.name,
+                            message: f.message,
+                        })
+                        .collect(),
                 })
             }
         }
@@ -221,7 +291,11 @@ impl Compactor {
                         TableKind::Append => wt::TableKind::Append,
                     },
                     flavor: wit_flavor(req.flavor),
-                    options: req.options.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                    options: req
+                        .options
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
                     files: req.files.iter().map(wit_file).collect(),
                     full: req.full,
                     now_ms: req.context.now_ms,
@@ -232,16 +306,23 @@ impl Compactor {
                     }),
                 };
                 let d = rt
-                    .call(Arc::new(paimon_compact::storage::MemoryStorage::new()), None, |c, store| {
-                        c.paimon_compact_planner().call_plan_bucket(store, &request)
-                    })?
+                    .call(
+                        Arc::new(paimon_compact::storage::MemoryStorage::new()),
+                        None,
+                        |c, store| c.paimon_compact_planner().call_plan_bucket(store, &request),
+                    )?
                     .map_err(from_wit_error)?;
                 Ok(wit_summary(d))
             }
         }
     }
 
-    pub fn compact_append(&self, storage: Arc<dyn HostStorage>, job: &AppendJob, progress: Option<ProgressFn>) -> Result<AppendSummary, HostError> {
+    pub fn compact_append(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        job: &AppendJob,
+        progress: Option<ProgressFn>,
+    ) -> Result<AppendSummary, HostError> {
         match self {
             Compactor::Native => {
                 use paimon_compact::rewrite::{rewrite_append, AppendInput, AppendRewrite};
@@ -252,9 +333,21 @@ impl Compactor {
                     .iter()
                     .map(|f| {
                         let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_string();
-                        let mut meta = DataFileMeta::new(name, Level::ZERO, 0, Key::default(), Key::default(), f.min_sequence_number, f.max_sequence_number);
+                        let mut meta = DataFileMeta::new(
+                            name,
+                            Level::ZERO,
+                            0,
+                            Key::default(),
+                            Key::default(),
+                            f.min_sequence_number,
+                            f.max_sequence_number,
+                        );
                         meta.row_count = f.row_count;
-                        AppendInput { path: f.path.clone(), meta: Arc::new(meta), deleted_rows: f.deleted_rows.clone() }
+                        AppendInput {
+                            path: f.path.clone(),
+                            meta: Arc::new(meta),
+                            deleted_rows: f.deleted_rows.clone(),
+                        }
                     })
                     .collect();
                 let req = AppendRewrite {
@@ -271,7 +364,15 @@ impl Compactor {
                     outputs: r
                         .outputs
                         .iter()
-                        .map(|o| (o.path.clone(), o.meta.file_size, o.meta.row_count, o.meta.min_sequence_number.0, o.meta.max_sequence_number.0))
+                        .map(|o| {
+                            (
+                                o.path.clone(),
+                                o.meta.file_size,
+                                o.meta.row_count,
+                                o.meta.min_sequence_number.0,
+                                o.meta.max_sequence_number.0,
+                            )
+                        })
                         .collect(),
                     requeue_last: r.requeue_last,
                     metrics_json: serde_json::to_string(&r.metrics).unwrap_or_default(),
@@ -296,10 +397,25 @@ impl Compactor {
                     creation_time_ms: job.creation_time_ms,
                 };
                 let r = rt
-                    .call(storage, progress, |c, store| c.paimon_compact_compactor().call_compact_append_files(store, &request))?
+                    .call(storage, progress, |c, store| {
+                        c.paimon_compact_compactor()
+                            .call_compact_append_files(store, &request)
+                    })?
                     .map_err(from_wit_error)?;
                 Ok(AppendSummary {
-                    outputs: r.outputs.into_iter().map(|o| (o.path, o.size, o.row_count, o.min_sequence_number, o.max_sequence_number)).collect(),
+                    outputs: r
+                        .outputs
+                        .into_iter()
+                        .map(|o| {
+                            (
+                                o.path,
+                                o.size,
+                                o.row_count,
+                                o.min_sequence_number,
+                                o.max_sequence_number,
+                            )
+                        })
+                        .collect(),
                     requeue_last: r.requeue_last,
                     metrics_json: r.metrics,
                 })

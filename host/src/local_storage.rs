@@ -5,7 +5,9 @@ use std::io::{ErrorKind, Read, Seek, SeekFrom, Write};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use paimon_compact::storage::{ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter};
+use paimon_compact::storage::{
+    ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter,
+};
 
 /// A directory as object storage. Paths are relative, `/`-separated, and may not escape the
 /// root (`..`, absolute paths and empty segments are refused).
@@ -40,9 +42,7 @@ impl LocalDirStorage {
     fn resolve(&self, path: &str) -> StorageResult<PathBuf> {
         let rel = Path::new(path);
         let ok = !path.is_empty()
-            && rel
-                .components()
-                .all(|c| matches!(c, Component::Normal(_)))
+            && rel.components().all(|c| matches!(c, Component::Normal(_)))
             && !path.split('/').any(str::is_empty);
         if !ok {
             return Err(StorageError::new(
@@ -56,7 +56,10 @@ impl LocalDirStorage {
 
     fn temp_path(&self, target: &Path) -> PathBuf {
         let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
-        let name = target.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = target
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         target.with_file_name(format!(".{name}.{}-{n}.tmp", std::process::id()))
     }
 }
@@ -73,12 +76,19 @@ impl StorageWriter for LocalWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
         match self.file.as_mut() {
             Some(f) => f.write_all(chunk).map_err(|e| io_error(e, &self.path)),
-            None => Err(StorageError::new(StorageErrorKind::Io, &self.path, "writer closed")),
+            None => Err(StorageError::new(
+                StorageErrorKind::Io,
+                &self.path,
+                "writer closed",
+            )),
         }
     }
 
     fn finish(mut self: Box<Self>) -> StorageResult<u64> {
-        let file = self.file.take().ok_or_else(|| StorageError::new(StorageErrorKind::Io, &self.path, "writer closed"))?;
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| StorageError::new(StorageErrorKind::Io, &self.path, "writer closed"))?;
         let size = file.metadata().map_err(|e| io_error(e, &self.path))?.len();
         file.sync_all().map_err(|e| io_error(e, &self.path))?;
         drop(file);
@@ -132,7 +142,11 @@ impl Storage for LocalDirStorage {
         let p = self.resolve(path)?;
         let m = fs::metadata(&p).map_err(|e| io_error(e, path))?;
         if !m.is_file() {
-            return Err(StorageError::new(StorageErrorKind::NotFound, path, "not a file"));
+            return Err(StorageError::new(
+                StorageErrorKind::NotFound,
+                path,
+                "not a file",
+            ));
         }
         Ok(m.len())
     }
@@ -140,9 +154,12 @@ impl Storage for LocalDirStorage {
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
         let p = self.resolve(path)?;
         let mut f = File::open(&p).map_err(|e| io_error(e, path))?;
-        f.seek(SeekFrom::Start(offset)).map_err(|e| io_error(e, path))?;
+        f.seek(SeekFrom::Start(offset))
+            .map_err(|e| io_error(e, path))?;
         let mut buf = Vec::with_capacity(len.min(64 << 20) as usize);
-        f.take(len).read_to_end(&mut buf).map_err(|e| io_error(e, path))?;
+        f.take(len)
+            .read_to_end(&mut buf)
+            .map_err(|e| io_error(e, path))?;
         Ok(buf)
     }
 
@@ -152,7 +169,11 @@ impl Storage for LocalDirStorage {
             Some(i) => &prefix[..i],
             None => "",
         };
-        let start = if dir_part.is_empty() { self.root.clone() } else { self.resolve(dir_part)? };
+        let start = if dir_part.is_empty() {
+            self.root.clone()
+        } else {
+            self.resolve(dir_part)?
+        };
         let mut out = Vec::new();
         let mut stack = vec![start];
         while let Some(dir) = stack.pop() {
@@ -172,7 +193,10 @@ impl Storage for LocalDirStorage {
                         .strip_prefix(&self.root)
                         .map(|r| r.to_string_lossy().replace('\\', "/"))
                         .unwrap_or_default();
-                    let hidden_temp = rel.rsplit('/').next().is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp"));
+                    let hidden_temp = rel
+                        .rsplit('/')
+                        .next()
+                        .is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp"));
                     if rel.starts_with(prefix) && !hidden_temp {
                         let size = entry.metadata().map_err(|e| io_error(e, prefix))?.len();
                         out.push(ObjectMeta { path: rel, size });
@@ -202,7 +226,10 @@ impl Storage for LocalDirStorage {
         }
         let temp = self.temp_path(&target);
         let result = (|| {
-            let mut f = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&temp)?;
             f.write_all(bytes)?;
             f.sync_all()?;
             fs::hard_link(&temp, &target)
@@ -217,13 +244,17 @@ mod tests {
     use super::*;
 
     fn tmp() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("pc-local-{}-{}", std::process::id(), rand_suffix()));
+        let d =
+            std::env::temp_dir().join(format!("pc-local-{}-{}", std::process::id(), rand_suffix()));
         fs::create_dir_all(&d).unwrap();
         d
     }
 
     fn rand_suffix() -> u128 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
     }
 
     #[test]
@@ -235,15 +266,28 @@ mod tests {
         assert_eq!(s.read_range("t/x/a.bin", 6, 100).unwrap(), b"world");
         let mut w = s.create_writer("t/x/b.bin").unwrap();
         w.write(b"partial").unwrap();
-        assert_eq!(s.list("t/").unwrap().len(), 1, "unfinished writes are invisible");
+        assert_eq!(
+            s.list("t/").unwrap().len(),
+            1,
+            "unfinished writes are invisible"
+        );
         w.abort().unwrap();
         s.create_if_absent("t/snap-1", b"1").unwrap();
-        assert_eq!(s.create_if_absent("t/snap-1", b"2").unwrap_err().kind, StorageErrorKind::AlreadyExists);
+        assert_eq!(
+            s.create_if_absent("t/snap-1", b"2").unwrap_err().kind,
+            StorageErrorKind::AlreadyExists
+        );
         assert_eq!(s.read_all("t/snap-1").unwrap(), b"1");
         let listed: Vec<_> = s.list("t/").unwrap().into_iter().map(|o| o.path).collect();
         assert_eq!(listed, vec!["t/snap-1", "t/x/a.bin"]);
-        assert_eq!(s.size("../etc/passwd").unwrap_err().kind, StorageErrorKind::Permission);
-        assert_eq!(s.size("/etc/passwd").unwrap_err().kind, StorageErrorKind::Permission);
+        assert_eq!(
+            s.size("../etc/passwd").unwrap_err().kind,
+            StorageErrorKind::Permission
+        );
+        assert_eq!(
+            s.size("/etc/passwd").unwrap_err().kind,
+            StorageErrorKind::Permission
+        );
         fs::remove_dir_all(root).unwrap();
     }
 }

@@ -12,7 +12,11 @@ use paimon_compact_host::{Compactor, HostError, Limits, WasmRuntime};
 mod demo;
 
 #[derive(Parser)]
-#[command(name = "paimon-compact", version, about = "Apache Paimon compaction, as a WebAssembly component")]
+#[command(
+    name = "paimon-compact",
+    version,
+    about = "Apache Paimon compaction, as a WebAssembly component"
+)]
 struct Cli {
     #[command(flatten)]
     engine: EngineArgs,
@@ -99,7 +103,8 @@ fn component_bytes(explicit: Option<&Path>) -> Result<Vec<u8>, String> {
         return std::fs::read(p).map_err(|e| format!("cannot read component {}: {e}", p.display()));
     }
     if let Some(p) = std::env::var_os("PAIMON_COMPACT_COMPONENT") {
-        return std::fs::read(&p).map_err(|e| format!("cannot read component {}: {e}", Path::new(&p).display()));
+        return std::fs::read(&p)
+            .map_err(|e| format!("cannot read component {}: {e}", Path::new(&p).display()));
     }
     #[cfg(embedded_component)]
     {
@@ -109,14 +114,24 @@ fn component_bytes(explicit: Option<&Path>) -> Result<Vec<u8>, String> {
     {
         // target/<profile>/paimon-compact → target/wasm32-wasip2/{component,release}/…
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let target = exe.parent().and_then(Path::parent).ok_or("cannot locate the build directory")?;
+        let target = exe
+            .parent()
+            .and_then(Path::parent)
+            .ok_or("cannot locate the build directory")?;
         for profile in ["component", "release", "debug"] {
-            let p = target.join("wasm32-wasip2").join(profile).join("paimon_compact.wasm");
+            let p = target
+                .join("wasm32-wasip2")
+                .join(profile)
+                .join("paimon_compact.wasm");
             if p.is_file() {
-                return std::fs::read(&p).map_err(|e| format!("cannot read component {}: {e}", p.display()));
+                return std::fs::read(&p)
+                    .map_err(|e| format!("cannot read component {}: {e}", p.display()));
             }
         }
-        Err("no component found: build it (see README), pass --component, or use --engine native".into())
+        Err(
+            "no component found: build it (see README), pass --component, or use --engine native"
+                .into(),
+        )
     }
 }
 
@@ -129,8 +144,10 @@ fn default_cache_dir() -> PathBuf {
 }
 
 fn limits(args: &EngineArgs) -> Result<Limits, String> {
-    let max_memory = parse_memory_size(&args.max_memory).map_err(|e| format!("--max-memory '{}': {e}", args.max_memory))?;
-    let timeout_ms = parse_duration_ms(&args.timeout).map_err(|e| format!("--timeout '{}': {e}", args.timeout))?;
+    let max_memory = parse_memory_size(&args.max_memory)
+        .map_err(|e| format!("--max-memory '{}': {e}", args.max_memory))?;
+    let timeout_ms = parse_duration_ms(&args.timeout)
+        .map_err(|e| format!("--timeout '{}': {e}", args.timeout))?;
     Ok(Limits {
         max_memory_bytes: usize::try_from(max_memory).map_err(|_| "--max-memory too large")?,
         timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
@@ -143,7 +160,8 @@ fn compactor(args: &EngineArgs) -> Result<Compactor, Box<dyn std::error::Error>>
         EngineKind::Wasm => {
             let bytes = component_bytes(args.component.as_deref())?;
             let cache = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
-            let rt = WasmRuntime::new(&bytes, Some(&cache), limits(args)?).map_err(HostError::from)?;
+            let rt =
+                WasmRuntime::new(&bytes, Some(&cache), limits(args)?).map_err(HostError::from)?;
             Compactor::Wasm(Box::new(rt))
         }
     })
@@ -152,7 +170,8 @@ fn compactor(args: &EngineArgs) -> Result<Compactor, Box<dyn std::error::Error>>
 fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match cli.command {
         Command::Conformance { vectors, cpp, json } => {
-            let text = std::fs::read_to_string(&vectors).map_err(|e| format!("cannot read {}: {e}", vectors.display()))?;
+            let text = std::fs::read_to_string(&vectors)
+                .map_err(|e| format!("cannot read {}: {e}", vectors.display()))?;
             let flavor = if cpp { Flavor::Cpp } else { Flavor::Java };
             let report = compactor(&cli.engine)?.run_conformance(&text, flavor)?;
             if json {
@@ -160,13 +179,18 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             } else {
                 println!("{report}");
             }
-            Ok(if report.ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+            Ok(if report.ok() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
         Command::Plan { request, json } => {
             let text = if request.as_os_str() == "-" {
                 std::io::read_to_string(std::io::stdin())?
             } else {
-                std::fs::read_to_string(&request).map_err(|e| format!("cannot read {}: {e}", request.display()))?
+                std::fs::read_to_string(&request)
+                    .map_err(|e| format!("cannot read {}: {e}", request.display()))?
             };
             let req: paimon_compact::plan::BucketPlanRequest = serde_json::from_str(&text)?;
             let summary = compactor(&cli.engine)?.plan_bucket(&req)?;
@@ -188,8 +212,13 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         Command::Info => {
             let bytes = component_bytes(cli.engine.component.as_deref())?;
-            let cache = cli.engine.cache_dir.clone().unwrap_or_else(default_cache_dir);
-            let rt = WasmRuntime::new(&bytes, Some(&cache), limits(&cli.engine)?).map_err(HostError::from)?;
+            let cache = cli
+                .engine
+                .cache_dir
+                .clone()
+                .unwrap_or_else(default_cache_dir);
+            let rt = WasmRuntime::new(&bytes, Some(&cache), limits(&cli.engine)?)
+                .map_err(HostError::from)?;
             let info = serde_json::json!({
                 "component_bytes": bytes.len(),
                 "cached": rt.load.cached,

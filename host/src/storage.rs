@@ -5,7 +5,10 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use paimon_compact::storage::{MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter};
+use paimon_compact::storage::{
+    MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
+    StorageWriter,
+};
 
 use crate::local_storage::LocalDirStorage;
 
@@ -33,35 +36,9 @@ impl HostStorage for LocalDirStorage {
     }
 }
 
-/// Buffers a whole file, then stores it on `finish`.
-struct MemoryOwnedWriter {
-    storage: MemoryStorage,
-    path: String,
-    buf: Vec<u8>,
-}
-
-impl StorageWriter for MemoryOwnedWriter {
-    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
-        self.buf.extend_from_slice(chunk);
-        Ok(())
-    }
-    fn finish(self: Box<Self>) -> StorageResult<u64> {
-        let n = self.buf.len() as u64;
-        self.storage.put(&self.path, self.buf);
-        Ok(n)
-    }
-    fn abort(self: Box<Self>) -> StorageResult<()> {
-        Ok(())
-    }
-}
-
 impl HostStorage for MemoryStorage {
     fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
-        Ok(Box::new(MemoryOwnedWriter {
-            storage: self.clone(),
-            path: path.to_string(),
-            buf: Vec::new(),
-        }))
+        Ok(Box::new(MemoryStorage::open_writer(self, path)))
     }
 }
 
@@ -105,9 +82,16 @@ impl<S> FaultyStorage<S> {
     fn check(&self, path: &str) -> StorageResult<()> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let by_count = self.fail_at == Some(n);
-        let by_path = self.fail_path_containing.as_deref().is_some_and(|m| path.contains(m));
+        let by_path = self
+            .fail_path_containing
+            .as_deref()
+            .is_some_and(|m| path.contains(m));
         if by_count || by_path {
-            return Err(StorageError::new(self.fail_kind, path, format!("injected failure at call {n}")));
+            return Err(StorageError::new(
+                self.fail_kind,
+                path,
+                format!("injected failure at call {n}"),
+            ));
         }
         Ok(())
     }
@@ -150,7 +134,11 @@ impl OwnedFaultyWriter {
     fn check(&self) -> StorageResult<()> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if self.fail_at == Some(n) || self.fail_path {
-            return Err(StorageError::new(self.fail_kind, &self.path, format!("injected failure at call {n}")));
+            return Err(StorageError::new(
+                self.fail_kind,
+                &self.path,
+                format!("injected failure at call {n}"),
+            ));
         }
         Ok(())
     }
@@ -212,7 +200,10 @@ impl<S: HostStorage> HostStorage for FaultyStorage<S> {
             calls: self.calls.clone(),
             fail_at: self.fail_at,
             fail_kind: self.fail_kind,
-            fail_path: self.fail_path_containing.as_deref().is_some_and(|m| path.contains(m)),
+            fail_path: self
+                .fail_path_containing
+                .as_deref()
+                .is_some_and(|m| path.contains(m)),
             path: path.to_string(),
         }))
     }

@@ -25,9 +25,9 @@ wasmtime::component::bindgen!({
 
 pub use exports::paimon::compact::compactor as wit_compactor;
 pub use exports::paimon::compact::planner as wit_planner;
-pub use paimon::compact::types as wit_types;
 use paimon::compact::progress as wit_progress;
 use paimon::compact::storage as wit_storage;
+pub use paimon::compact::types as wit_types;
 
 /// A writer the guest holds a handle to.
 pub struct WriterSlot(Option<Box<dyn StorageWriter + Send>>);
@@ -79,7 +79,12 @@ impl WasiView for HostState {
 }
 
 impl wasmtime::ResourceLimiter for HostState {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.max_memory {
             self.memory_denied = true;
             return Ok(false);
@@ -87,13 +92,22 @@ impl wasmtime::ResourceLimiter for HostState {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 1_000_000)
     }
 }
 
 fn to_wit(e: CoreStorageError) -> wit_types::StorageError {
-    let m = if e.message.is_empty() { e.path.clone() } else { format!("{}: {}", e.path, e.message) };
+    let m = if e.message.is_empty() {
+        e.path.clone()
+    } else {
+        format!("{}: {}", e.path, e.message)
+    };
     match e.kind {
         StorageErrorKind::NotFound => wit_types::StorageError::NotFound(m),
         StorageErrorKind::AlreadyExists => wit_types::StorageError::AlreadyExists(m),
@@ -109,18 +123,36 @@ impl wit_storage::Host for HostState {
         self.storage.size(&path).map_err(to_wit)
     }
 
-    fn read_range(&mut self, path: String, offset: u64, len: u64) -> Result<Vec<u8>, wit_types::StorageError> {
+    fn read_range(
+        &mut self,
+        path: String,
+        offset: u64,
+        len: u64,
+    ) -> Result<Vec<u8>, wit_types::StorageError> {
         self.storage.read_range(&path, offset, len).map_err(to_wit)
     }
 
-    fn list_objects(&mut self, prefix: String) -> Result<Vec<wit_storage::ObjectMeta>, wit_types::StorageError> {
+    fn list_objects(
+        &mut self,
+        prefix: String,
+    ) -> Result<Vec<wit_storage::ObjectMeta>, wit_types::StorageError> {
         self.storage
             .list(&prefix)
-            .map(|v| v.into_iter().map(|o| wit_storage::ObjectMeta { path: o.path, size: o.size }).collect())
+            .map(|v| {
+                v.into_iter()
+                    .map(|o| wit_storage::ObjectMeta {
+                        path: o.path,
+                        size: o.size,
+                    })
+                    .collect()
+            })
             .map_err(to_wit)
     }
 
-    fn create_writer(&mut self, path: String) -> Result<Resource<WriterSlot>, wit_types::StorageError> {
+    fn create_writer(
+        &mut self,
+        path: String,
+    ) -> Result<Resource<WriterSlot>, wit_types::StorageError> {
         let w = self.storage.open_writer(&path).map_err(to_wit)?;
         self.table
             .push(WriterSlot(Some(w)))
@@ -131,13 +163,21 @@ impl wit_storage::Host for HostState {
         self.storage.delete(&path).map_err(to_wit)
     }
 
-    fn create_if_absent(&mut self, path: String, bytes: Vec<u8>) -> Result<(), wit_types::StorageError> {
+    fn create_if_absent(
+        &mut self,
+        path: String,
+        bytes: Vec<u8>,
+    ) -> Result<(), wit_types::StorageError> {
         self.storage.create_if_absent(&path, &bytes).map_err(to_wit)
     }
 }
 
 impl wit_storage::HostWriter for HostState {
-    fn write(&mut self, this: Resource<WriterSlot>, chunk: Vec<u8>) -> Result<(), wit_types::StorageError> {
+    fn write(
+        &mut self,
+        this: Resource<WriterSlot>,
+        chunk: Vec<u8>,
+    ) -> Result<(), wit_types::StorageError> {
         let slot = self
             .table
             .get_mut(&this)
@@ -288,7 +328,11 @@ impl WasmRuntime {
 
 /// Loads a precompiled component from the cache, or compiles and stores it. A corrupt or
 /// incompatible cache file is recompiled over.
-fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> wasmtime::Result<(Component, bool, Option<PathBuf>)> {
+fn load_component(
+    engine: &Engine,
+    wasm: &[u8],
+    cache_dir: Option<&Path>,
+) -> wasmtime::Result<(Component, bool, Option<PathBuf>)> {
     let Some(dir) = cache_dir else {
         return Ok((Component::new(engine, wasm)?, false, None));
     };
@@ -297,7 +341,12 @@ fn load_component(engine: &Engine, wasm: &[u8], cache_dir: Option<&Path>) -> was
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
     h.update(std::hash::Hasher::finish(&hasher).to_le_bytes());
-    let key: String = h.finalize().iter().take(16).map(|b| format!("{b:02x}")).collect();
+    let key: String = h
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let file = dir.join(format!("paimon-compact-{key}.cwasm"));
     if file.exists() {
         // SAFETY: the file was written by `Component::serialize` of this same engine

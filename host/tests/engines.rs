@@ -28,7 +28,10 @@ fn component_path() -> PathBuf {
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     for profile in ["component", "release"] {
-        let p = root.join("target/wasm32-wasip2").join(profile).join("paimon_compact.wasm");
+        let p = root
+            .join("target/wasm32-wasip2")
+            .join(profile)
+            .join("paimon_compact.wasm");
         if p.is_file() {
             return p;
         }
@@ -46,7 +49,9 @@ fn cache_dir() -> PathBuf {
 }
 
 fn wasm(limits: Limits) -> Compactor {
-    Compactor::Wasm(Box::new(WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), limits).expect("load component")))
+    Compactor::Wasm(Box::new(
+        WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), limits).expect("load component"),
+    ))
 }
 
 #[test]
@@ -62,14 +67,25 @@ fn conformance_is_identical_natively_and_in_the_component() {
 }
 
 fn file(name: &str, level: u32, size: u64, min: i64, max: i64, seq: i64) -> DataFileMeta {
-    DataFileMeta::new(name, Level::new(level), size, Key::from_i64(min), Key::from_i64(max), seq, seq)
+    DataFileMeta::new(
+        name,
+        Level::new(level),
+        size,
+        Key::from_i64(min),
+        Key::from_i64(max),
+        seq,
+        seq,
+    )
 }
 
 fn pk_request(files: Vec<DataFileMeta>, options: &[(&str, &str)], full: bool) -> BucketPlanRequest {
     BucketPlanRequest {
         table_kind: TableKind::PrimaryKey,
         flavor: Flavor::Java,
-        options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        options: options
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         files,
         full,
         context: PlanContext::at(1_000_000, 3),
@@ -84,13 +100,30 @@ fn bucket_plans_are_identical_natively_and_in_the_component() {
     let mut requests = Vec::new();
     // A growing level 0 over an existing level 2, under several option sets.
     for n in 1..12i64 {
-        let mut files: Vec<_> = (0..n).map(|i| file(&format!("l0-{i}"), 0, 100 + i as u64 * 10, i * 3, i * 3 + 20, 100 + i)).collect();
+        let mut files: Vec<_> = (0..n)
+            .map(|i| {
+                file(
+                    &format!("l0-{i}"),
+                    0,
+                    100 + i as u64 * 10,
+                    i * 3,
+                    i * 3 + 20,
+                    100 + i,
+                )
+            })
+            .collect();
         files.push(file("l2-a", 2, 5000, 0, 40, 1));
         files.push(file("l2-b", 2, 50, 50, 60, 2));
         for opts in [
             vec![],
-            vec![("num-sorted-run.compaction-trigger", "3"), ("compaction.size-ratio", "20")],
-            vec![("changelog-producer", "lookup"), ("lookup-compact", "gentle")],
+            vec![
+                ("num-sorted-run.compaction-trigger", "3"),
+                ("compaction.size-ratio", "20"),
+            ],
+            vec![
+                ("changelog-producer", "lookup"),
+                ("lookup-compact", "gentle"),
+            ],
             vec![("deletion-vectors.enabled", "true")],
             vec![("compaction.optimization-interval", "1 s")],
         ] {
@@ -98,7 +131,13 @@ fn bucket_plans_are_identical_natively_and_in_the_component() {
             requests.push(pk_request(files.clone(), &opts, true));
         }
     }
-    let mut append = pk_request((0..7).map(|i| file(&format!("a{i}"), 0, 1000 * (i as u64 + 1), 0, 0, i)).collect(), &[("bucket", "2")], false);
+    let mut append = pk_request(
+        (0..7)
+            .map(|i| file(&format!("a{i}"), 0, 1000 * (i as u64 + 1), 0, 0, i))
+            .collect(),
+        &[("bucket", "2")],
+        false,
+    );
     append.table_kind = TableKind::Append;
     requests.push(append);
     for req in &requests {
@@ -108,22 +147,44 @@ fn bucket_plans_are_identical_natively_and_in_the_component() {
     }
     // And errors come back typed, with the same message.
     let bad = pk_request(vec![], &[("compaction.size-ratio", "lots")], false);
-    let (HostError::Core(n), HostError::Core(c)) = (Compactor::Native.plan_bucket(&bad).unwrap_err(), w.plan_bucket(&bad).unwrap_err()) else {
+    let (HostError::Core(n), HostError::Core(c)) = (
+        Compactor::Native.plan_bucket(&bad).unwrap_err(),
+        w.plan_bucket(&bad).unwrap_err(),
+    ) else {
         panic!("expected core errors");
     };
     assert_eq!(n, c);
-    assert!(matches!(c.kind, ErrorKind::InvalidOption { ref key, .. } if key == "compaction.size-ratio"));
+    assert!(
+        matches!(c.kind, ErrorKind::InvalidOption { ref key, .. } if key == "compaction.size-ratio")
+    );
     let write_only = pk_request(vec![], &[("write-only", "true")], false);
-    let HostError::Core(e) = w.plan_bucket(&write_only).unwrap_err() else { panic!() };
-    assert_eq!(e.kind, ErrorKind::NotCompactable { reason: paimon_compact::plan::NotCompactable::WriteOnly });
+    let HostError::Core(e) = w.plan_bucket(&write_only).unwrap_err() else {
+        panic!()
+    };
+    assert_eq!(
+        e.kind,
+        ErrorKind::NotCompactable {
+            reason: paimon_compact::plan::NotCompactable::WriteOnly
+        }
+    );
 }
 
 /// Two small zstd Parquet files (1000 rows each: id, name), the same bytes every time.
 fn parquet_fixture(f: i64) -> Vec<u8> {
-    let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false), Field::new("name", DataType::Utf8, true)]));
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, true),
+    ]));
     let ids: Vec<i64> = (0..1000).map(|i| f * 1000 + i).collect();
     let names: Vec<String> = ids.iter().map(|i| format!("name-{}", i % 17)).collect();
-    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(ids)), Arc::new(StringArray::from(names))]).unwrap();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(ids)),
+            Arc::new(StringArray::from(names)),
+        ],
+    )
+    .unwrap();
     let props = parquet::file::properties::WriterProperties::builder()
         .set_compression(parquet::basic::Compression::ZSTD(Default::default()))
         .build();
@@ -139,7 +200,13 @@ fn parquet_inputs(storage: &MemoryStorage) -> Vec<AppendInputFile> {
         .map(|f| {
             let path = format!("t/bucket-0/data-in-{f}.parquet");
             storage.put(&path, parquet_fixture(f));
-            AppendInputFile { path, row_count: 1000, min_sequence_number: f * 1000, max_sequence_number: f * 1000 + 999, deleted_rows: None }
+            AppendInputFile {
+                path,
+                row_count: 1000,
+                min_sequence_number: f * 1000,
+                max_sequence_number: f * 1000 + 999,
+                deleted_rows: None,
+            }
         })
         .collect()
 }
@@ -156,7 +223,12 @@ fn js_fixtures_match_the_generator() {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, &bytes).unwrap();
         }
-        assert_eq!(std::fs::read(&path).ok(), Some(bytes), "{} is stale: rerun with WRITE_JS_FIXTURES=1", path.display());
+        assert_eq!(
+            std::fs::read(&path).ok(),
+            Some(bytes),
+            "{} is stale: rerun with WRITE_JS_FIXTURES=1",
+            path.display()
+        );
     }
 }
 
@@ -175,14 +247,26 @@ fn append_rewrite_runs_in_the_component_like_natively() {
     let w = wasm(Limits::default());
     let (sn, sw) = (MemoryStorage::new(), MemoryStorage::new());
     let (jn, jw) = (job(parquet_inputs(&sn)), job(parquet_inputs(&sw)));
-    let native = Compactor::Native.compact_append(Arc::new(sn.clone()), &jn, None).unwrap();
+    let native = Compactor::Native
+        .compact_append(Arc::new(sn.clone()), &jn, None)
+        .unwrap();
     let events = Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = events.clone();
-    let progress: paimon_compact_host::storage::ProgressFn = Box::new(move |e| sink.lock().unwrap().push(e));
-    let component = w.compact_append(Arc::new(sw.clone()), &jw, Some(progress)).unwrap();
+    let progress: paimon_compact_host::storage::ProgressFn =
+        Box::new(move |e| sink.lock().unwrap().push(e));
+    let component = w
+        .compact_append(Arc::new(sw.clone()), &jw, Some(progress))
+        .unwrap();
     let events = events.lock().unwrap();
-    assert_eq!(events.len(), 2, "start and end of the rewrite are reported: {events:?}");
-    assert_eq!((events[0].phase.as_str(), events[0].done, events[0].total), ("rewrite", 0, 2));
+    assert_eq!(
+        events.len(),
+        2,
+        "start and end of the rewrite are reported: {events:?}"
+    );
+    assert_eq!(
+        (events[0].phase.as_str(), events[0].done, events[0].total),
+        ("rewrite", 0, 2)
+    );
     assert_eq!((events[1].done, events[1].total), (2, 2));
     assert_eq!(native.outputs, component.outputs);
     assert_eq!(native.outputs.iter().map(|o| o.2).sum::<u64>(), 2000);
@@ -195,23 +279,44 @@ fn append_rewrite_runs_in_the_component_like_natively() {
 #[test]
 fn every_storage_error_kind_surfaces_typed_in_the_host() {
     let w = wasm(Limits::default());
-    for kind in [StorageErrorKind::NotFound, StorageErrorKind::AlreadyExists, StorageErrorKind::Permission, StorageErrorKind::Io] {
+    for kind in [
+        StorageErrorKind::NotFound,
+        StorageErrorKind::AlreadyExists,
+        StorageErrorKind::Permission,
+        StorageErrorKind::Io,
+    ] {
         for (marker, what) in [("data-in-1", "read"), ("data-out-", "write")] {
             for engine in [&Compactor::Native, &w] {
                 let base = MemoryStorage::new();
                 let inputs = parquet_inputs(&base);
                 let before = base.paths();
                 let storage = Arc::new(FaultyStorage::new(base.clone()).fail_path(marker, kind));
-                let err = engine.compact_append(storage, &job(inputs), None).unwrap_err();
-                let HostError::Core(e) = err else { panic!("{} {what}: expected a core error, got {err}", engine.name()) };
+                let err = engine
+                    .compact_append(storage, &job(inputs), None)
+                    .unwrap_err();
+                let HostError::Core(e) = err else {
+                    panic!("{} {what}: expected a core error, got {err}", engine.name())
+                };
                 match &e.kind {
                     ErrorKind::Io { storage, path } => {
                         assert_eq!(*storage, kind, "{} {what}: {e}", engine.name());
-                        assert!(path.contains(marker), "{} {what}: error names '{path}'", engine.name());
+                        assert!(
+                            path.contains(marker),
+                            "{} {what}: error names '{path}'",
+                            engine.name()
+                        );
                     }
-                    other => panic!("{} {what}: expected an io error, got {other:?}: {e}", engine.name()),
+                    other => panic!(
+                        "{} {what}: expected an io error, got {other:?}: {e}",
+                        engine.name()
+                    ),
                 }
-                assert_eq!(base.paths(), before, "{} {what}: a failed rewrite leaves storage as it was", engine.name());
+                assert_eq!(
+                    base.paths(),
+                    before,
+                    "{} {what}: a failed rewrite leaves storage as it was",
+                    engine.name()
+                );
             }
         }
     }
@@ -219,27 +324,49 @@ fn every_storage_error_kind_surfaces_typed_in_the_host() {
 
 #[test]
 fn a_guest_over_its_memory_limit_is_stopped_and_the_host_carries_on() {
-    let rt = WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), Limits { max_memory_bytes: 48 << 20, timeout: None }).unwrap();
+    let rt = WasmRuntime::new(
+        wasm_bytes(),
+        Some(&cache_dir()),
+        Limits {
+            max_memory_bytes: 48 << 20,
+            timeout: None,
+        },
+    )
+    .unwrap();
     let w = Compactor::Wasm(Box::new(rt));
     // ~400k files: the request alone needs more guest memory than the limit.
-    let files: Vec<_> = (0..400_000i64).map(|i| file(&format!("data-{i:08}.parquet"), 0, 1000, i, i + 10, i)).collect();
+    let files: Vec<_> = (0..400_000i64)
+        .map(|i| file(&format!("data-{i:08}.parquet"), 0, 1000, i, i + 10, i))
+        .collect();
     let err = w.plan_bucket(&pk_request(files, &[], false)).unwrap_err();
     assert!(matches!(err, HostError::MemoryLimit { .. }), "{err}");
     assert!(err.to_string().contains("memory limit of 48 MiB"), "{err}");
     // The same host and runtime go on working.
-    let ok = w.plan_bucket(&pk_request(vec![file("a", 0, 1, 0, 1, 1)], &[], false)).unwrap();
+    let ok = w
+        .plan_bucket(&pk_request(vec![file("a", 0, 1, 0, 1, 1)], &[], false))
+        .unwrap();
     assert_eq!(ok.rule, "nothing-to-do");
 }
 
 #[test]
 fn a_guest_over_its_time_limit_is_stopped_and_the_host_carries_on() {
-    let rt = WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), Limits { max_memory_bytes: 1 << 30, timeout: Some(Duration::from_millis(300)) }).unwrap();
+    let rt = WasmRuntime::new(
+        wasm_bytes(),
+        Some(&cache_dir()),
+        Limits {
+            max_memory_bytes: 1 << 30,
+            timeout: Some(Duration::from_millis(300)),
+        },
+    )
+    .unwrap();
     let w = Compactor::Wasm(Box::new(rt));
     // Many copies of the vectors: far more than 300 ms of work.
     let doc: serde_json::Value = serde_json::from_str(VECTORS).unwrap();
     let cases = doc["cases"].as_array().unwrap();
     let many: Vec<_> = (0..400).flat_map(|_| cases.iter().cloned()).collect();
-    let big = serde_json::json!({"format": "paimon-compaction-vectors", "version": 1, "cases": many}).to_string();
+    let big =
+        serde_json::json!({"format": "paimon-compaction-vectors", "version": 1, "cases": many})
+            .to_string();
     let started = std::time::Instant::now();
     let err = w.run_conformance(&big, Flavor::Java).unwrap_err();
     assert!(matches!(err, HostError::TimeLimit { .. }), "{err}");
@@ -251,12 +378,16 @@ fn a_guest_over_its_time_limit_is_stopped_and_the_host_carries_on() {
 
 #[test]
 fn the_compiled_component_is_cached_for_a_warm_start() {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cache-test-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let cold = WasmRuntime::new(wasm_bytes(), Some(&dir), Limits::default()).unwrap();
     assert!(!cold.load.cached);
     let warm = WasmRuntime::new(wasm_bytes(), Some(&dir), Limits::default()).unwrap();
-    assert!(warm.load.cached, "second start loads the cached compilation");
+    assert!(
+        warm.load.cached,
+        "second start loads the cached compilation"
+    );
     // A corrupt cache file is recompiled over, not trusted. (Replaced, not overwritten in
     // place: a loaded runtime maps the file, as any cache writer must respect.)
     let file = warm.load.cache_file.clone().unwrap();

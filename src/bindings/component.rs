@@ -8,7 +8,9 @@ use crate::error::ErrorKind;
 use crate::meta::{DataFileMeta, Key, Level, SequenceNumber};
 use crate::options::{CoreOptions, Flavor, TableKind};
 use crate::plan::{self, BucketDecision, BucketPlanRequest, StrategyState, TaskAction};
-use crate::storage::{ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter};
+use crate::storage::{
+    ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter,
+};
 
 wit_bindgen::generate!({
     path: "wit",
@@ -41,15 +43,31 @@ fn storage_error_kind(e: &StorageError) -> wt::StorageError {
 fn to_wit_error(e: crate::Error) -> wt::Error {
     let message = e.message;
     match e.kind {
-        ErrorKind::InvalidOption { key, value } => wt::Error::InvalidOption(wt::OptionError { key, value, message }),
-        ErrorKind::NotCompactable { reason } => wt::Error::NotCompactable(wt::NotCompactableError {
-            reason_json: serde_json::to_string(&reason).unwrap_or_default(),
+        ErrorKind::InvalidOption { key, value } => wt::Error::InvalidOption(wt::OptionError {
+            key,
+            value,
             message,
         }),
-        ErrorKind::CorruptInput { file } => wt::Error::CorruptInput(wt::CorruptError { file, message }),
+        ErrorKind::NotCompactable { reason } => {
+            wt::Error::NotCompactable(wt::NotCompactableError {
+                reason_json: serde_json::to_string(&reason).unwrap_or_default(),
+                message,
+            })
+        }
+        ErrorKind::CorruptInput { file } => {
+            wt::Error::CorruptInput(wt::CorruptError { file, message })
+        }
         ErrorKind::Io { storage, path } => {
-            let err = StorageError { kind: storage, path: path.clone(), message: message.clone() };
-            wt::Error::Io(wt::IoError { kind: storage_error_kind(&err), path, message })
+            let err = StorageError {
+                kind: storage,
+                path: path.clone(),
+                message: message.clone(),
+            };
+            wt::Error::Io(wt::IoError {
+                kind: storage_error_kind(&err),
+                path,
+                message,
+            })
         }
         ErrorKind::Conflict => wt::Error::Conflict(message),
         ErrorKind::Unsupported => wt::Error::Unsupported(message),
@@ -100,12 +118,18 @@ impl StorageWriter for HostWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
         match &self.writer {
             Some(w) => w.write(chunk).map_err(|e| from_host(e, &self.path)),
-            None => Err(StorageError::new(StorageErrorKind::Io, &self.path, "writer already closed")),
+            None => Err(StorageError::new(
+                StorageErrorKind::Io,
+                &self.path,
+                "writer already closed",
+            )),
         }
     }
 
     fn finish(mut self: Box<Self>) -> StorageResult<u64> {
-        let w = self.writer.take().ok_or_else(|| StorageError::new(StorageErrorKind::Io, &self.path, "writer already closed"))?;
+        let w = self.writer.take().ok_or_else(|| {
+            StorageError::new(StorageErrorKind::Io, &self.path, "writer already closed")
+        })?;
         ws::Writer::finish(w).map_err(|e| from_host(e, &self.path))
     }
 
@@ -128,13 +152,23 @@ impl Storage for HostStorage {
 
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         ws::list_objects(prefix)
-            .map(|v| v.into_iter().map(|o| ObjectMeta { path: o.path, size: o.size }).collect())
+            .map(|v| {
+                v.into_iter()
+                    .map(|o| ObjectMeta {
+                        path: o.path,
+                        size: o.size,
+                    })
+                    .collect()
+            })
             .map_err(|e| from_host(e, prefix))
     }
 
     fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
         let writer = ws::create_writer(path).map_err(|e| from_host(e, path))?;
-        Ok(Box::new(HostWriter { writer: Some(writer), path: path.to_string() }))
+        Ok(Box::new(HostWriter {
+            writer: Some(writer),
+            path: path.to_string(),
+        }))
     }
 
     fn delete(&self, path: &str) -> StorageResult<()> {
@@ -183,8 +217,15 @@ fn state(s: StrategyState) -> wp::StrategyState {
 
 fn decision(d: BucketDecision) -> wp::Decision {
     match d {
-        BucketDecision::MergeTree { decision, write_stall, state: st, .. } => wp::Decision {
-            files: decision.unit.as_ref().map_or(Vec::new(), |u| u.files.iter().map(|f| f.file_name.clone()).collect()),
+        BucketDecision::MergeTree {
+            decision,
+            write_stall,
+            state: st,
+            ..
+        } => wp::Decision {
+            files: decision.unit.as_ref().map_or(Vec::new(), |u| {
+                u.files.iter().map(|f| f.file_name.clone()).collect()
+            }),
             output_level: decision.unit.as_ref().map(|u| u.output_level.get()),
             drop_delete: decision.drop_delete,
             actions: decision
@@ -192,14 +233,28 @@ fn decision(d: BucketDecision) -> wp::Decision {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level } => wp::TaskAction::Upgrade((file.file_name.clone(), to_level.get())),
-                    TaskAction::Rewrite { output_level, sections, alone } => wp::TaskAction::Rewrite(wp::RewriteAction {
+                    TaskAction::Upgrade { file, to_level } => {
+                        wp::TaskAction::Upgrade((file.file_name.clone(), to_level.get()))
+                    }
+                    TaskAction::Rewrite {
+                        output_level,
+                        sections,
+                        alone,
+                    } => wp::TaskAction::Rewrite(wp::RewriteAction {
                         output_level: output_level.get(),
                         sections: sections
                             .iter()
-                            .map(|sec| sec.iter().map(|run| run.files().iter().map(|f| f.file_name.clone()).collect()).collect())
+                            .map(|sec| {
+                                sec.iter()
+                                    .map(|run| {
+                                        run.files().iter().map(|f| f.file_name.clone()).collect()
+                                    })
+                                    .collect()
+                            })
                             .collect(),
-                        alone: alone.and_then(|a| serde_json::to_value(a).ok()).and_then(|v| v.as_str().map(str::to_string)),
+                        alone: alone
+                            .and_then(|a| serde_json::to_value(a).ok())
+                            .and_then(|v| v.as_str().map(str::to_string)),
                     }),
                 })
                 .collect(),
@@ -218,7 +273,11 @@ fn decision(d: BucketDecision) -> wp::Decision {
             output_level: (!decision.files.is_empty()).then_some(0),
             drop_delete: false,
             actions: Vec::new(),
-            released: decision.released.iter().map(|f| f.file_name.clone()).collect(),
+            released: decision
+                .released
+                .iter()
+                .map(|f| f.file_name.clone())
+                .collect(),
             reason: reason(&decision.reason),
             write_stall: None,
             state: None,
@@ -244,19 +303,34 @@ impl wp::Guest for Component {
         plan::plan_bucket(&req).map(decision).map_err(to_wit_error)
     }
 
-    fn explain_options(kind: wt::TableKind, fl: wt::Flavor, options: Vec<(String, String)>) -> Result<String, wt::Error> {
-        let o = CoreOptions::parse_with(table_kind(kind), flavor(fl), &options_map(options)).map_err(to_wit_error)?;
+    fn explain_options(
+        kind: wt::TableKind,
+        fl: wt::Flavor,
+        options: Vec<(String, String)>,
+    ) -> Result<String, wt::Error> {
+        let o = CoreOptions::parse_with(table_kind(kind), flavor(fl), &options_map(options))
+            .map_err(to_wit_error)?;
         Ok(serde_json::to_string(&o).unwrap_or_default())
     }
 
-    fn run_conformance(vectors_json: String, fl: wt::Flavor) -> Result<wp::ConformanceReport, wt::Error> {
+    fn run_conformance(
+        vectors_json: String,
+        fl: wt::Flavor,
+    ) -> Result<wp::ConformanceReport, wt::Error> {
         let r = crate::conformance::run_vectors(&vectors_json, flavor(fl)).map_err(to_wit_error)?;
         Ok(wp::ConformanceReport {
             passed: r.passed as u32,
             failed: r.failed as u32,
             skipped: r.skipped as u32,
             text: r.to_string(),
-            failures: r.failures.into_iter().map(|f| wp::CaseFailure { name: f.name, message: f.message }).collect(),
+            failures: r
+                .failures
+                .into_iter()
+                .map(|f| wp::CaseFailure {
+                    name: f.name,
+                    message: f.message,
+                })
+                .collect(),
         })
     }
 }
@@ -267,15 +341,28 @@ impl wp::Guest for Component {
 impl wc::Guest for Component {
     fn compact_append_files(request: wc::AppendRequest) -> Result<wc::AppendResult, wt::Error> {
         use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
-        let options = CoreOptions::parse(TableKind::Append, &options_map(request.options)).map_err(to_wit_error)?;
+        let options = CoreOptions::parse(TableKind::Append, &options_map(request.options))
+            .map_err(to_wit_error)?;
         let inputs = request
             .inputs
             .into_iter()
             .map(|f| {
                 let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_string();
-                let mut meta = DataFileMeta::new(name, Level::ZERO, 0, Key::default(), Key::default(), f.min_sequence_number, f.max_sequence_number);
+                let mut meta = DataFileMeta::new(
+                    name,
+                    Level::ZERO,
+                    0,
+                    Key::default(),
+                    Key::default(),
+                    f.min_sequence_number,
+                    f.max_sequence_number,
+                );
                 meta.row_count = f.row_count;
-                AppendInput { path: f.path, meta: Arc::new(meta), deleted_rows: f.deleted_rows }
+                AppendInput {
+                    path: f.path,
+                    meta: Arc::new(meta),
+                    deleted_rows: f.deleted_rows,
+                }
             })
             .collect();
         let req = AppendRewrite {

@@ -63,7 +63,60 @@ pub struct TaskPlan {
     pub actions: Vec<TaskAction>,
 }
 
+/// What a task replaced and what replaced it, for applying to `Levels`.
+pub type TaskResult = (Vec<Arc<DataFileMeta>>, Vec<Arc<DataFileMeta>>);
+
 impl TaskPlan {
+    /// The result this plan would have if every rewrite produced exactly one file spanning its
+    /// inputs' keys (sizes summed, sequence range the union) and upgrades moved files up. This
+    /// is what the conformance vectors' stub rewriter does, and what the demo and property
+    /// tests use to advance the LSM tree without touching data. `name_of(i)` names the output
+    /// of action `i`.
+    pub fn stand_in_result(&self, mut name_of: impl FnMut(usize) -> String) -> TaskResult {
+        let (mut before, mut after) = (Vec::new(), Vec::new());
+        for (i, action) in self.actions.iter().enumerate() {
+            match action {
+                TaskAction::Upgrade { file, to_level } => {
+                    before.push(file.clone());
+                    after.push(Arc::new(file.upgrade(*to_level)));
+                }
+                TaskAction::Rewrite { output_level, .. } => {
+                    let inputs = action.inputs();
+                    let mut out = DataFileMeta::new(
+                        name_of(i),
+                        *output_level,
+                        inputs.iter().map(|f| f.file_size).sum(),
+                        inputs
+                            .iter()
+                            .map(|f| f.min_key.clone())
+                            .min()
+                            .unwrap_or_default(),
+                        inputs
+                            .iter()
+                            .map(|f| f.max_key.clone())
+                            .max()
+                            .unwrap_or_default(),
+                        inputs
+                            .iter()
+                            .map(|f| f.min_sequence_number.0)
+                            .min()
+                            .unwrap_or(0),
+                        inputs
+                            .iter()
+                            .map(|f| f.max_sequence_number.0)
+                            .max()
+                            .unwrap_or(0),
+                    );
+                    out.row_count = inputs.iter().map(|f| f.row_count).sum();
+                    out.file_source = crate::meta::FileSource::Compact;
+                    after.push(Arc::new(out));
+                    before.extend(inputs);
+                }
+            }
+        }
+        (before, after)
+    }
+
     pub fn rewrites(&self) -> usize {
         self.actions
             .iter()

@@ -37,7 +37,8 @@ pub use merge_tree_manager::{
     MergeTreeDecision, WriteStall,
 };
 pub use merge_tree_task::{
-    plan_file_rewrite_task, plan_merge_tree_task, RewriteAlone, TaskAction, TaskPlan, TaskSettings,
+    plan_file_rewrite_task, plan_merge_tree_task, RewriteAlone, TaskAction, TaskPlan, TaskResult,
+    TaskSettings,
 };
 pub use off_peak::OffPeakHours;
 pub use reason::{human_bytes, Idle, NotCompactable, RatioStop, RatioWalk, Reason};
