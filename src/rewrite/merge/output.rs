@@ -23,6 +23,9 @@ use crate::table::binary_row::Datum;
 /// rolling writer checks every 1000 records).
 const ROLL_CHECK_ROWS: usize = 1024;
 
+/// Rows written into a new file before its size estimate is trusted.
+const FIRST_STEP_ROWS: usize = 256;
+
 /// Settings shared by the data and changelog outputs.
 pub(crate) struct OutputSettings {
     pub schema: SchemaRef,
@@ -166,7 +169,10 @@ impl<'s> RollingOutput<'s> {
                 .ok_or_else(|| Error::illegal_state("no open output"))?;
             let rest = batch.num_rows() - offset;
             let estimated = open.writer.estimated_size();
+            // A new file starts with a small step, so a target smaller than one batch of
+            // results still rolls; then the average row size decides.
             let step = match estimated.checked_div(open.rows) {
+                None => rest.min(FIRST_STEP_ROWS),
                 Some(per_row) if estimated + per_row * rest as u64 >= target => {
                     rest.min(ROLL_CHECK_ROWS)
                 }

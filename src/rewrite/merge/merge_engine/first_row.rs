@@ -17,7 +17,10 @@ impl FirstRow {
         }
     }
 
+    /// Every record is checked, not only those before the first: Paimon's engine sees them
+    /// all and refuses a retraction wherever it is.
     pub(crate) fn merge(&self, records: &[Record], cols: &dyn Columns) -> Result<Option<Merged>> {
+        let mut first = None;
         for r in records {
             if r.kind.is_retract() {
                 if self.ignore_delete {
@@ -30,8 +33,8 @@ impl FirstRow {
                     r.kind
                 )));
             }
-            return Ok(Some(Merged::of(r, r.kind)));
+            first = first.or(Some(r));
         }
-        Ok(None)
+        Ok(first.map(|r| Merged::of(r, r.kind)))
     }
 }
