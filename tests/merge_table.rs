@@ -43,7 +43,7 @@ fn pk_table(st: &MemoryStorage, path: &str, options: &[(&str, &str)], commits: i
                 let k = (i * 7 + c * 13) % 90;
                 let kind = match (i + c) % 10 {
                     0 => RowKind::Delete,
-                    1 | 2 | 3 => RowKind::UpdateAfter,
+                    1..=3 => RowKind::UpdateAfter,
                     _ => RowKind::Insert,
                 };
                 (

@@ -333,60 +333,6 @@ pub fn planner_key(values: &[Datum]) -> Key {
     order_key(values)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use arrow::datatypes::Field;
-
-    fn schema(names: &[(&str, DataType)]) -> Schema {
-        Schema::new(
-            names
-                .iter()
-                .map(|(n, t)| Field::new(*n, t.clone(), false))
-                .collect::<Vec<_>>(),
-        )
-    }
-
-    #[test]
-    fn layout_is_found_and_checked() {
-        let s = schema(&[
-            ("_KEY_k", DataType::Int64),
-            ("_SEQUENCE_NUMBER", DataType::Int64),
-            ("_VALUE_KIND", DataType::Int8),
-            ("k", DataType::Int64),
-            ("v", DataType::Utf8),
-        ]);
-        let l = KvLayout::of(&s, "f", &["v".to_string()]).unwrap();
-        assert_eq!(l.key_cols, vec![0]);
-        assert_eq!((l.seq_col, l.kind_col), (1, 2));
-        assert_eq!(l.value_cols, vec![3, 4]);
-        assert_eq!(l.user_seq_cols, vec![4]);
-        let e =
-            KvLayout::of(&schema(&[("_KEY_k", DataType::Int64)]), "f.parquet", &[]).unwrap_err();
-        assert!(
-            matches!(e.kind, crate::ErrorKind::CorruptInput { file: Some(ref f) } if f == "f.parquet")
-        );
-        let e = KvLayout::of(
-            &schema(&[
-                ("_KEY_k", DataType::Int64),
-                ("_SEQUENCE_NUMBER", DataType::Int32),
-                ("_VALUE_KIND", DataType::Int8),
-            ]),
-            "f",
-            &[],
-        )
-        .unwrap_err();
-        assert!(e.message.contains("BIGINT"), "{e}");
-    }
-
-    #[test]
-    fn row_kinds() {
-        assert!(RowKind::Delete.is_retract() && RowKind::UpdateBefore.is_retract());
-        assert!(RowKind::Insert.is_add() && RowKind::UpdateAfter.is_add());
-        assert_eq!(RowKind::from_byte(4), None);
-    }
-}
-
 /// Builds an array of `data_type` from typed values (the values an engine computed).
 pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
     use arrow::array::{
@@ -478,4 +424,58 @@ pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
             )))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::datatypes::Field;
+
+    fn schema(names: &[(&str, DataType)]) -> Schema {
+        Schema::new(
+            names
+                .iter()
+                .map(|(n, t)| Field::new(*n, t.clone(), false))
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn layout_is_found_and_checked() {
+        let s = schema(&[
+            ("_KEY_k", DataType::Int64),
+            ("_SEQUENCE_NUMBER", DataType::Int64),
+            ("_VALUE_KIND", DataType::Int8),
+            ("k", DataType::Int64),
+            ("v", DataType::Utf8),
+        ]);
+        let l = KvLayout::of(&s, "f", &["v".to_string()]).unwrap();
+        assert_eq!(l.key_cols, vec![0]);
+        assert_eq!((l.seq_col, l.kind_col), (1, 2));
+        assert_eq!(l.value_cols, vec![3, 4]);
+        assert_eq!(l.user_seq_cols, vec![4]);
+        let e =
+            KvLayout::of(&schema(&[("_KEY_k", DataType::Int64)]), "f.parquet", &[]).unwrap_err();
+        assert!(
+            matches!(e.kind, crate::ErrorKind::CorruptInput { file: Some(ref f) } if f == "f.parquet")
+        );
+        let e = KvLayout::of(
+            &schema(&[
+                ("_KEY_k", DataType::Int64),
+                ("_SEQUENCE_NUMBER", DataType::Int32),
+                ("_VALUE_KIND", DataType::Int8),
+            ]),
+            "f",
+            &[],
+        )
+        .unwrap_err();
+        assert!(e.message.contains("BIGINT"), "{e}");
+    }
+
+    #[test]
+    fn row_kinds() {
+        assert!(RowKind::Delete.is_retract() && RowKind::UpdateBefore.is_retract());
+        assert!(RowKind::Insert.is_add() && RowKind::UpdateAfter.is_add());
+        assert_eq!(RowKind::from_byte(4), None);
+    }
 }
