@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The primary-key merge rewriter's deletion vectors, read back by an independent reader:
+# the Rust test merge_dv_export (built in stage 10) writes an index file and the positions it
+# must hold; pyroaring (from PyPI, in a venv under target/) reads it back.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
+VENV="$TARGET/merge-venv"
+if [ ! -x "$VENV/bin/python" ]; then
+  if ! python3 -m venv "$VENV" 2>/dev/null; then
+    apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+    python3 -m venv "$VENV"
+  fi
+fi
+"$VENV/bin/pip" install -q --disable-pip-version-check "pyroaring>=1.0" "pytest>=7"
+export PAIMON_MERGE_DV_OUT="$TARGET/merge-dv"
+rm -rf "$PAIMON_MERGE_DV_OUT"
+cargo test --release --test merge_dv_export
+set +e
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/merge_py
+code=$?
+set -e
+if [ "$code" -eq 5 ]; then
+  echo "pytest collected no tests: failing the stage" >&2
+  exit 1
+fi
+exit "$code"
