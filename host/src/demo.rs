@@ -9,7 +9,10 @@ use paimon_compact::plan::{
     human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason,
 };
 
-use paimon_compact_host::PlanSummary;
+use paimon_compact_host::local_storage::LocalDirStorage;
+use paimon_compact_host::storage::HostStorage;
+use paimon_compact_host::{clock, Compactor, PlanSummary, TableJob};
+use std::path::PathBuf;
 
 const VECTORS: &str = include_str!("../../tests/vectors/compaction-vectors.json");
 
@@ -87,7 +90,75 @@ fn levels_line(levels: &Levels) -> String {
         .join(" ")
 }
 
-pub fn run(json: bool) -> Result<(), Box<dyn std::error::Error>> {
+/// The README's main job: demo tables written, planned, compacted and planned again through
+/// the chosen engine; then the planner walk-through and the conformance vectors.
+pub fn run(
+    compactor: &Compactor,
+    dir: Option<PathBuf>,
+    compact: bool,
+    json: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = match dir {
+        Some(d) => d,
+        None => std::env::temp_dir().join(format!(
+            "paimon-compact-demo-{}-{}",
+            std::process::id(),
+            clock::now().0
+        )),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let storage: Arc<dyn HostStorage> = Arc::new(LocalDirStorage::new(&dir));
+    let tables = compactor.write_demo_tables(storage.clone(), "", clock::now().0, 42)?;
+    if !compact {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "dir": dir, "tables": tables }))?
+        );
+        return Ok(());
+    }
+    if !json {
+        println!(
+            "== Demo tables written by paimon-compact in Paimon's format under {}",
+            dir.display()
+        );
+        println!(
+            "   (engine: {}; inspect them with pypaimon, or run `paimon-compact plan <table>`)\n",
+            compactor.name()
+        );
+    }
+    let mut results = Vec::new();
+    for table in &tables {
+        let before = compactor.plan_table(storage.clone(), table, &TableJob::now(false))?;
+        let report =
+            compactor.compact_table(storage.clone(), table, &TableJob::now(false), None)?;
+        let after = compactor.plan_table(storage.clone(), table, &TableJob::now(false))?;
+        if json {
+            results.push(serde_json::json!({ "table": table, "plan": before, "report": report, "plan_after": after }));
+        } else {
+            println!("-- plan\n{}", crate::table::describe_plan(&before));
+            println!("-- compact\n{}", crate::table::describe_report(&report));
+            println!("-- plan after\n{}", crate::table::describe_plan(&after));
+        }
+    }
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "dir": dir, "tables": results }))?
+        );
+        return Ok(());
+    }
+    planner_walkthrough(false)?;
+    println!(
+        "== Conformance vectors through the {} engine (Java HEAD, then paimon-cpp)",
+        compactor.name()
+    );
+    println!("{}", compactor.run_conformance(VECTORS, Flavor::Java)?);
+    println!("{}", compactor.run_conformance(VECTORS, Flavor::Cpp)?);
+    Ok(())
+}
+
+/// The planner alone: a primary-key bucket receiving flushes, planned after each one.
+fn planner_walkthrough(json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let options = CoreOptions::from_pairs(
         TableKind::PrimaryKey,
         Flavor::Java,
@@ -143,15 +214,6 @@ pub fn run(json: bool) -> Result<(), Box<dyn std::error::Error>> {
             .filter(|d| !matches!(d.reason(), Reason::Idle(_)))
             .count();
         println!("{fired} of 16 flushes triggered a compaction.\n");
-        println!("== Conformance vectors (Java HEAD, then paimon-cpp)");
-        println!(
-            "{}",
-            paimon_compact::conformance::run_vectors(VECTORS, Flavor::Java)?
-        );
-        println!(
-            "{}",
-            paimon_compact::conformance::run_vectors(VECTORS, Flavor::Cpp)?
-        );
     }
     Ok(())
 }

@@ -12,7 +12,10 @@ use paimon_compact::{Error as CoreError, ErrorKind};
 
 use crate::error::HostError;
 use crate::storage::{HostStorage, ProgressFn};
-use crate::wasm::{wit_compactor as wc, wit_planner as wp, wit_types as wt, WasmRuntime};
+use crate::wasm::{
+    wit_compactor as wc, wit_planner as wp, wit_table as wtc, wit_types as wt, WasmRuntime,
+};
+use paimon_compact::table::{CompactReport, TablePlan};
 
 /// A bucket decision, in the same shape whichever engine produced it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -420,6 +423,160 @@ impl Compactor {
                     metrics_json: r.metrics,
                 })
             }
+        }
+    }
+}
+
+/// A table compaction job's settings (the host supplies the clock and the randomness).
+#[derive(Clone, Debug)]
+pub struct TableJob {
+    pub full: bool,
+    pub now_ms: i64,
+    pub local_hour: u8,
+    pub job_id: [u8; 16],
+    pub owner: String,
+    pub lease_ttl_ms: Option<i64>,
+    pub max_commit_retries: usize,
+}
+
+impl TableJob {
+    /// A job now, with a fresh random id and the default lease (10 minutes).
+    pub fn now(full: bool) -> Self {
+        let (now_ms, local_hour) = crate::clock::now();
+        TableJob {
+            full,
+            now_ms,
+            local_hour,
+            job_id: crate::clock::random_id(),
+            owner: format!("paimon-compact@{}", std::process::id()),
+            lease_ttl_ms: Some(10 * 60 * 1000),
+            max_commit_retries: 10,
+        }
+    }
+
+    fn settings(&self) -> wtc::JobSettings {
+        wtc::JobSettings {
+            full: self.full,
+            now_ms: self.now_ms,
+            local_hour: self.local_hour,
+            job_id: self.job_id.to_vec(),
+            owner: self.owner.clone(),
+            lease_ttl_ms: self.lease_ttl_ms,
+            max_commit_retries: self.max_commit_retries as u32,
+        }
+    }
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, HostError> {
+    serde_json::from_str(json)
+        .map_err(|e| HostError::Trap(format!("the component returned malformed JSON: {e}")))
+}
+
+impl Compactor {
+    /// Plans a whole table (reads only).
+    pub fn plan_table(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        table_path: &str,
+        job: &TableJob,
+    ) -> Result<TablePlan, HostError> {
+        match self {
+            Compactor::Native => {
+                let req = paimon_compact::table::PlanRequest {
+                    full: job.full,
+                    context: plan::PlanContext::at(job.now_ms, job.local_hour),
+                    merge_rewriter: false,
+                };
+                Ok(paimon_compact::table::plan_table(
+                    storage.as_ref(),
+                    table_path,
+                    &req,
+                )?)
+            }
+            Compactor::Wasm(rt) => {
+                let settings = job.settings();
+                let p = rt
+                    .call(storage, None, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
+                        let result = api.call_plan(&mut *store, handle);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&p.json)
+            }
+        }
+    }
+
+    /// Compacts a whole table and commits a COMPACT snapshot.
+    pub fn compact_table(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        table_path: &str,
+        job: &TableJob,
+        progress: Option<ProgressFn>,
+    ) -> Result<CompactReport, HostError> {
+        match self {
+            Compactor::Native => {
+                let mut opts = paimon_compact::table::CompactOptions::new(
+                    plan::PlanContext::at(job.now_ms, job.local_hour),
+                    job.job_id,
+                );
+                opts.full = job.full;
+                opts.owner = job.owner.clone();
+                opts.lease_ttl_ms = job.lease_ttl_ms;
+                opts.max_commit_retries = job.max_commit_retries;
+                let clock = || crate::clock::now().0;
+                opts.clock = Some(&clock);
+                Ok(paimon_compact::table::compact_table(
+                    storage.as_ref(),
+                    table_path,
+                    &opts,
+                )?)
+            }
+            Compactor::Wasm(rt) => {
+                let settings = job.settings();
+                let r = rt
+                    .call(storage, progress, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
+                        let result = api.call_run(&mut *store, handle);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&r.json)
+            }
+        }
+    }
+
+    /// Writes the built-in demo tables under `root`.
+    pub fn write_demo_tables(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        root: &str,
+        now_ms: i64,
+        seed: u64,
+    ) -> Result<Vec<String>, HostError> {
+        match self {
+            Compactor::Native => {
+                let mut s = [0u8; 16];
+                s[..8].copy_from_slice(&seed.to_le_bytes());
+                s[8..].copy_from_slice(&seed.rotate_left(29).to_le_bytes());
+                Ok(paimon_compact::table::demo::write_demo(
+                    storage.as_ref(),
+                    root,
+                    now_ms,
+                    s,
+                )?)
+            }
+            Compactor::Wasm(rt) => Ok(rt
+                .call(storage, None, |c, store| {
+                    c.paimon_compact_table_compactor()
+                        .call_write_demo_tables(store, root, now_ms, seed)
+                })?
+                .map_err(from_wit_error)?),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The host side of paimon-compact: storage over a local directory, the component run in
 //! wasmtime, and one API over the native and the WebAssembly engine.
 
+pub mod clock;
 pub mod engine;
 pub mod error;
 pub mod local_storage;
@@ -8,6 +9,6 @@ pub mod serve;
 pub mod storage;
 pub mod wasm;
 
-pub use engine::{AppendInputFile, AppendJob, AppendSummary, Compactor, PlanSummary};
+pub use engine::{AppendInputFile, AppendJob, AppendSummary, Compactor, PlanSummary, TableJob};
 pub use error::HostError;
 pub use wasm::{Limits, LoadInfo, WasmRuntime};

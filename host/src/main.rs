@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use paimon_compact::options::{parse_duration_ms, parse_memory_size, Flavor};
-use paimon_compact_host::{Compactor, HostError, Limits, WasmRuntime};
+use paimon_compact_host::{Compactor, HostError, Limits, TableJob, WasmRuntime};
 
 mod demo;
+mod table;
 
 #[derive(Parser)]
 #[command(
@@ -65,14 +66,43 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Plan one bucket described by a JSON request (`BucketPlanRequest`), or `-` for stdin.
+    /// Plan a table (a table directory: prints each partition and bucket's decision with its
+    /// reason, and changes nothing), or one bucket described by a JSON request file
+    /// (`BucketPlanRequest`; `-` for stdin).
     Plan {
-        request: PathBuf,
+        target: PathBuf,
+        /// Forced full compaction of every bucket.
+        #[arg(long)]
+        full: bool,
         #[arg(long)]
         json: bool,
     },
-    /// The built-in example: flushes arrive in a primary-key bucket, the planner decides.
+    /// Compact a table and commit a COMPACT snapshot.
+    Compact {
+        table: PathBuf,
+        /// Forced full compaction of every bucket.
+        #[arg(long)]
+        full: bool,
+        /// Print the job's metrics as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Wait for partitions another job holds instead of skipping them.
+        #[arg(long)]
+        wait: bool,
+        /// Do not take partition leases (only when no other compactor can run).
+        #[arg(long)]
+        no_lease: bool,
+    },
+    /// The built-in demo: writes demo tables (append and primary-key, several commits of
+    /// small files), shows their levels and the planner's decisions, compacts them and shows
+    /// the result.
     Demo {
+        /// Where to write the demo tables (default: a new temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Only write the demo tables (and print their paths).
+        #[arg(long)]
+        no_compact: bool,
         #[arg(long)]
         json: bool,
     },
@@ -89,11 +119,31 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = match &cli.command {
+        Command::Conformance { json, .. }
+        | Command::Plan { json, .. }
+        | Command::Compact { json, .. }
+        | Command::Demo { json, .. } => *json,
+        Command::Serve { .. } | Command::Info => false,
+    };
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
+            // The core's typed errors exit 1 (and, with --json, print as JSON on stdout, so
+            // scripts can branch on `error.kind`); anything else exits 2.
+            let core = e.downcast_ref::<HostError>().and_then(|h| match h {
+                HostError::Core(c) => Some(c),
+                _ => None,
+            });
+            if json {
+                let error = match core {
+                    Some(c) => serde_json::to_value(c).unwrap_or_default(),
+                    None => serde_json::json!({ "kind": "host", "message": e.to_string() }),
+                };
+                println!("{}", serde_json::json!({ "error": error }));
+            }
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(if core.is_some() { 1 } else { 2 })
         }
     }
 }
@@ -185,15 +235,26 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 ExitCode::FAILURE
             })
         }
-        Command::Plan { request, json } => {
-            let text = if request.as_os_str() == "-" {
+        Command::Plan { target, full, json } => {
+            let compactor = compactor(&cli.engine)?;
+            if target.is_dir() {
+                let (storage, table_path) = table::open(&target)?;
+                let plan = compactor.plan_table(storage, &table_path, &TableJob::now(full))?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&plan)?);
+                } else {
+                    print!("{}", table::describe_plan(&plan));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let text = if target.as_os_str() == "-" {
                 std::io::read_to_string(std::io::stdin())?
             } else {
-                std::fs::read_to_string(&request)
-                    .map_err(|e| format!("cannot read {}: {e}", request.display()))?
+                std::fs::read_to_string(&target)
+                    .map_err(|e| format!("cannot read {}: {e}", target.display()))?
             };
             let req: paimon_compact::plan::BucketPlanRequest = serde_json::from_str(&text)?;
-            let summary = compactor(&cli.engine)?.plan_bucket(&req)?;
+            let summary = compactor.plan_bucket(&req)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
@@ -201,8 +262,29 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { json } => {
-            demo::run(json)?;
+        Command::Compact {
+            table: dir,
+            full,
+            json,
+            wait,
+            no_lease,
+        } => {
+            let compactor = compactor(&cli.engine)?;
+            let report = table::compact(&compactor, &dir, full, wait, no_lease, !json)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", table::describe_report(&report));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo {
+            dir,
+            no_compact,
+            json,
+        } => {
+            let compactor = compactor(&cli.engine)?;
+            demo::run(&compactor, dir, !no_compact, json)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { port, dir } => {

@@ -25,6 +25,7 @@ wasmtime::component::bindgen!({
 
 pub use exports::paimon::compact::compactor as wit_compactor;
 pub use exports::paimon::compact::planner as wit_planner;
+pub use exports::paimon::compact::table_compactor as wit_table;
 use paimon::compact::progress as wit_progress;
 use paimon::compact::storage as wit_storage;
 pub use paimon::compact::types as wit_types;

@@ -412,3 +412,106 @@ impl wc::Guest for Component {
         })
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Table compactor
+
+use exports::paimon::compact::table_compactor as wtc;
+
+/// A table job: the path and settings; each call reads the table afresh.
+pub struct TableJob {
+    table_path: String,
+    settings: wtc::JobSettings,
+}
+
+impl TableJob {
+    fn context(&self) -> plan::PlanContext {
+        plan::PlanContext::at(self.settings.now_ms, self.settings.local_hour)
+    }
+
+    fn job_id(&self) -> Result<[u8; 16], wt::Error> {
+        self.settings.job_id.as_slice().try_into().map_err(|_| {
+            wt::Error::InvalidOption(wt::OptionError {
+                key: "job-id".into(),
+                value: format!("{} bytes", self.settings.job_id.len()),
+                message: "job-id must be 16 random bytes".into(),
+            })
+        })
+    }
+}
+
+fn progress(phase: &str, done: u64, total: u64, message: String) {
+    wpr::report(&wpr::ProgressEvent {
+        phase: phase.into(),
+        done,
+        total,
+        unit: "steps".into(),
+        message,
+    });
+}
+
+impl wtc::GuestCompactionJob for TableJob {
+    fn new(table_path: String, settings: wtc::JobSettings) -> Self {
+        TableJob {
+            table_path,
+            settings,
+        }
+    }
+
+    fn plan(&self) -> Result<wtc::TablePlan, wt::Error> {
+        let req = crate::table::PlanRequest {
+            full: self.settings.full,
+            context: self.context(),
+            merge_rewriter: false,
+        };
+        let p =
+            crate::table::plan_table(&HostStorage, &self.table_path, &req).map_err(to_wit_error)?;
+        Ok(wtc::TablePlan {
+            snapshot_id: p.snapshot_id,
+            buckets_with_work: p.summary.buckets_with_work as u32,
+            files_removed: p.summary.files_removed as u32,
+            json: serde_json::to_string(&p).unwrap_or_default(),
+        })
+    }
+
+    fn run(&self) -> Result<wtc::CompactReport, wt::Error> {
+        let mut opts = crate::table::CompactOptions::new(self.context(), self.job_id()?);
+        opts.full = self.settings.full;
+        opts.owner = self.settings.owner.clone();
+        opts.lease_ttl_ms = self.settings.lease_ttl_ms;
+        opts.max_commit_retries = self.settings.max_commit_retries as usize;
+        progress("compact", 0, 1, format!("compacting {}", self.table_path));
+        let r = crate::table::compact_table(&HostStorage, &self.table_path, &opts)
+            .map_err(to_wit_error)?;
+        progress(
+            "compact",
+            1,
+            1,
+            match r.snapshot_after {
+                Some(id) => format!(
+                    "committed snapshot {id}: {} files replaced by {}",
+                    r.totals.files_removed, r.totals.files_added
+                ),
+                None => "nothing committed".to_string(),
+            },
+        );
+        Ok(wtc::CompactReport {
+            snapshot_before: r.snapshot_before,
+            snapshot_after: r.snapshot_after,
+            files_removed: r.totals.files_removed as u64,
+            files_added: r.totals.files_added as u64,
+            json: serde_json::to_string(&r).unwrap_or_default(),
+        })
+    }
+}
+
+impl wtc::Guest for Component {
+    type CompactionJob = TableJob;
+
+    fn write_demo_tables(root: String, now_ms: i64, seed: u64) -> Result<Vec<String>, wt::Error> {
+        let mut s = [0u8; 16];
+        s[..8].copy_from_slice(&seed.to_le_bytes());
+        s[8..].copy_from_slice(&seed.rotate_left(29).to_le_bytes());
+        crate::table::demo::write_demo(&HostStorage, &root, now_ms, s).map_err(to_wit_error)
+    }
+}

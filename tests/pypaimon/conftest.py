@@ -1,7 +1,8 @@
 """Fixtures of the pypaimon interoperability tests.
 
 pypaimon (an independent implementation, from PyPI) writes real Paimon tables; our table layer
-compacts them through `table_tool` (the Rust example named by $PAIMON_TABLE_TOOL); pypaimon
+compacts them through the `paimon-compact` CLI ($PAIMON_COMPACT_CLI) on the engine named by
+$PAIMON_COMPACT_ENGINE (`wasm`, the component in wasmtime, by default; or `native`); pypaimon
 reads the result back and appends on top of our snapshot.
 """
 
@@ -13,7 +14,15 @@ import pyarrow as pa
 import pytest
 from pypaimon import CatalogFactory, Schema
 
-TOOL = os.environ.get("PAIMON_TABLE_TOOL")
+CLI = os.environ.get("PAIMON_COMPACT_CLI")
+ENGINE = os.environ.get("PAIMON_COMPACT_ENGINE", "wasm")
+
+
+def cli(*args):
+    """Runs the CLI on the chosen engine; returns the completed process."""
+    assert CLI, "PAIMON_COMPACT_CLI must name the paimon-compact binary"
+    return subprocess.run([CLI, "--engine", ENGINE, *args], capture_output=True, text=True,
+                          timeout=300)
 
 
 class Warehouse:
@@ -55,9 +64,7 @@ class Warehouse:
         return f"db.db/{name}"
 
     def tool(self, cmd, name, *flags, check=True):
-        assert TOOL, "PAIMON_TABLE_TOOL must name the table_tool binary"
-        p = subprocess.run([TOOL, cmd, self.root, self.path(name), *flags],
-                           capture_output=True, text=True, timeout=300)
+        p = cli(cmd, os.path.join(self.root, self.path(name)), "--json", *flags)
         out = json.loads(p.stdout) if p.stdout.strip() else {}
         if check:
             assert p.returncode == 0, f"{cmd} failed: {p.stdout}\n{p.stderr}"

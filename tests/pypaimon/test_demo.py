@@ -7,7 +7,7 @@ import subprocess
 
 from pypaimon import CatalogFactory
 
-from conftest import TOOL
+from conftest import cli
 
 
 def read(catalog, name):
@@ -20,7 +20,8 @@ def read(catalog, name):
 def test_demo_tables_are_read_by_pypaimon(tmp_path):
     root = str(tmp_path / "wh")
     os.makedirs(root)
-    out = subprocess.run([TOOL, "demo", root], capture_output=True, text=True, check=True)
+    out = cli("demo", "--dir", root, "--no-compact", "--json")
+    assert out.returncode == 0, out.stderr
     assert len(json.loads(out.stdout)["tables"]) == 3
     catalog = CatalogFactory.create({"warehouse": root})
     events = read(catalog, "demo.events")
@@ -30,8 +31,8 @@ def test_demo_tables_are_read_by_pypaimon(tmp_path):
     assert len(read(catalog, "demo.metrics")) == 240
     for name in ["events", "metrics"]:
         before = read(catalog, f"demo.{name}")
-        p = subprocess.run([TOOL, "compact", root, f"demo.db/{name}"], capture_output=True,
-                           text=True, check=True)
+        p = cli("compact", os.path.join(root, "demo.db", name), "--json")
+        assert p.returncode == 0, p.stderr
         report = json.loads(p.stdout)
         assert report["snapshot_after"] == 7, report
         assert read(catalog, f"demo.{name}") == before

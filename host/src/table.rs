@@ -1,0 +1,222 @@
+//! The CLI's table commands: open a table directory, print plans and reports, compact with a
+//! progress bar, wait for leases.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use paimon_compact::plan::human_bytes;
+use paimon_compact::table::{CompactReport, PlannedAction, TablePlan};
+use paimon_compact_host::local_storage::LocalDirStorage;
+use paimon_compact_host::storage::{HostStorage, ProgressFn};
+use paimon_compact_host::{Compactor, HostError, TableJob};
+
+/// Storage rooted at the table's parent directory, and the table's path inside it.
+pub fn open(dir: &Path) -> Result<(Arc<dyn HostStorage>, String), String> {
+    let dir: PathBuf = dir
+        .canonicalize()
+        .map_err(|e| format!("cannot open table {}: {e}", dir.display()))?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| format!("{} is not a table directory", dir.display()))?;
+    let parent = dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    Ok((Arc::new(LocalDirStorage::new(parent)), name))
+}
+
+fn levels(levels: &[paimon_compact::table::job::LevelStat]) -> String {
+    if levels.is_empty() {
+        return "empty".into();
+    }
+    levels
+        .iter()
+        .map(|l| {
+            format!(
+                "L{}: {} file{} {}",
+                l.level,
+                l.files,
+                if l.files == 1 { "" } else { "s" },
+                human_bytes(l.bytes)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The plan, one block per bucket.
+pub fn describe_plan(plan: &TablePlan) -> String {
+    let mut out = format!(
+        "table {} at snapshot {} ({:?}{})\n",
+        plan.table_path,
+        plan.snapshot_id.map_or("-".to_string(), |s| s.to_string()),
+        plan.table_kind,
+        if plan.full { ", full compaction" } else { "" }
+    );
+    if let Some(why) = &plan.not_compactable {
+        out.push_str(&format!("  not compactable: {why}\n"));
+        return out;
+    }
+    for b in &plan.buckets {
+        let part = if b.partition.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", b.partition)
+        };
+        out.push_str(&format!(
+            "  {part}bucket {}: {}\n    {}\n",
+            b.bucket,
+            levels(&b.levels),
+            b.reason_text
+        ));
+        for a in &b.actions {
+            let line = match a {
+                PlannedAction::AppendRewrite { files, bytes } => {
+                    format!("rewrite {} files ({})", files.len(), human_bytes(*bytes))
+                }
+                PlannedAction::Upgrade {
+                    file,
+                    from_level,
+                    to_level,
+                } => format!("upgrade {file} L{from_level} -> L{to_level}"),
+                PlannedAction::MergeRewrite {
+                    output_level,
+                    files,
+                    sections,
+                    ..
+                } => {
+                    format!(
+                        "merge {} files ({sections} sections) -> L{output_level}",
+                        files.len()
+                    )
+                }
+            };
+            out.push_str(&format!("    - {line}\n"));
+        }
+        if let Some(blocked) = &b.blocked {
+            out.push_str(&format!("    blocked: {blocked}\n"));
+        }
+    }
+    let s = &plan.summary;
+    out.push_str(&format!(
+        "{} bucket{} with work of {}; {} rewrite{}, {} upgrade{}, {} file{} to replace\n",
+        s.buckets_with_work,
+        if s.buckets_with_work == 1 { "" } else { "s" },
+        s.buckets,
+        s.rewrites,
+        if s.rewrites == 1 { "" } else { "s" },
+        s.upgrades,
+        if s.upgrades == 1 { "" } else { "s" },
+        s.files_removed,
+        if s.files_removed == 1 { "" } else { "s" },
+    ));
+    out
+}
+
+/// What a job did.
+pub fn describe_report(r: &CompactReport) -> String {
+    let mut out = String::new();
+    match (r.snapshot_after, &r.not_compactable) {
+        (_, Some(why)) => out.push_str(&format!("{}: not compactable: {why}\n", r.table_path)),
+        (Some(after), _) => out.push_str(&format!(
+            "{}: committed COMPACT snapshot {after} (was {}): {} files ({}) replaced by {} ({}), {} rewrite{}, {} upgrade{}\n",
+            r.table_path,
+            r.snapshot_before.map_or("-".to_string(), |s| s.to_string()),
+            r.totals.files_removed,
+            human_bytes(r.totals.bytes_removed),
+            r.totals.files_added,
+            human_bytes(r.totals.bytes_added),
+            r.totals.rewrites,
+            if r.totals.rewrites == 1 { "" } else { "s" },
+            r.totals.upgrades,
+            if r.totals.upgrades == 1 { "" } else { "s" },
+        )),
+        (None, _) => out.push_str(&format!("{}: nothing to compact\n", r.table_path)),
+    }
+    for b in &r.buckets {
+        let part = if b.partition.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", b.partition)
+        };
+        out.push_str(&format!(
+            "  {part}bucket {}: {} -> {}\n",
+            b.bucket,
+            levels(&b.levels_before),
+            levels(&b.levels_after)
+        ));
+    }
+    for s in &r.skipped {
+        let part = if s.partition.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", s.partition)
+        };
+        out.push_str(&format!(
+            "  skipped {part}bucket {}: {}\n",
+            s.bucket, s.reason
+        ));
+    }
+    for l in &r.leases_held_elsewhere {
+        out.push_str(&format!(
+            "  skipped partition {} (held by {} until {} ms)\n",
+            l.partition, l.holder.owner, l.holder.expires_ms
+        ));
+    }
+    for w in &r.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
+    }
+    out
+}
+
+fn progress_bar(show: bool) -> (Option<indicatif::ProgressBar>, Option<ProgressFn>) {
+    if !show {
+        return (None, None);
+    }
+    let bar = indicatif::ProgressBar::new_spinner();
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let handle = bar.clone();
+    let f: ProgressFn = Box::new(move |e| {
+        handle.set_message(format!("[{}] {}", e.phase, e.message));
+    });
+    (Some(bar), Some(f))
+}
+
+/// Compacts a table; with `wait`, retries (for up to an hour) while another job holds one of
+/// its partitions.
+pub fn compact(
+    compactor: &Compactor,
+    dir: &Path,
+    full: bool,
+    wait: bool,
+    no_lease: bool,
+    show_progress: bool,
+) -> Result<CompactReport, HostError> {
+    let (storage, table_path) = open(dir).map_err(HostError::Setup)?;
+    let started = Instant::now();
+    loop {
+        let mut job = TableJob::now(full);
+        if no_lease {
+            job.lease_ttl_ms = None;
+        }
+        let (bar, progress) = progress_bar(show_progress);
+        let report = compactor.compact_table(storage.clone(), &table_path, &job, progress);
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let report = report?;
+        if !wait
+            || report.leases_held_elsewhere.is_empty()
+            || started.elapsed() > Duration::from_secs(3600)
+        {
+            return Ok(report);
+        }
+        eprintln!(
+            "waiting: {} partition(s) held by another compaction job",
+            report.leases_held_elsewhere.len()
+        );
+        std::thread::sleep(Duration::from_secs(5));
+    }
+}
