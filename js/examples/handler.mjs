@@ -1,37 +1,33 @@
-// A serverless function handler (AWS Lambda / Cloud Functions style) that compacts the small
-// Parquet files of an append bucket directory with the paimon-compact component.
+// A serverless function handler (AWS Lambda / Cloud Functions style) that compacts a Paimon
+// table directory with the paimon-compact component: plan, then compact and commit a COMPACT
+// snapshot. Swap FsStorage for an object-store implementation of the same six methods to run
+// it against S3-like storage.
 //
-//   node examples/handler.mjs <bucket-dir>      # run it locally on a directory
-import { FsStorage, compactAppendFiles } from '../src/index.js';
-import { randomUUID } from 'node:crypto';
+//   node examples/handler.mjs <table-dir> [--full]      # run it locally on a table directory
 import { basename, dirname, resolve } from 'node:path';
+import { FsStorage, planTable, compactTable } from '../src/index.js';
 
 export async function handler(event) {
-  const dir = resolve(event.bucketDir);
+  const dir = resolve(event.tableDir);
   const storage = new FsStorage(dirname(dir));
-  const bucket = basename(dir);
-  const inputs = storage
-    .list(`${bucket}/`)
-    .filter((o) => o.path.endsWith('.parquet') && !o.path.includes('/data-compact-'))
-    .map((o, i) => ({ path: o.path, rowCount: event.rowCounts?.[o.path] ?? 0, minSequenceNumber: i, maxSequenceNumber: i }));
-  if (inputs.length < 2) {
-    return { statusCode: 200, body: JSON.stringify({ compacted: 0, reason: 'fewer than two files' }) };
+  const table = basename(dir);
+  const plan = planTable(storage, table, { full: event.full });
+  if (plan.summary.buckets_with_work === 0) {
+    return { statusCode: 200, body: JSON.stringify({ compacted: false, reasons: plan.buckets.map((b) => b.reason_text) }) };
   }
-  const result = compactAppendFiles(storage, {
-    inputs,
-    outputDir: bucket,
-    filePrefix: `data-compact-${randomUUID()}-`,
-    options: event.options ?? {},
-    creationTimeMs: Date.now(),
-  }, { onProgress: (e) => console.error(`[${e.phase}] ${e.message}`) });
-  return { statusCode: 200, body: JSON.stringify({ compacted: inputs.length, outputs: result.outputs }) };
+  const report = compactTable(storage, table, {
+    full: event.full,
+    onProgress: (e) => console.error(`[${e.phase}] ${e.message}`),
+  });
+  return { statusCode: 200, body: JSON.stringify({ compacted: true, snapshot: report.snapshot_after, totals: report.totals }) };
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
-  const bucketDir = process.argv[2];
-  if (!bucketDir) {
-    console.error('usage: node examples/handler.mjs <bucket-dir>');
+  const tableDir = process.argv[2];
+  if (!tableDir) {
+    console.error('usage: node examples/handler.mjs <table-dir> [--full]');
     process.exit(2);
   }
-  console.log(JSON.stringify(await handler({ bucketDir }), null, 2));
+  const result = await handler({ tableDir, full: process.argv.includes('--full') });
+  console.log(JSON.stringify(JSON.parse(result.body), null, 2));
 }

@@ -159,3 +159,56 @@ export interface AppendResult {
 }
 
 export function compactAppendFiles(storage: Storage, request: AppendRequest, opts?: { onProgress?: (e: ProgressEvent) => void }): AppendResult;
+
+export interface TableJobOptions {
+  /** Forced full compaction of every bucket. */
+  full?: boolean;
+  /** The job's clock (defaults to now). */
+  nowMs?: number;
+  localHour?: number;
+  /** Shown to other jobs holding partition leases. */
+  owner?: string;
+  /** Partition lease time-to-live; `null` runs without leases. */
+  leaseTtlMs?: number | null;
+  maxCommitRetries?: number;
+  onProgress?: (e: ProgressEvent) => void;
+}
+
+/** A table's plan: per partition and bucket, levels, actions and the planner's reason. */
+export interface TablePlan {
+  table_path: string;
+  snapshot_id: number | null;
+  table_kind: 'PrimaryKey' | 'Append';
+  not_compactable: string | null;
+  full: boolean;
+  buckets: {
+    partition: string;
+    bucket: number;
+    files: number;
+    bytes: number;
+    levels: { level: number; files: number; bytes: number }[];
+    reason_text: string;
+    actions: Record<string, unknown>[];
+    files_removed: number;
+    blocked: string | null;
+  }[];
+  summary: { partitions: number; buckets: number; files: number; bytes: number; buckets_with_work: number; buckets_blocked: number; rewrites: number; upgrades: number; files_removed: number };
+}
+
+/** What a table compaction did (delta-rs style metrics). */
+export interface CompactReport {
+  table_path: string;
+  job_id: string;
+  snapshot_before: number | null;
+  snapshot_after: number | null;
+  totals: { files_removed: number; files_added: number; bytes_removed: number; bytes_added: number; rows_read: number; rows_written: number; rewrites: number; upgrades: number; [k: string]: number };
+  buckets: Record<string, unknown>[];
+  skipped: { partition: string; bucket: number; reason: string }[];
+  leases_held_elsewhere: Record<string, unknown>[];
+  warnings: string[];
+  [k: string]: unknown;
+}
+
+export function planTable(storage: Storage, tablePath: string, options?: TableJobOptions): TablePlan;
+export function compactTable(storage: Storage, tablePath: string, options?: TableJobOptions): CompactReport;
+export function writeDemoTables(storage: Storage, root?: string, opts?: { nowMs?: number; seed?: number }): string[];

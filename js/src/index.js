@@ -1,6 +1,7 @@
 // paimon-compact for Node: the WebAssembly component (transpiled by jco into ../dist) with
 // storage supplied by JavaScript.
-import { planner, compactor } from '../dist/paimon_compact.js';
+import { planner, compactor, tableCompactor } from '../dist/paimon_compact.js';
+import { randomBytes } from 'node:crypto';
 import { useStorage } from './storage-bridge.js';
 import { useProgress } from './progress-bridge.js';
 
@@ -114,4 +115,39 @@ export function compactAppendFiles(storage, request, { onProgress } = {}) {
     requeueLast: r.requeueLast,
     metrics: JSON.parse(r.metrics),
   };
+}
+
+function jobSettings({ full = false, nowMs = Date.now(), localHour = new Date(nowMs).getHours(), owner = `paimon-compact-node@${process.pid}`, leaseTtlMs = 10 * 60 * 1000, maxCommitRetries = 10 } = {}) {
+  return {
+    full: Boolean(full),
+    nowMs: BigInt(nowMs),
+    localHour,
+    jobId: new Uint8Array(randomBytes(16)),
+    owner,
+    leaseTtlMs: leaseTtlMs === null ? undefined : BigInt(leaseTtlMs),
+    maxCommitRetries,
+  };
+}
+
+/**
+ * Plans a whole table (`tablePath` relative to the storage root): every partition and bucket,
+ * with the planner's reason. Reads only.
+ */
+export function planTable(storage, tablePath, options = {}) {
+  const job = new tableCompactor.CompactionJob(tablePath, jobSettings(options));
+  return JSON.parse(withStorage(storage, null, () => job.plan()).json);
+}
+
+/**
+ * Compacts a whole table and commits a COMPACT snapshot; returns the job's metrics. On any
+ * failure before the snapshot exists, every file the job wrote is deleted.
+ */
+export function compactTable(storage, tablePath, options = {}) {
+  const job = new tableCompactor.CompactionJob(tablePath, jobSettings(options));
+  return JSON.parse(withStorage(storage, options.onProgress, () => job.run()).json);
+}
+
+/** Writes the built-in demo tables under `root`; returns their paths. */
+export function writeDemoTables(storage, root = '', { nowMs = Date.now(), seed = 42 } = {}) {
+  return withStorage(storage, null, () => tableCompactor.writeDemoTables(root, BigInt(nowMs), BigInt(seed)));
 }

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { runConformance, planBucket, explainOptions, compactAppendFiles, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
+import { runConformance, planBucket, explainOptions, compactAppendFiles, planTable, compactTable, writeDemoTables, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -123,4 +123,35 @@ test('every storage error kind surfaces as a typed io error, and nothing is left
       assert.deepEqual([...storage.files.keys()].sort(), before, `${kind} at ${marker}: storage unchanged`);
     }
   }
+});
+
+test('whole tables: demo tables are planned, compacted into a COMPACT snapshot, and planned again', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-table-'));
+  const storage = new FsStorage(dir);
+  const tables = writeDemoTables(storage, '', { nowMs: 1767225600000, seed: 7 });
+  assert.equal(tables.length, 3);
+  const events = tables.find((t) => t.endsWith('/events'));
+  const plan = planTable(storage, events);
+  assert.ok(plan.summary.buckets_with_work > 0, JSON.stringify(plan.summary));
+  const progress = [];
+  const report = compactTable(storage, events, { onProgress: (e) => progress.push(e.phase) });
+  assert.equal(report.snapshot_after, report.snapshot_before + 1);
+  assert.equal(report.totals.files_removed, plan.summary.files_removed);
+  assert.ok(progress.includes('compact'));
+  const snapshot = JSON.parse(readFileSync(join(dir, events, 'snapshot', `snapshot-${report.snapshot_after}`), 'utf8'));
+  assert.equal(snapshot.commitKind, 'COMPACT');
+  assert.equal(planTable(storage, events).summary.buckets_with_work, 0);
+  // The native engine reads the table the component committed.
+  const nativePlan = JSON.parse(native(['plan', '--json', join(dir, events)]));
+  assert.equal(nativePlan.snapshot_id, report.snapshot_after);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a table error is typed and nothing is written', () => {
+  const storage = new MemoryStorage();
+  assert.throws(() => planTable(storage, 'no.db/such_table'), (e) => {
+    assert.ok(e instanceof PaimonCompactError, String(e));
+    return true;
+  });
+  assert.equal(storage.files.size, 0);
 });
