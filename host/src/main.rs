@@ -239,9 +239,20 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             let compactor = compactor(&cli.engine)?;
             if target.is_dir() {
                 let (storage, table_path) = table::open(&target)?;
-                let plan = compactor.plan_table(storage, &table_path, &TableJob::now(full))?;
+                let plan =
+                    compactor.plan_table(storage.clone(), &table_path, &TableJob::now(full))?;
                 if json {
-                    println!("{}", serde_json::to_string_pretty(&plan)?);
+                    // The plan, plus the table's recent history for the simulator page to
+                    // replay (the page loads this document as it is).
+                    let mut doc = serde_json::to_value(&plan)?;
+                    let timeline = paimon_compact::table::timeline::export_timeline(
+                        storage.as_ref(),
+                        &table_path,
+                        1000,
+                    )
+                    .map_err(HostError::from)?;
+                    doc["timeline"] = serde_json::to_value(timeline)?;
+                    println!("{}", serde_json::to_string_pretty(&doc)?);
                 } else {
                     print!("{}", table::describe_plan(&plan));
                 }

@@ -18,8 +18,10 @@
 //! max_sequence_number, level`, and optionally `delete_row_count, creation_time_ms,
 //! file_source, has_deletion_vector`. Each `(partition, bucket)` becomes one lane.
 //!
-//! For convenience [`TableReplay::from_json`] also accepts the input of `paimon-compact plan`
-//! (a `BucketPlanRequest`: one bucket's live files), replayed as a single snapshot.
+//! `paimon-compact plan <table> --json` writes this document under the key `timeline` of the
+//! plan, and [`TableReplay::from_json`] accepts that plan as it is. For convenience it also
+//! accepts the input of `paimon-compact plan <request.json>` (a `BucketPlanRequest`: one
+//! bucket's live files), replayed as a single snapshot.
 
 use std::collections::BTreeMap;
 
@@ -70,8 +72,12 @@ pub struct BucketChange {
 impl TableReplay {
     /// Parses the table format, or a `BucketPlanRequest` (one snapshot of one bucket).
     pub fn from_json(text: &str) -> Result<Self> {
-        let value: serde_json::Value = serde_json::from_str(text)
+        let mut value: serde_json::Value = serde_json::from_str(text)
             .map_err(|e| Error::corrupt(None, format!("replay JSON: {e}")))?;
+        // `paimon-compact plan <table> --json` embeds the table's timeline in its plan.
+        if let Some(timeline) = value.get_mut("timeline").map(serde_json::Value::take) {
+            value = timeline;
+        }
         if value.get("snapshots").is_some() {
             let t: TableReplay = serde_json::from_value(value)
                 .map_err(|e| Error::corrupt(None, format!("replay JSON ({FORMAT}): {e}")))?;

@@ -30,6 +30,7 @@ pub mod path;
 pub mod scan;
 pub mod schema;
 pub mod snapshot;
+pub mod timeline;
 
 pub use job::{
     compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport,
