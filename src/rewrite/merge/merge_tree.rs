@@ -111,10 +111,65 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
         .map_err(|e| parquet_io::corrupt(&input.path, e))
 }
 
+/// Rows decoded per window of a file that has an offset index: the decoder then fetches only
+/// the pages of the window, so a run holds a window's pages in memory, not a row group's.
+const WINDOW_ROWS: u64 = 64 * 1024;
+
+/// The footer is read with one speculative tail read of this size (most footers fit).
+const FOOTER_PREFETCH: u64 = 64 * 1024;
+
+/// Opens an input with its offset index (when the writer wrote one; parquet-mr and arrow-rs do)
+/// but without the column index, which the merge does not use.
+fn open_with_offset_index(
+    storage: &dyn Storage,
+    path: &str,
+    io: &mut IoCounters,
+) -> Result<InputFile> {
+    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataPushDecoder};
+    use parquet::DecodeResult;
+    let size = storage.size(path)?;
+    if size < 12 {
+        return Err(parquet_io::corrupt(
+            path,
+            format!("{size} bytes is too small for a Parquet file"),
+        ));
+    }
+    let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
+        .map_err(|e| parquet_io::corrupt(path, e))?
+        .with_page_index_policy(PageIndexPolicy::Skip)
+        .with_offset_index_policy(PageIndexPolicy::Optional);
+    let tail = size - size.min(FOOTER_PREFETCH)..size;
+    let (ranges, buffers) = parquet_io::fetch(storage, path, std::slice::from_ref(&tail), io)?;
+    decoder
+        .push_ranges(ranges, buffers)
+        .map_err(|e| parquet_io::corrupt(path, e))?;
+    loop {
+        match decoder
+            .try_decode()
+            .map_err(|e| parquet_io::corrupt(path, e))?
+        {
+            DecodeResult::NeedsData(ranges) => {
+                let (ranges, buffers) = parquet_io::fetch(storage, path, &ranges, io)?;
+                decoder
+                    .push_ranges(ranges, buffers)
+                    .map_err(|e| parquet_io::corrupt(path, e))?;
+            }
+            DecodeResult::Data(metadata) => {
+                return Ok(InputFile {
+                    path: path.to_string(),
+                    size,
+                    metadata: Arc::new(metadata),
+                })
+            }
+            DecodeResult::Finished => return Err(parquet_io::corrupt(path, "no footer")),
+        }
+    }
+}
+
 impl<'s> Reader<'s> {
     /// Opens a file and checks it has the columns (names and types) of the merge.
     fn open(&mut self, path: &str) -> Result<(InputFile, Schema)> {
-        let file = parquet_io::open_input(self.storage, path, &mut self.io)?;
+        let file = open_with_offset_index(self.storage, path, &mut self.io)?;
         let schema = file_schema(&file)?;
         let ours = self.schema.fields();
         if schema.fields().len() != ours.len() {
@@ -226,15 +281,26 @@ impl<'s> Reader<'s> {
     }
 }
 
-/// The row selection that skips `deleted` positions of a file of `rows` rows.
-fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
+/// The selection of rows `start..end` of a file of `rows` rows, without the `deleted`
+/// positions (ascending; checked against the file).
+fn window_selection(
+    path: &str,
+    deleted: &[u64],
+    rows: u64,
+    start: u64,
+    end: u64,
+) -> Result<RowSelection> {
     let mut selectors = Vec::new();
-    let mut next = 0u64;
-    for &d in deleted {
-        if d >= rows || d < next {
+    if start > 0 {
+        selectors.push(RowSelector::skip(start as usize));
+    }
+    let from = deleted.partition_point(|&d| d < start);
+    let mut next = start;
+    for &d in deleted[from..].iter().take_while(|&&d| d < end) {
+        if d < next {
             return Err(Error::corrupt(
                 Some(path),
-                format!("deletion vector position {d} is out of order or beyond {rows} rows"),
+                format!("deletion vector position {d} is out of order"),
             ));
         }
         if d > next {
@@ -243,10 +309,24 @@ fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
         selectors.push(RowSelector::skip(1));
         next = d + 1;
     }
-    if next < rows {
-        selectors.push(RowSelector::select((rows - next) as usize));
+    if next < end {
+        selectors.push(RowSelector::select((end - next) as usize));
+    }
+    if end < rows {
+        selectors.push(RowSelector::skip((rows - end) as usize));
     }
     Ok(RowSelection::from(selectors))
+}
+
+/// An input file being read window by window.
+struct OpenRunFile {
+    input: usize,
+    file: InputFile,
+    schema: SchemaRef,
+    rows: u64,
+    next_row: u64,
+    window: u64,
+    stream: Option<BatchStream>,
 }
 
 /// One sorted run of a section, read file after file.
@@ -254,7 +334,7 @@ struct RunCursor {
     /// Input indices of the run's files, in key order.
     files: Vec<usize>,
     next_file: usize,
-    stream: Option<(usize, BatchStream)>,
+    open: Option<OpenRunFile>,
     slot: usize,
     row: usize,
     len: usize,
@@ -278,35 +358,59 @@ impl Merge<'_, '_> {
     fn load(&mut self, c: usize) -> Result<bool> {
         loop {
             let cur = &mut self.cursors[c];
-            if cur.stream.is_none() {
+            let Some(of) = cur.open.as_mut() else {
                 let Some(&input) = cur.files.get(cur.next_file) else {
                     return Ok(false);
                 };
                 cur.next_file += 1;
                 let inp = self.inputs[input];
-                let sel = match inp.deleted_rows.as_deref().filter(|d| !d.is_empty()) {
-                    Some(d) => {
-                        let (file, _) = self.reader.open(&inp.path)?;
-                        let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
-                        self.metrics.deleted_rows += d.len() as u64;
-                        Some(selection(&inp.path, d, rows)?)
-                    }
-                    None => None,
+                let (file, schema) = self.reader.open(&inp.path)?;
+                let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
+                let deleted = inp.deleted_rows.as_deref().unwrap_or(&[]);
+                if let Some(&d) = deleted.iter().find(|&&d| d >= rows) {
+                    return Err(Error::corrupt(
+                        Some(&inp.path),
+                        format!("deletion vector position {d} is beyond its {rows} rows"),
+                    ));
+                }
+                let window = if file.metadata.page_index().is_some() {
+                    WINDOW_ROWS
+                } else {
+                    rows.max(1)
                 };
-                let stream = self.reader.open_stream(inp, sel)?;
+                self.metrics.deleted_rows += deleted.len() as u64;
                 self.metrics.input_files += 1;
-                self.metrics.input_bytes += inp.meta.file_size;
-                self.cursors[c].stream = Some((input, stream));
-                continue;
-            }
-            let Some((input, stream)) = cur.stream.as_mut() else {
+                self.metrics.input_bytes += file.size;
+                self.cursors[c].open = Some(OpenRunFile {
+                    input,
+                    file,
+                    schema: Arc::new(schema),
+                    rows,
+                    next_row: 0,
+                    window,
+                    stream: None,
+                });
                 continue;
             };
-            let input = *input;
+            let input = of.input;
             let path = &self.inputs[input].path;
+            let Some(stream) = of.stream.as_mut() else {
+                if of.next_row >= of.rows {
+                    cur.open = None;
+                    continue;
+                }
+                let start = of.next_row;
+                let end = (start + of.window).min(of.rows);
+                let deleted = self.inputs[input].deleted_rows.as_deref().unwrap_or(&[]);
+                let sel = window_selection(path, deleted, of.rows, start, end)?;
+                let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
+                of.stream = Some(BatchStream::new(&of.file, meta, Some(sel))?);
+                of.next_row = end;
+                continue;
+            };
             match self.reader.next_batch(stream, path)? {
                 None => {
-                    self.cursors[c].stream = None;
+                    of.stream = None;
                 }
                 Some(batch) => {
                     let slot = self.reader.slot_of(batch, path, Some(input))?;
@@ -928,7 +1032,7 @@ fn run_merge(
             merge.cursors.push(RunCursor {
                 files: (input_base..input_base + n).collect(),
                 next_file: 0,
-                stream: None,
+                open: None,
                 slot: 0,
                 row: 0,
                 len: 0,
@@ -989,7 +1093,7 @@ fn run_merge(
             let live = merge.cursors.len() + 8;
             if sinks.pending_data.len() >= BATCH_SIZE
                 || sinks.pending_changelog.len() >= BATCH_SIZE
-                || merge.arena.slots.len() > live + 64
+                || merge.arena.slots.len() > live + 16
             {
                 previous_section_end = Some(merge.arena.key(gk).owned());
                 flush(merge, sinks, lookup, layout, schema)?;

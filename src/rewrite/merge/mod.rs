@@ -14,8 +14,11 @@
 //! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
 //! * [`table_adapter`] — [`PrimaryKeyRewriter`], the table layer's `MergeTreeRewriter`.
 //!
-//! Memory is bounded by the number of runs, not the input size: each run holds one decoded
-//! batch and one input row group, and the output holds one row group (`parquet.block.size`).
+//! Memory is bounded by the number of runs, not the input size: each run holds a decoded batch
+//! and the compressed pages of one read window (64 Ki rows when the file has an offset index,
+//! as parquet-mr and arrow-rs write it; otherwise one row group), the results waiting to be
+//! written are at most a batch, and the output holds one row group (`parquet.block.size`).
+//! Looking keys up in higher levels holds one row group per level.
 //! Like the rest of the core, nothing here touches a file system, a clock or a thread; on any
 //! error every file written so far is aborted or deleted through storage.
 
