@@ -21,6 +21,7 @@ use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::parquet_to_arrow_schema;
+use parquet::schema::types::ColumnPath;
 
 use super::changelog::{
     changelog_mode, full_compaction_key, lookup_key, plain_key, ChangelogMode, Emit, LookupOutcome,
@@ -44,6 +45,9 @@ use crate::table::binary_row::Datum;
 pub(crate) struct Slot {
     batch: RecordBatch,
     keys: Rows,
+    /// The first eight bytes of each key row (big-endian, zero-padded): most comparisons are
+    /// decided here without touching the rows.
+    prefixes: Vec<u64>,
     user_seq: Option<Rows>,
     seqs: ScalarBuffer<i64>,
     pub(crate) kinds: Vec<RowKind>,
@@ -77,7 +81,11 @@ impl Arena {
     }
 
     pub(crate) fn cmp_keys(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
-        self.key(a).cmp(&self.key(b))
+        let (pa, pb) = (self.slots[a.0].prefixes[a.1], self.slots[b.0].prefixes[b.1]);
+        match pa.cmp(&pb) {
+            Ordering::Equal => self.key(a).cmp(&self.key(b)),
+            o => o,
+        }
     }
 }
 
@@ -114,6 +122,10 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
 /// Rows decoded per window of a file that has an offset index: the decoder then fetches only
 /// the pages of the window, so a run holds a window's pages in memory, not a row group's.
 const WINDOW_ROWS: u64 = 64 * 1024;
+
+/// Overrides [`WINDOW_ROWS`] (`0` reads whole row groups): a measurement knob, since pages
+/// that straddle windows are fetched and decompressed once per window.
+pub const READ_WINDOW_OPTION: &str = "paimon-compact.merge.read-window-rows";
 
 /// The footer is read with one speculative tail read of this size (most footers fit).
 const FOOTER_PREFETCH: u64 = 64 * 1024;
@@ -270,9 +282,20 @@ impl<'s> Reader<'s> {
             .values()
             .clone();
         let kinds = kinds_of(batch.column(self.layout.kind_col), path)?;
+        let prefixes = (0..keys.num_rows())
+            .map(|i| {
+                let b = keys.row(i);
+                let b = b.as_ref();
+                let mut head = [0u8; 8];
+                let n = b.len().min(8);
+                head[..n].copy_from_slice(&b[..n]);
+                u64::from_be_bytes(head)
+            })
+            .collect();
         Ok(Slot {
             batch,
             keys,
+            prefixes,
             user_seq,
             seqs,
             kinds,
@@ -351,6 +374,7 @@ struct Merge<'s, 'r> {
     cursors: Vec<RunCursor>,
     heap: Vec<usize>,
     metrics: MergeMetrics,
+    window_rows: u64,
 }
 
 impl Merge<'_, '_> {
@@ -373,8 +397,8 @@ impl Merge<'_, '_> {
                         format!("deletion vector position {d} is beyond its {rows} rows"),
                     ));
                 }
-                let window = if file.metadata.page_index().is_some() {
-                    WINDOW_ROWS
+                let window = if file.metadata.page_index().is_some() && self.window_rows > 0 {
+                    self.window_rows
                 } else {
                     rows.max(1)
                 };
@@ -514,7 +538,8 @@ impl Merge<'_, '_> {
 /// Keys of one batch must not decrease.
 fn check_order(slot: &Slot, path: &str) -> Result<()> {
     for i in 1..slot.len() {
-        if slot.keys.row(i) < slot.keys.row(i - 1) {
+        let (a, b) = (slot.prefixes[i - 1], slot.prefixes[i]);
+        if b < a || (b == a && slot.keys.row(i) < slot.keys.row(i - 1)) {
             return Err(Error::corrupt(
                 Some(path),
                 format!(
@@ -741,6 +766,12 @@ pub fn rewrite_merge_tree(
             )));
         }
     }
+    let window_rows = match options.raw.get(READ_WINDOW_OPTION) {
+        None => WINDOW_ROWS,
+        Some(v) => v.trim().parse::<u64>().map_err(|_| {
+            Error::invalid_option(READ_WINDOW_OPTION, v, "expected a number of rows")
+        })?,
+    };
     let sequence_fields: Vec<String> = options
         .sequence_field
         .as_deref()
@@ -792,7 +823,19 @@ pub fn rewrite_merge_tree(
     let mut mf = MergeFunction::new(options, &value_columns, &primary_keys)?;
     let whole_rows = mf.whole_rows();
 
-    let props = parquet_io::writer_properties(options)?;
+    // Keys, sequence numbers and the key's own table columns are distinct in every output file
+    // (one row per key): dictionary-encoding them can never pay and costs a hash per value.
+    let mut props = parquet_io::writer_properties(options)?.into_builder();
+    for &c in layout.key_cols.iter().chain([&layout.seq_col]) {
+        props = props.set_column_dictionary_enabled(
+            ColumnPath::from(schema.field(c).name().as_str()),
+            false,
+        );
+    }
+    for pk in &primary_keys {
+        props = props.set_column_dictionary_enabled(ColumnPath::from(pk.as_str()), false);
+    }
+    let props = props.build();
     let compression = parquet_io::compression(options)?;
     crate::rewrite::codec::PageCompressor::new(compression)?;
     let settings = Arc::new(OutputSettings {
@@ -867,6 +910,7 @@ pub fn rewrite_merge_tree(
         cursors: Vec::new(),
         heap: Vec::new(),
         metrics: MergeMetrics::default(),
+        window_rows,
     };
     let mut lookup = match mode {
         ChangelogMode::Lookup { .. } => Some(LookupLevels::new(&req.higher_levels)),
@@ -1023,6 +1067,7 @@ fn run_merge(
     let mut candidates: Vec<Record> = Vec::new();
     let mut input_base = 0usize;
     let mut previous_section_end: Option<OwnedRow> = None;
+    let mut last_key: Option<(usize, usize)> = None;
     for section in &req.sections {
         // One cursor per run of the section.
         merge.cursors.clear();
@@ -1090,16 +1135,20 @@ fn run_merge(
                 &mut candidates,
                 gk,
             )?;
+            last_key = Some(gk);
             let live = merge.cursors.len() + 8;
             if sinks.pending_data.len() >= BATCH_SIZE
                 || sinks.pending_changelog.len() >= BATCH_SIZE
                 || merge.arena.slots.len() > live + 16
             {
+                // Slots are renumbered by the flush: keep the key's bytes instead.
                 previous_section_end = Some(merge.arena.key(gk).owned());
+                last_key = None;
                 flush(merge, sinks, lookup, layout, schema)?;
-            } else {
-                previous_section_end = Some(merge.arena.key(gk).owned());
             }
+        }
+        if let Some(gk) = last_key.take() {
+            previous_section_end = Some(merge.arena.key(gk).owned());
         }
     }
     flush(merge, sinks, lookup, layout, schema)

@@ -40,7 +40,7 @@ use crate::table::binary_row::Datum;
 pub use changelog::ChangelogMode;
 pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
 pub use kv_format::RowKind;
-pub use merge_tree::rewrite_merge_tree;
+pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION};
 pub use table_adapter::PrimaryKeyRewriter;
 
 /// Length of the `_KEY_` prefix of key column names.
