@@ -70,7 +70,9 @@ fn deletion_vectors_of_a_merge_are_written_in_paimons_format() {
     let mut want: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for k in (0..70_000u64).filter(|k| k % 5 == 0 || k % 7 == 0) {
         if k % 3 == 0 {
-            want.entry("data-l2.parquet".into()).or_default().push(k / 3);
+            want.entry("data-l2.parquet".into())
+                .or_default()
+                .push(k / 3);
         } else {
             want.entry("data-l4.parquet".into()).or_default().push(k);
         }
@@ -89,9 +91,7 @@ fn deletion_vectors_of_a_merge_are_written_in_paimons_format() {
             dv.mark(file, p).unwrap();
         }
     }
-    let index = dv
-        .write_index_file(&st, "t/index/index-merge-0")
-        .unwrap();
+    let index = dv.write_index_file(&st, "t/index/index-merge-0").unwrap();
     let mut expected: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for range in &index.ranges {
         let bm = read_deletion_vector(&st, &index.path, range).unwrap();
