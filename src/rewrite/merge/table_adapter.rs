@@ -88,6 +88,24 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
                 f.file.file_name
             )));
         }
+        // A lookup merge below the max level must see the levels above the output (older
+        // versions of its keys): without them, first-row would keep a second "first" row,
+        // deletion vectors would miss marks and lookup changelog would call updates inserts.
+        // A universal pick below the max level always leaves a non-empty level above it, so an
+        // empty list here means the caller did not pass them.
+        let l0_input = all.iter().any(|f| f.meta.level.is_zero());
+        if table.options.need_lookup()
+            && l0_input
+            && !request.output_level.is_zero()
+            && request.output_level < request.max_level
+            && request.higher_levels.is_empty()
+        {
+            return Err(Error::unsupported(format!(
+                "a lookup merge into level {} (below the max level {}) needs the bucket's files \
+                 above it, and none were passed",
+                request.output_level, request.max_level
+            )));
+        }
         let schema_id = all
             .iter()
             .map(|f| f.file.schema_id)
