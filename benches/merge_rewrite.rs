@@ -308,7 +308,7 @@ fn options(extra: &[(String, String)]) -> CoreOptions {
 }
 
 /// A full compaction of `metas` (first = max level) into level 5, deletes dropped.
-fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str) -> MergeTreeRewrite {
+fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str, out: &str) -> MergeTreeRewrite {
     let sections = interval_partition(&metas)
         .into_iter()
         .map(|sec| {
@@ -333,7 +333,7 @@ fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str) -> MergeTreeRewrite {
     MergeTreeRewrite {
         sections,
         higher_levels: Vec::new(),
-        output_dir: dir.to_string(),
+        output_dir: out.to_string(),
         file_prefix: "data-merged-".into(),
         changelog_prefix: "changelog-merged-".into(),
         output_level: Level::new(5),
@@ -413,7 +413,7 @@ fn files(args: &[String]) {
             if i == 0 { 5 } else { 0 },
         )));
     }
-    let req = request(metas, "");
+    let req = request(metas, "", "");
     let t = Instant::now();
     let r = rewrite_merge_tree(&st, &req, &options(&opts)).expect("merge");
     let secs = t.elapsed().as_secs_f64();
@@ -462,7 +462,7 @@ fn criterion_benches() {
         let o = options(&opts);
         g.bench_function(label, |b| {
             b.iter(|| {
-                let req = request(metas.clone(), "out");
+                let req = request(metas.clone(), "", "out");
                 let r = rewrite_merge_tree(&st, &req, &o).expect("merge");
                 for f in &r.outputs {
                     st.delete(&f.path).expect("delete");
