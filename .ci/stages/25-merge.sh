@@ -6,13 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET/merge-venv"
-if [ ! -x "$VENV/bin/python" ]; then
-  if ! python3 -m venv "$VENV" 2>/dev/null; then
-    apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
-    python3 -m venv "$VENV"
-  fi
-fi
-"$VENV/bin/pip" install -q --disable-pip-version-check "pyroaring>=1.0" "pytest>=7"
+bash .ci/venv.sh "$VENV" "pyroaring>=1.0" "pytest>=7"
 export PAIMON_MERGE_DV_OUT="$TARGET/merge-dv"
 rm -rf "$PAIMON_MERGE_DV_OUT"
 cargo test --release --test merge_dv_export

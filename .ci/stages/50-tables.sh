@@ -6,13 +6,7 @@
 set -euo pipefail
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
-if [ ! -x "$VENV/bin/python" ]; then
-  if ! python3 -m venv "$VENV" 2>/dev/null; then
-    apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
-    python3 -m venv "$VENV"
-  fi
-fi
-"$VENV/bin/pip" install -q --disable-pip-version-check "pypaimon==2.1.0" "pytest>=7"
+bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7"
 export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
 for engine in wasm native; do

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use paimon_compact::conformance::{CaseFailure, ConformanceReport};
-use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::meta::{DataFileMeta, Level};
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
 use paimon_compact::storage::StorageErrorKind;
@@ -335,22 +335,13 @@ impl Compactor {
                     .inputs
                     .iter()
                     .map(|f| {
-                        let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_string();
-                        let mut meta = DataFileMeta::new(
-                            name,
-                            Level::ZERO,
-                            0,
-                            Key::default(),
-                            Key::default(),
+                        AppendInput::from_parts(
+                            f.path.clone(),
+                            f.row_count,
                             f.min_sequence_number,
                             f.max_sequence_number,
-                        );
-                        meta.row_count = f.row_count;
-                        AppendInput {
-                            path: f.path.clone(),
-                            meta: Arc::new(meta),
-                            deleted_rows: f.deleted_rows.clone(),
-                        }
+                            f.deleted_rows.clone(),
+                        )
                     })
                     .collect();
                 let req = AppendRewrite {
@@ -561,14 +552,12 @@ impl Compactor {
     ) -> Result<Vec<String>, HostError> {
         match self {
             Compactor::Native => {
-                let mut s = [0u8; 16];
-                s[..8].copy_from_slice(&seed.to_le_bytes());
-                s[8..].copy_from_slice(&seed.rotate_left(29).to_le_bytes());
+                let seed = paimon_compact::table::demo::seed_from_u64(seed);
                 Ok(paimon_compact::table::demo::write_demo(
                     storage.as_ref(),
                     root,
                     now_ms,
-                    s,
+                    seed,
                 )?)
             }
             Compactor::Wasm(rt) => Ok(rt

@@ -2,7 +2,6 @@
 //! adapted to the core's [`Storage`] trait. Conversions only; no logic.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::error::ErrorKind;
 use crate::meta::{DataFileMeta, Key, Level, SequenceNumber};
@@ -347,22 +346,13 @@ impl wc::Guest for Component {
             .inputs
             .into_iter()
             .map(|f| {
-                let name = f.path.rsplit('/').next().unwrap_or(&f.path).to_string();
-                let mut meta = DataFileMeta::new(
-                    name,
-                    Level::ZERO,
-                    0,
-                    Key::default(),
-                    Key::default(),
+                AppendInput::from_parts(
+                    f.path,
+                    f.row_count,
                     f.min_sequence_number,
                     f.max_sequence_number,
-                );
-                meta.row_count = f.row_count;
-                AppendInput {
-                    path: f.path,
-                    meta: Arc::new(meta),
-                    deleted_rows: f.deleted_rows,
-                }
+                    f.deleted_rows,
+                )
             })
             .collect();
         let req = AppendRewrite {
@@ -509,9 +499,7 @@ impl wtc::Guest for Component {
     type CompactionJob = TableJob;
 
     fn write_demo_tables(root: String, now_ms: i64, seed: u64) -> Result<Vec<String>, wt::Error> {
-        let mut s = [0u8; 16];
-        s[..8].copy_from_slice(&seed.to_le_bytes());
-        s[8..].copy_from_slice(&seed.rotate_left(29).to_le_bytes());
-        crate::table::demo::write_demo(&HostStorage, &root, now_ms, s).map_err(to_wit_error)
+        let seed = crate::table::demo::seed_from_u64(seed);
+        crate::table::demo::write_demo(&HostStorage, &root, now_ms, seed).map_err(to_wit_error)
     }
 }

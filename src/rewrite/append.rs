@@ -51,6 +51,35 @@ pub struct AppendInput {
     pub deleted_rows: Option<Vec<u64>>,
 }
 
+impl AppendInput {
+    /// An input known only by what a caller outside the table layer has: its path, row count
+    /// (0 = unknown, not checked) and sequence range.
+    pub fn from_parts(
+        path: String,
+        row_count: u64,
+        min_sequence_number: i64,
+        max_sequence_number: i64,
+        deleted_rows: Option<Vec<u64>>,
+    ) -> Self {
+        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
+        let mut meta = DataFileMeta::new(
+            name,
+            Level::ZERO,
+            0,
+            crate::meta::Key::default(),
+            crate::meta::Key::default(),
+            min_sequence_number,
+            max_sequence_number,
+        );
+        meta.row_count = row_count;
+        AppendInput {
+            path,
+            meta: Arc::new(meta),
+            deleted_rows,
+        }
+    }
+}
+
 /// What to rewrite and where.
 #[derive(Clone, Debug)]
 pub struct AppendRewrite {

@@ -434,6 +434,14 @@ pub const DEMO_TABLES: &[(&str, &str)] = &[
     ),
 ];
 
+/// A 16-byte demo seed from a number (what the CLI, the component and Node pass).
+pub fn seed_from_u64(seed: u64) -> [u8; 16] {
+    let mut s = [0u8; 16];
+    s[..8].copy_from_slice(&seed.to_le_bytes());
+    s[8..].copy_from_slice(&seed.rotate_left(29).to_le_bytes());
+    s
+}
+
 /// Writes the demo tables (several commits of small files each) under `root`. Deterministic
 /// for a given `now_ms` and seed.
 pub fn write_demo(
