@@ -22,5 +22,5 @@ fi
 
 bash js/web/build.sh
 # The native side of the browser-vs-native comparison: writes target/tmp/sim-digests.json.
-cargo test --release --test simulator
+cargo test --release --workspace --test simulator
 (cd tests/e2e && npm test)
