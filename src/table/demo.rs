@@ -31,20 +31,8 @@ use super::snapshot::CommitKind;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 
-/// Row kinds of primary-key tables (the `_VALUE_KIND` byte).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum RowKind {
-    Insert = 0,
-    UpdateBefore = 1,
-    UpdateAfter = 2,
-    Delete = 3,
-}
-
-impl RowKind {
-    pub fn is_retract(self) -> bool {
-        matches!(self, RowKind::UpdateBefore | RowKind::Delete)
-    }
-}
+/// Row kinds of primary-key tables (the `_VALUE_KIND` byte): the merge rewriter's type.
+pub use crate::rewrite::merge::kv_format::RowKind;
 
 /// Paimon's `MurmurHashUtils.hashBytesByWords` (seed 42) over a BinaryRow's bytes.
 pub fn murmur_hash(row_without_arity: &[u8]) -> i32 {
