@@ -993,31 +993,18 @@ fn flush(
     layout: &KvLayout,
     schema: &SchemaRef,
 ) -> Result<()> {
-    if sinks.pending_data.len() > 0 {
-        let batch = assemble(
-            &sinks.pending_data,
-            &merge.arena,
-            layout,
-            schema,
-            sinks.whole_rows,
-        )?;
-        if let Some(d) = sinks.data.as_mut() {
-            d.write(&batch)?;
+    let whole_rows = sinks.whole_rows;
+    for (pending, out) in [
+        (&mut sinks.pending_data, sinks.data.as_mut()),
+        (&mut sinks.pending_changelog, sinks.changelog.as_mut()),
+    ] {
+        if pending.len() > 0 {
+            let batch = assemble(pending, &merge.arena, layout, schema, whole_rows)?;
+            if let Some(out) = out {
+                out.write(&batch)?;
+            }
+            pending.clear();
         }
-        sinks.pending_data.clear();
-    }
-    if sinks.pending_changelog.len() > 0 {
-        let batch = assemble(
-            &sinks.pending_changelog,
-            &merge.arena,
-            layout,
-            schema,
-            sinks.whole_rows,
-        )?;
-        if let Some(c) = sinks.changelog.as_mut() {
-            c.write(&batch)?;
-        }
-        sinks.pending_changelog.clear();
     }
     // Keep only the batches cursors still read, renumbered.
     let mut live: Vec<&mut usize> = merge
