@@ -8,7 +8,7 @@
 #[path = "table_support/mod.rs"]
 mod table_support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use paimon_compact::meta::SortedRun;
 use paimon_compact::plan::PlanContext;
@@ -18,7 +18,7 @@ use paimon_compact::table::binary_row::Datum;
 use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
 use paimon_compact::table::scan::{planner_meta, scan};
 use paimon_compact::table::{compact_table, CompactOptions};
-use table_support::read_rows;
+use table_support::{read_changelog, read_rows, read_rows_without_merge, FaultyStorage};
 
 const NOW: i64 = 1_760_000_000_000;
 
@@ -172,5 +172,295 @@ fn full_compaction_of_primary_key_tables_keeps_every_row() {
             assert_eq!(read_rows(&st, "t"), before, "{options:?} second round");
             check_lsm(&st, "t");
         }
+    }
+}
+
+/// A later round of writes over the table's keys: updates, deletes and new keys.
+fn write_round(st: &MemoryStorage, path: &str, round: i64, deletes: bool) {
+    let mut w = TableWriter::new(st, path, [round as u8 + 20; 16]);
+    for c in 0..2 {
+        let rows: Vec<(RowKind, Vec<Datum>)> = (0..25)
+            .map(|i| {
+                let k = (i * 11 + round * 5 + c * 3) % 120;
+                let kind = if deletes && i % 6 == 0 {
+                    RowKind::Delete
+                } else {
+                    RowKind::Insert
+                };
+                (
+                    kind,
+                    vec![
+                        Datum::BigInt(k),
+                        Datum::String(format!("2025-01-0{}", k % 2 + 1)),
+                        Datum::String(format!("r{round}-{c}-{i}")),
+                        Datum::BigInt(round * 1000 + i),
+                    ],
+                )
+            })
+            .collect();
+        w.commit(&rows, NOW + round * 10 + c).unwrap();
+    }
+}
+
+/// An independent copy of the storage (a `MemoryStorage` clone shares its objects).
+fn clone_of(m: &MemoryStorage) -> MemoryStorage {
+    let c = MemoryStorage::new();
+    for p in m.paths() {
+        c.put(&p, m.get(&p).unwrap().to_vec());
+    }
+    c
+}
+
+fn paths_of(st: &MemoryStorage) -> BTreeSet<String> {
+    st.paths().into_iter().collect()
+}
+
+/// `k|dt` of a row line (`k|dt|v|n`).
+fn key_of(line: &str) -> String {
+    line.splitn(3, '|').take(2).collect::<Vec<_>>().join("|")
+}
+
+#[test]
+fn lookup_with_deletion_vectors_marks_superseded_rows_instead_of_rewriting() {
+    let st = MemoryStorage::new();
+    pk_table(
+        &st,
+        "t",
+        &[("bucket", "1"), ("deletion-vectors.enabled", "true")],
+        4,
+    );
+    // Many more keys, so that the max level outweighs later level-0 files and the size-ratio
+    // rule leaves it alone.
+    let mut w = TableWriter::new(&st, "t", [30; 16]);
+    let wide: Vec<(RowKind, Vec<Datum>)> = (1000..5000i64)
+        .map(|k| {
+            (
+                RowKind::Insert,
+                vec![
+                    Datum::BigInt(k),
+                    Datum::String(format!("2025-01-0{}", k % 2 + 1)),
+                    Datum::String(format!("wide-{k}-{}", k * 7919 % 10007)),
+                    Datum::BigInt(k),
+                ],
+            )
+        })
+        .collect();
+    w.commit(&wide, NOW + 5).unwrap();
+    let rewriter = PrimaryKeyRewriter;
+    // Round 1: everything is level 0; the automatic pick takes it to the max level.
+    let expected = read_rows(&st, "t");
+    let r1 = compact_table(&st, "t", &opts(&rewriter, false, 1)).unwrap();
+    assert!(r1.snapshot_after.is_some(), "{r1:#?}");
+    let (visible, level0) = read_rows_without_merge(&st, "t");
+    assert_eq!(level0, 0);
+    assert_eq!(visible, expected);
+
+    // Round 2: new level-0 files over the same keys. Radical force-up-level-0 moves them below
+    // the max level, and the older copies of their keys there are marked deleted.
+    write_round(&st, "t", 1, true);
+    let expected = read_rows(&st, "t");
+    let base = clone_of(&st);
+    let r2 = compact_table(&st, "t", &opts(&rewriter, false, 2)).unwrap();
+    assert!(r2.snapshot_after.is_some(), "{r2:#?}");
+    assert!(r2.skipped.is_empty(), "{:?}", r2.skipped);
+    let marks: u64 = r2.buckets.iter().map(|b| b.deletion_vector_marks).sum();
+    assert!(marks > 0, "lookups marked older rows: {r2:#?}");
+    assert!(
+        r2.buckets
+            .iter()
+            .all(|b| b.levels_after.iter().any(|l| l.level == 5)),
+        "the max-level files stay (marked, not rewritten): {r2:#?}"
+    );
+    let (visible, level0) = read_rows_without_merge(&st, "t");
+    assert_eq!(level0, 0);
+    assert_eq!(
+        visible, expected,
+        "the deletion-vector reader sees the newest rows"
+    );
+    assert_eq!(read_rows(&st, "t"), expected);
+    check_lsm(&st, "t");
+    let after_round2 = clone_of(&st);
+
+    // Round 3: one small level-0 file of inserts only (smaller than level 4, so the size ratio
+    // stops there). It moves up
+    // without a rewrite (the lookup only marks the older copies of its keys).
+    let mut w = TableWriter::new(&st, "t", [31; 16]);
+    let updates: Vec<(RowKind, Vec<Datum>)> = (0..6i64)
+        .map(|i| {
+            let k = i * 97 % 4000 + 1000;
+            (
+                RowKind::Insert,
+                vec![
+                    Datum::BigInt(k),
+                    Datum::String(format!("2025-01-0{}", k % 2 + 1)),
+                    Datum::String(format!("round3-{i}")),
+                    Datum::BigInt(-i),
+                ],
+            )
+        })
+        .collect();
+    w.commit(&updates, NOW + 50).unwrap();
+    let expected3 = read_rows(&st, "t");
+    let r3 = compact_table(&st, "t", &opts(&rewriter, false, 3)).unwrap();
+    assert!(r3.skipped.is_empty(), "{:?}", r3.skipped);
+    let b3: Vec<_> = r3.buckets.iter().filter(|b| b.upgrades > 0).collect();
+    assert!(!b3.is_empty(), "{r3:#?}");
+    assert!(
+        b3.iter()
+            .all(|b| b.rewrites == 0 && b.deletion_vector_marks > 0),
+        "{r3:#?}"
+    );
+    let (visible, level0) = read_rows_without_merge(&st, "t");
+    assert_eq!(level0, 0);
+    assert_eq!(visible, expected3);
+    check_lsm(&st, "t");
+    drop(after_round2);
+
+    // A failure at any storage call of round 2 leaves the table as it was, with no stray file.
+    let o = opts(&rewriter, false, 2);
+    let probe = FaultyStorage::new(clone_of(&base), None);
+    compact_table(&probe, "t", &o).unwrap();
+    let total = probe.calls.load(std::sync::atomic::Ordering::SeqCst);
+    let initial = paths_of(&base);
+    for k in 0..total {
+        let mem = clone_of(&base);
+        let faulty = FaultyStorage::new(mem.clone(), Some(k));
+        match compact_table(&faulty, "t", &o) {
+            Err(e) => {
+                assert_eq!(
+                    paths_of(&mem),
+                    initial,
+                    "k={k}: a failed run left files ({e})"
+                );
+                assert_eq!(read_rows(&mem, "t"), expected, "k={k}");
+            }
+            Ok(_) => {
+                assert_eq!(read_rows_without_merge(&mem, "t").0, expected, "k={k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn lookup_changelog_describes_each_change_of_a_key() {
+    let st = MemoryStorage::new();
+    pk_table(
+        &st,
+        "t",
+        &[("bucket", "1"), ("changelog-producer", "lookup")],
+        3,
+    );
+    let rewriter = PrimaryKeyRewriter;
+    let before_first = paths_of(&st);
+    let first = read_rows(&st, "t");
+    compact_table(&st, "t", &opts(&rewriter, false, 1)).unwrap();
+    // Nothing was visible to compaction before: every visible row is an insert.
+    let new: Vec<String> = paths_of(&st)
+        .difference(&before_first)
+        .filter(|p| p.contains("/changelog-"))
+        .cloned()
+        .collect();
+    assert!(!new.is_empty());
+    let expected: Vec<String> = first.iter().map(|l| format!("+I:{l}")).collect();
+    assert_eq!(read_changelog(&st, "t", &new), expected);
+
+    write_round(&st, "t", 1, true);
+    let after = read_rows(&st, "t");
+    let before_second = paths_of(&st);
+    let report = compact_table(&st, "t", &opts(&rewriter, false, 2)).unwrap();
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert!(
+        report
+            .buckets
+            .iter()
+            .map(|b| b.changelog_files)
+            .sum::<usize>()
+            > 0
+    );
+    let snapshot = scan(&st, "t").unwrap().snapshot.unwrap();
+    assert!(snapshot.changelog_manifest_list.is_some());
+    let new: Vec<String> = paths_of(&st)
+        .difference(&before_second)
+        .filter(|p| p.contains("/changelog-"))
+        .cloned()
+        .collect();
+    // The changelog moves a reader from the old visible rows to the new ones.
+    let old: BTreeMap<String, &String> = first.iter().map(|l| (key_of(l), l)).collect();
+    let now: BTreeMap<String, &String> = after.iter().map(|l| (key_of(l), l)).collect();
+    let mut touched = BTreeSet::new();
+    for i in 0..25 {
+        for c in 0..2 {
+            let k = (i * 11 + 5 + c * 3) % 120;
+            touched.insert(format!("{k}|2025-01-0{}", k % 2 + 1));
+        }
+    }
+    let mut expected = Vec::new();
+    for key in &touched {
+        match (old.get(key), now.get(key)) {
+            (None, Some(n)) => expected.push(format!("+I:{n}")),
+            (Some(o), None) => expected.push(format!("-D:{o}")),
+            (Some(o), Some(n)) => {
+                expected.push(format!("-U:{o}"));
+                expected.push(format!("+U:{n}"));
+            }
+            (None, None) => {}
+        }
+    }
+    expected.sort();
+    assert_eq!(read_changelog(&st, "t", &new), expected);
+    assert_eq!(read_rows(&st, "t"), after);
+    check_lsm(&st, "t");
+}
+
+#[test]
+fn first_row_keeps_the_first_row_of_each_key_across_rounds() {
+    let st = MemoryStorage::new();
+    let schema = new_schema(
+        vec![
+            field(0, "k", "BIGINT NOT NULL").unwrap(),
+            field(1, "dt", "STRING NOT NULL").unwrap(),
+            field(2, "v", "STRING").unwrap(),
+            field(3, "n", "BIGINT").unwrap(),
+        ],
+        &["dt"],
+        &["k", "dt"],
+        &[("bucket", "2"), ("merge-engine", "first-row")],
+        NOW,
+    );
+    create_table(&st, "t", &schema).unwrap();
+    let mut first: BTreeMap<String, String> = BTreeMap::new();
+    let rewriter = PrimaryKeyRewriter;
+    for round in 0..3i64 {
+        let mut w = TableWriter::new(&st, "t", [round as u8 + 40; 16]);
+        for c in 0..3i64 {
+            let rows: Vec<(RowKind, Vec<Datum>)> = (0..30)
+                .map(|i| {
+                    let k = (i * 7 + round * 17 + c * 5) % 80;
+                    let dt = format!("2025-01-0{}", k % 2 + 1);
+                    let v = format!("r{round}-{c}-{i}");
+                    first
+                        .entry(format!("{k}|{dt}"))
+                        .or_insert_with(|| format!("{k}|{dt}|{v}|{i}"));
+                    (
+                        RowKind::Insert,
+                        vec![
+                            Datum::BigInt(k),
+                            Datum::String(dt),
+                            Datum::String(v),
+                            Datum::BigInt(i),
+                        ],
+                    )
+                })
+                .collect();
+            w.commit(&rows, NOW + round * 10 + c).unwrap();
+        }
+        let report = compact_table(&st, "t", &opts(&rewriter, false, round as u8 + 1)).unwrap();
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+        let (visible, level0) = read_rows_without_merge(&st, "t");
+        assert_eq!(level0, 0, "round {round}");
+        let mut expected: Vec<String> = first.values().cloned().collect();
+        expected.sort();
+        assert_eq!(visible, expected, "round {round}");
+        check_lsm(&st, "t");
     }
 }

@@ -199,7 +199,7 @@ fn fixed_bucket_append_table_compacts_five_file_windows() {
 }
 
 #[test]
-fn primary_key_upgrades_are_metadata_only_and_merges_are_blocked() {
+fn primary_key_upgrades_are_metadata_only_and_merges_need_the_rewriter() {
     // Disjoint keys and a tiny target size: full compaction only moves files up a level.
     let st = MemoryStorage::new();
     pk_table(&st, "pk", &[("target-file-size", "1 kb")], true);
@@ -229,12 +229,16 @@ fn primary_key_upgrades_are_metadata_only_and_merges_are_blocked() {
         .flat_map(|b| &b.files)
         .all(|f| f.entry.file.level == 5 && f.entry.file.delete_row_count == Some(0)));
 
-    // Overlapping keys with deletes need the merge rewriter: reported, nothing changes.
+    // Overlapping keys with deletes need the merge rewriter: without one they are reported and
+    // nothing changes; with the default one the bucket is merged into one max-level run.
     let st = MemoryStorage::new();
     pk_table(&st, "pk2", &[], false);
     let rows = read_rows(&st, "pk2");
     let before = file_set(&st);
-    let report = compact_table(&st, "pk2", &full).unwrap();
+    let mut without = opts(1);
+    without.full = true;
+    without.merge_rewriter = None;
+    let report = compact_table(&st, "pk2", &without).unwrap();
     assert_eq!(report.snapshot_after, None);
     assert_eq!(report.skipped.len(), 1);
     assert!(
@@ -243,6 +247,16 @@ fn primary_key_upgrades_are_metadata_only_and_merges_are_blocked() {
     );
     assert_eq!(file_set(&st), before);
     assert_eq!(read_rows(&st, "pk2"), rows);
+    let report = compact_table(&st, "pk2", &full).unwrap();
+    assert_eq!(report.snapshot_after, Some(7), "{report:#?}");
+    assert_eq!(report.totals.rewrites, 1);
+    assert_eq!(report.totals.files_removed, 6);
+    assert_eq!(read_rows(&st, "pk2"), rows);
+    let state = scan(&st, "pk2").unwrap();
+    let files: Vec<_> = state.buckets.values().flat_map(|b| &b.files).collect();
+    assert!(files
+        .iter()
+        .all(|f| f.entry.file.level == 5 && f.entry.file.delete_row_count == Some(0)));
 }
 
 #[test]

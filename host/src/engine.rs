@@ -476,7 +476,7 @@ impl Compactor {
                 let req = paimon_compact::table::PlanRequest {
                     full: job.full,
                     context: plan::PlanContext::at(job.now_ms, job.local_hour),
-                    merge_rewriter: false,
+                    merge_rewriter: true,
                 };
                 Ok(paimon_compact::table::plan_table(
                     storage.as_ref(),

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use paimon_compact::plan::human_bytes;
+use paimon_compact::plan::{human_bytes, UpgradeStrategy};
 use paimon_compact::table::{CompactReport, PlannedAction, TablePlan};
 use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::{HostStorage, ProgressFn};
@@ -80,7 +80,15 @@ pub fn describe_plan(plan: &TablePlan) -> String {
                     file,
                     from_level,
                     to_level,
-                } => format!("upgrade {file} L{from_level} -> L{to_level}"),
+                    strategy,
+                } => {
+                    let how = match strategy {
+                        UpgradeStrategy::NoChangelogNoRewrite => "",
+                        UpgradeStrategy::ChangelogNoRewrite => " (lookup, file kept)",
+                        UpgradeStrategy::ChangelogWithRewrite => " (lookup, file rewritten)",
+                    };
+                    format!("upgrade {file} L{from_level} -> L{to_level}{how}")
+                }
                 PlannedAction::MergeRewrite {
                     output_level,
                     files,

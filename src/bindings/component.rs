@@ -452,7 +452,7 @@ impl wtc::GuestCompactionJob for TableJob {
         let req = crate::table::PlanRequest {
             full: self.settings.full,
             context: self.context(),
-            merge_rewriter: false,
+            merge_rewriter: true,
         };
         let p =
             crate::table::plan_table(&HostStorage, &self.table_path, &req).map_err(to_wit_error)?;

@@ -78,6 +78,9 @@ pub struct CommitDelta {
     pub changelog: Vec<ManifestEntry>,
     /// Index file changes (DELETE of replaced deletion-vector files, ADD of new ones).
     pub index: Vec<IndexManifestEntry>,
+    /// Live files outside `entries` whose deletion vectors this commit extends (lookup marks):
+    /// they must still be live when it lands, or the superseded rows would come back.
+    pub marked: Vec<ManifestEntry>,
 }
 
 impl CommitDelta {
@@ -226,8 +229,12 @@ fn check_conflicts(
     delta: &CommitDelta,
 ) -> Result<()> {
     let source = table.paths.snapshot(latest.id);
-    let partitions: HashSet<BinaryRow> =
-        delta.entries.iter().map(|e| e.partition.clone()).collect();
+    let partitions: HashSet<BinaryRow> = delta
+        .entries
+        .iter()
+        .chain(&delta.marked)
+        .map(|e| e.partition.clone())
+        .collect();
     let manifests = snapshot_manifests(storage, &table.paths, latest)?;
     let live = live_entries(storage, &table.paths, &manifests, &source, &|p| {
         partitions.contains(p)
@@ -239,6 +246,15 @@ fn check_conflicts(
             return Err(Error::conflict(format!(
                 "file '{}' (bucket {}, level {}) is no longer live in snapshot {}: another job \
                  compacted or overwrote it",
+                e.file.file_name, e.bucket, e.file.level, latest.id
+            )));
+        }
+    }
+    for e in &delta.marked {
+        if !by_id.contains_key(&e.identifier()) {
+            return Err(Error::conflict(format!(
+                "file '{}' (bucket {}, level {}), whose deletion vector this job extends, is no \
+                 longer live in snapshot {}",
                 e.file.file_name, e.bucket, e.file.level, latest.id
             )));
         }
@@ -302,17 +318,36 @@ fn check_conflicts(
             }
         }
     }
-    // Index files this job replaces must still be live.
-    if delta.index.iter().any(|e| e.kind == FileKind::Delete) {
-        let current: HashSet<_> = read_index_manifest(storage, &table.paths, latest)?
-            .iter()
-            .map(IndexManifestEntry::identifier)
-            .collect();
+    // Index files this job replaces must still be live, and a bucket whose deletion vectors
+    // this job rewrites must have gained no other index file (its vectors would be lost).
+    if !delta.index.is_empty() {
+        let current = read_index_manifest(storage, &table.paths, latest)?;
+        let ids: HashSet<_> = current.iter().map(IndexManifestEntry::identifier).collect();
         for e in delta.index.iter().filter(|e| e.kind == FileKind::Delete) {
-            if !current.contains(&e.identifier()) {
+            if !ids.contains(&e.identifier()) {
                 return Err(Error::conflict(format!(
                     "index file '{}' was replaced by another commit after snapshot {}",
                     e.file_name, latest.id
+                )));
+            }
+        }
+        let replaced: HashSet<_> = delta
+            .index
+            .iter()
+            .filter(|e| e.kind == FileKind::Delete)
+            .map(IndexManifestEntry::identifier)
+            .collect();
+        for add in delta.index.iter().filter(|e| e.kind == FileKind::Add) {
+            if let Some(other) = current.iter().find(|c| {
+                c.index_type == add.index_type
+                    && c.partition == add.partition
+                    && c.bucket == add.bucket
+                    && !replaced.contains(&c.identifier())
+            }) {
+                return Err(Error::conflict(format!(
+                    "index file '{}' of bucket {} was added by another commit after this job \
+                     planned (snapshot {})",
+                    other.file_name, add.bucket, latest.id
                 )));
             }
         }

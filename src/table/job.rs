@@ -56,6 +56,9 @@ pub enum PlannedAction {
         file: String,
         from_level: u32,
         to_level: u32,
+        /// What the move involves (spec §10.2): metadata only, a changelog / deletion-vector
+        /// lookup over the file, or a rewrite of the file with the looked-up values.
+        strategy: UpgradeStrategy,
     },
     /// Primary-key files merged into new files at `output_level`.
     MergeRewrite {
@@ -122,13 +125,24 @@ pub struct PlanSummary {
 }
 
 /// What to plan.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlanRequest {
     /// Forced full compaction of every bucket instead of the automatic pick.
     pub full: bool,
     pub context: PlanContext,
-    /// A primary-key merge rewriter is available (otherwise merge tasks are blocked).
+    /// A primary-key merge rewriter will run the plan (the default); without one, merges and
+    /// upgrades that need one are reported as blocked.
     pub merge_rewriter: bool,
+}
+
+impl Default for PlanRequest {
+    fn default() -> Self {
+        PlanRequest {
+            full: false,
+            context: PlanContext::default(),
+            merge_rewriter: true,
+        }
+    }
 }
 
 /// Internal work of one bucket.
@@ -497,8 +511,15 @@ fn plan_merge_tree_bucket(
                     file: file.file_name.clone(),
                     from_level: file.level.get(),
                     to_level: to_level.get(),
+                    strategy: crate::plan::upgrade_strategy_for(
+                        &table.options,
+                        file.level,
+                        file.delete_row_count,
+                        *to_level,
+                        max_level,
+                    ),
                 });
-                if blocked.is_none() {
+                if blocked.is_none() && !request.merge_rewriter {
                     blocked = upgrade_blocker(table, manager.levels(), file, *to_level, max_level);
                 }
             }
@@ -646,6 +667,13 @@ pub struct CompactOptions<'a> {
     pub commit_user: Option<String>,
 }
 
+/// The merge rewriter of this build: the primary-key rewriter ships with the table layer.
+fn default_merge_rewriter() -> Option<&'static dyn MergeTreeRewriter> {
+    static REWRITER: crate::rewrite::merge::PrimaryKeyRewriter =
+        crate::rewrite::merge::PrimaryKeyRewriter;
+    Some(&REWRITER)
+}
+
 impl<'a> CompactOptions<'a> {
     pub fn new(context: PlanContext, job_id: [u8; 16]) -> Self {
         CompactOptions {
@@ -655,7 +683,7 @@ impl<'a> CompactOptions<'a> {
             owner: "paimon-compact".to_string(),
             lease_ttl_ms: Some(10 * 60 * 1000),
             max_commit_retries: 10,
-            merge_rewriter: None,
+            merge_rewriter: default_merge_rewriter(),
             clock: None,
             commit_user: None,
         }
@@ -690,6 +718,10 @@ pub struct BucketMetrics {
     /// Columns written through dictionary passthrough.
     pub passthrough_columns: Vec<String>,
     pub deletion_vectors_removed: usize,
+    /// Row positions added to the deletion vectors of files above the output (lookup).
+    pub deletion_vector_marks: u64,
+    /// Changelog files written (`changelog-producer` lookup or full-compaction).
+    pub changelog_files: usize,
 }
 
 /// Totals over partitions.
@@ -856,6 +888,7 @@ pub fn compact_table(
         written: &mut written,
         delta: CommitDelta::default(),
         removed_dvs: BTreeMap::new(),
+        dv_marks: BTreeMap::new(),
         metrics: Vec::new(),
     };
     let mut t3 = t2;
@@ -982,6 +1015,8 @@ fn by_partition(buckets: &[BucketMetrics]) -> Vec<BucketMetrics> {
         p.fast_copy_files += b.fast_copy_files;
         p.fast_copy_refused += b.fast_copy_refused;
         p.deletion_vectors_removed += b.deletion_vectors_removed;
+        p.deletion_vector_marks += b.deletion_vector_marks;
+        p.changelog_files += b.changelog_files;
     }
     out.into_values().collect()
 }
@@ -1019,7 +1054,27 @@ struct Run<'s, 'a> {
     delta: CommitDelta,
     /// Data files whose deletion vectors go away, by (partition, bucket).
     removed_dvs: BTreeMap<(BinaryRow, i32), BTreeSet<String>>,
+    /// Row positions lookups found superseded, by (partition, bucket) and data file.
+    dv_marks: BTreeMap<(BinaryRow, i32), BTreeMap<String, Vec<u64>>>,
     metrics: Vec<BucketMetrics>,
+}
+
+/// One merge of a merge-tree task: its inputs as sections of sorted runs, and what bounds the
+/// lookup scope (the bucket's files above the output level, except the task's own).
+struct MergeSpec<'t> {
+    output_level: Level,
+    max_level: Level,
+    drop_delete: bool,
+    sections: Vec<Vec<Vec<Arc<DataFileMeta>>>>,
+    exclude: &'t BTreeSet<String>,
+    bucket_files: &'t [Arc<DataFileMeta>],
+}
+
+fn live_file<'b>(b: &'b BucketState, name: &str) -> Result<&'b LiveFile> {
+    b.files
+        .iter()
+        .find(|l| l.entry.file.file_name == name)
+        .ok_or_else(|| Error::illegal_state(format!("planned file '{name}' is not live")))
 }
 
 fn add_entry(b: &BucketState, file: DataFile) -> ManifestEntry {
@@ -1211,25 +1266,61 @@ impl Run<'_, '_> {
         removed: &mut BTreeSet<String>,
         added: &mut Vec<Arc<DataFileMeta>>,
     ) -> Result<()> {
-        let live_of = |name: &str| -> Result<&LiveFile> {
-            b.files
-                .iter()
-                .find(|l| l.entry.file.file_name == name)
-                .ok_or_else(|| Error::illegal_state(format!("planned file '{name}' is not live")))
-        };
-        let max_level = decision
-            .unit
-            .as_ref()
-            .map(|_| {
-                let files = b.planner_files(self.table)?;
-                Ok::<_, Error>(Levels::new(self.table.options.num_levels, files)?.max_level())
+        let bucket_files = b.planner_files(self.table)?;
+        let max_level =
+            Levels::new(self.table.options.num_levels, bucket_files.clone())?.max_level();
+        // Every file the task reads or replaces; the rest of the bucket above the output level
+        // is where lookups find older versions of its keys.
+        let task_files: BTreeSet<String> = decision
+            .task
+            .actions
+            .iter()
+            .flat_map(|a| {
+                a.inputs()
+                    .iter()
+                    .map(|f| f.file_name.clone())
+                    .collect::<Vec<_>>()
             })
-            .transpose()?
-            .unwrap_or(Level::ZERO);
+            .collect();
         for action in &decision.task.actions {
             match action {
                 TaskAction::Upgrade { file, to_level } => {
-                    let l = live_of(&file.file_name)?;
+                    let strategy = match self.opts.merge_rewriter {
+                        Some(_) => crate::plan::upgrade_strategy_for(
+                            &self.table.options,
+                            file.level,
+                            file.delete_row_count,
+                            *to_level,
+                            max_level,
+                        ),
+                        // Planning blocked every upgrade that needs more than metadata.
+                        None => UpgradeStrategy::NoChangelogNoRewrite,
+                    };
+                    // The spec's "force drop delete" of upgrade-path merges: only the lookup
+                    // rewriter in deletion-vector mode drops retracts there.
+                    let drop_delete = self.table.options.deletion_vectors_enabled
+                        && self.table.options.changelog_producer
+                            != ChangelogProducer::FullCompaction;
+                    let merge = MergeSpec {
+                        output_level: *to_level,
+                        max_level,
+                        drop_delete,
+                        sections: vec![vec![vec![file.clone()]]],
+                        exclude: &task_files,
+                        bucket_files: &bucket_files,
+                    };
+                    match strategy {
+                        UpgradeStrategy::ChangelogWithRewrite => {
+                            self.merge_rewrite(b, &merge, m, removed, added)?;
+                            continue;
+                        }
+                        UpgradeStrategy::ChangelogNoRewrite => {
+                            // Changelog and deletion-vector marks only; the file itself moves up.
+                            self.run_merge(b, &merge, false, m)?;
+                        }
+                        UpgradeStrategy::NoChangelogNoRewrite => {}
+                    }
+                    let l = live_file(b, &file.file_name)?;
                     self.delta.entries.push(delete_entry(l));
                     let mut up = l.entry.file.with_level(to_level.get() as i32);
                     if let Some(verified) = pb.verified_delete_counts.get(&file.file_name) {
@@ -1246,115 +1337,180 @@ impl Run<'_, '_> {
                     sections,
                     ..
                 } => {
-                    let rewriter = self.opts.merge_rewriter.ok_or_else(|| {
-                        Error::unsupported("a merge-tree rewrite without a merge rewriter")
-                    })?;
-                    let mut req_sections = Vec::new();
-                    for section in sections {
-                        let mut runs = Vec::new();
-                        for run in section {
-                            let mut files = Vec::new();
-                            for f in run.files() {
-                                let l = live_of(&f.file_name)?;
-                                files.push(MergeRewriteInput {
-                                    path: self.path_of(b, l)?,
-                                    meta: f.clone(),
-                                    file: l.entry.file.clone(),
-                                    deleted_rows: self.deleted_rows(l)?,
-                                });
-                            }
-                            runs.push(files);
-                        }
-                        req_sections.push(runs);
-                    }
-                    let output_dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
-                    let uuid = self.ids.next_uuid();
-                    let req = MergeRewriteRequest {
-                        table: self.table,
-                        output_dir: output_dir.clone(),
-                        file_prefix: format!("data-{uuid}-"),
-                        changelog_prefix: format!("changelog-{uuid}-"),
+                    let merge = MergeSpec {
                         output_level: *output_level,
                         max_level,
                         drop_delete: decision.drop_delete,
-                        sections: req_sections,
-                        higher_levels: Vec::new(),
-                        creation_time_ms: self.opts.context.now_ms,
+                        sections: sections
+                            .iter()
+                            .map(|s| s.iter().map(|r| r.files().to_vec()).collect())
+                            .collect(),
+                        exclude: &task_files,
+                        bucket_files: &bucket_files,
                     };
-                    let result = match rewriter.rewrite(self.storage, &req) {
-                        Ok(r) => r,
-                        Err(e) => {
-                            self.sweep(&output_dir, &req.file_prefix);
-                            self.sweep(&output_dir, &req.changelog_prefix);
-                            return Err(e);
-                        }
-                    };
-                    for p in &result.written {
-                        self.written.track(p);
-                    }
-                    if !result.deletion_vector_marks.is_empty() {
-                        return Err(Error::unsupported(
-                            "deletion-vector marks from a merge are not committed by the table \
-                             layer yet",
-                        ));
-                    }
-                    for f in action.inputs() {
-                        let l = live_of(&f.file_name)?;
-                        self.delta.entries.push(delete_entry(l));
-                        removed.insert(f.file_name.clone());
-                        m.files_removed += 1;
-                        m.bytes_removed += f.file_size;
-                        if l.deletion_vector.is_some() {
-                            self.removed_dvs
-                                .entry((b.partition.clone(), b.bucket))
-                                .or_default()
-                                .insert(f.file_name.clone());
-                            m.deletion_vectors_removed += 1;
-                        }
-                    }
-                    for f in result.outputs {
-                        let meta = planner_meta(
-                            self.table,
-                            &LiveFile {
-                                entry: add_entry(b, f.clone()),
-                                source: "merge rewriter output".into(),
-                                deletion_vector: None,
-                            },
-                        )?;
-                        m.files_added += 1;
-                        m.bytes_added += meta.file_size;
-                        added.push(Arc::new(meta));
-                        self.delta.entries.push(add_entry(b, f));
-                    }
-                    for f in result.changelog {
-                        self.delta.changelog.push(add_entry(b, f));
-                    }
-                    m.rows_read += result.rows_read;
-                    m.rows_written += result.rows_written;
-                    m.rewrites += 1;
+                    self.merge_rewrite(b, &merge, m, removed, added)?;
                 }
             }
         }
         Ok(())
     }
 
-    /// Rewrites the deletion-vector index of every bucket whose files lost their vectors:
-    /// the old index files go, a new one holds the vectors that remain.
+    /// Merges the spec's inputs into new files that replace them (their vectors go with them).
+    fn merge_rewrite(
+        &mut self,
+        b: &BucketState,
+        merge: &MergeSpec<'_>,
+        m: &mut BucketMetrics,
+        removed: &mut BTreeSet<String>,
+        added: &mut Vec<Arc<DataFileMeta>>,
+    ) -> Result<()> {
+        let outputs = self.run_merge(b, merge, true, m)?;
+        for f in merge.sections.iter().flatten().flatten() {
+            let l = live_file(b, &f.file_name)?;
+            self.delta.entries.push(delete_entry(l));
+            removed.insert(f.file_name.clone());
+            m.files_removed += 1;
+            m.bytes_removed += f.file_size;
+            if l.deletion_vector.is_some() {
+                self.removed_dvs
+                    .entry((b.partition.clone(), b.bucket))
+                    .or_default()
+                    .insert(f.file_name.clone());
+                m.deletion_vectors_removed += 1;
+            }
+        }
+        for f in outputs {
+            let meta = planner_meta(
+                self.table,
+                &LiveFile {
+                    entry: add_entry(b, f.clone()),
+                    source: "merge rewriter output".into(),
+                    deletion_vector: None,
+                },
+            )?;
+            m.files_added += 1;
+            m.bytes_added += meta.file_size;
+            added.push(Arc::new(meta));
+            self.delta.entries.push(add_entry(b, f));
+        }
+        m.rewrites += 1;
+        Ok(())
+    }
+
+    /// Runs the merge rewriter over the spec (writing data files only with `write_data`),
+    /// records its changelog files and deletion-vector marks, and returns the new data files.
+    fn run_merge(
+        &mut self,
+        b: &BucketState,
+        merge: &MergeSpec<'_>,
+        write_data: bool,
+        m: &mut BucketMetrics,
+    ) -> Result<Vec<DataFile>> {
+        let rewriter = self
+            .opts
+            .merge_rewriter
+            .ok_or_else(|| Error::unsupported("a merge-tree rewrite without a merge rewriter"))?;
+        let input = |f: &Arc<DataFileMeta>| -> Result<MergeRewriteInput> {
+            let l = live_file(b, &f.file_name)?;
+            Ok(MergeRewriteInput {
+                path: self.path_of(b, l)?,
+                meta: f.clone(),
+                file: l.entry.file.clone(),
+                deleted_rows: self.deleted_rows(l)?,
+            })
+        };
+        let sections = merge
+            .sections
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|r| r.iter().map(&input).collect::<Result<Vec<_>>>())
+                    .collect::<Result<Vec<_>>>()
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let higher_levels = merge
+            .bucket_files
+            .iter()
+            .filter(|f| f.level > merge.output_level && !merge.exclude.contains(&f.file_name))
+            .map(&input)
+            .collect::<Result<Vec<_>>>()?;
+        let output_dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+        let uuid = self.ids.next_uuid();
+        let req = MergeRewriteRequest {
+            table: self.table,
+            output_dir: output_dir.clone(),
+            file_prefix: format!("data-{uuid}-"),
+            changelog_prefix: format!("changelog-{uuid}-"),
+            output_level: merge.output_level,
+            max_level: merge.max_level,
+            drop_delete: merge.drop_delete,
+            write_data,
+            sections,
+            higher_levels,
+            creation_time_ms: self.opts.context.now_ms,
+        };
+        let result = match rewriter.rewrite(self.storage, &req) {
+            Ok(r) => r,
+            Err(e) => {
+                self.sweep(&output_dir, &req.file_prefix);
+                self.sweep(&output_dir, &req.changelog_prefix);
+                return Err(e);
+            }
+        };
+        for p in &result.written {
+            self.written.track(p);
+        }
+        if !result.deletion_vector_marks.is_empty() {
+            let marks = self
+                .dv_marks
+                .entry((b.partition.clone(), b.bucket))
+                .or_default();
+            for (file, positions) in result.deletion_vector_marks {
+                let l = live_file(b, &file)?;
+                if !self
+                    .delta
+                    .marked
+                    .iter()
+                    .any(|e| e.identifier() == l.entry.identifier())
+                {
+                    self.delta.marked.push(l.entry.clone());
+                }
+                m.deletion_vector_marks += positions.len() as u64;
+                marks.entry(file).or_default().extend(positions);
+            }
+        }
+        for f in result.changelog {
+            m.changelog_files += 1;
+            self.delta.changelog.push(add_entry(b, f));
+        }
+        m.rows_read += result.rows_read;
+        m.rows_written += result.rows_written;
+        Ok(result.outputs)
+    }
+
+    /// Rewrites the deletion-vector index of every bucket whose vectors changed (files that
+    /// were rewritten lose theirs, lookups add marks to files above the output): the bucket's
+    /// old index files go and one new file holds every vector that remains, as Paimon's
+    /// deletion-vector maintainer does.
     fn deletion_vectors(&mut self) -> Result<()> {
         let removed_dvs = std::mem::take(&mut self.removed_dvs);
-        for ((partition, bucket), gone) in removed_dvs {
+        let dv_marks = std::mem::take(&mut self.dv_marks);
+        let no_files = BTreeSet::new();
+        let no_marks = BTreeMap::new();
+        let touched: BTreeSet<&(BinaryRow, i32)> =
+            removed_dvs.keys().chain(dv_marks.keys()).collect();
+        for key in touched {
+            let (partition, bucket) = key;
+            let gone = removed_dvs.get(key).unwrap_or(&no_files);
+            let marks = dv_marks.get(key).unwrap_or(&no_marks);
             let entries: Vec<&IndexManifestEntry> = self
                 .state
                 .index_entries
                 .iter()
                 .filter(|e| {
                     e.index_type == DELETION_VECTORS_INDEX
-                        && e.partition == partition
-                        && e.bucket == bucket
-                        && e.dv_ranges
-                            .iter()
-                            .flatten()
-                            .any(|r| gone.contains(&r.data_file))
+                        && &e.partition == partition
+                        && e.bucket == *bucket
                 })
                 .collect();
             let mut keep: BTreeMap<String, RoaringBitmap> = BTreeMap::new();
@@ -1376,6 +1532,21 @@ impl Run<'_, '_> {
                     ..(*e).clone()
                 });
             }
+            for (file, positions) in marks {
+                if gone.contains(file) {
+                    continue;
+                }
+                let bm = keep.entry(file.clone()).or_default();
+                for &p in positions {
+                    let p = u32::try_from(p).map_err(|_| {
+                        Error::illegal_state(format!(
+                            "row position {p} of '{file}' is beyond a 32-bit deletion vector"
+                        ))
+                    })?;
+                    bm.insert(p);
+                }
+            }
+            keep.retain(|_, bm| !bm.is_empty());
             if !keep.is_empty() {
                 let (bytes, ranges) = index::encode_deletion_vectors(&keep)?;
                 let name = format!("index-{}-0", self.ids.next_uuid());
@@ -1384,7 +1555,7 @@ impl Run<'_, '_> {
                 self.delta.index.push(IndexManifestEntry {
                     kind: FileKind::Add,
                     partition: partition.clone(),
-                    bucket,
+                    bucket: *bucket,
                     index_type: DELETION_VECTORS_INDEX.to_string(),
                     file_name: name,
                     file_size: size as i64,

@@ -2,8 +2,9 @@
 //!
 //! The table layer plans merge-tree tasks and executes their metadata-only upgrades itself; a
 //! task that must merge files (a `Rewrite` action) is handed to a [`MergeTreeRewriter`] with
-//! everything it needs to read its inputs and name its outputs. Without one, such buckets are
-//! reported as blocked and left untouched.
+//! everything it needs to read its inputs and name its outputs, and so is an upgrade that must
+//! produce changelog or deletion-vector marks. Without one, such buckets are reported as
+//! blocked and left untouched.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -40,6 +41,9 @@ pub struct MergeRewriteRequest<'a> {
     pub output_level: Level,
     pub max_level: Level,
     pub drop_delete: bool,
+    /// `false` for an upgrade that only produces changelog and deletion-vector marks (the
+    /// changelog rewriters' `CHANGELOG_NO_REWRITE`): the file moves up and no data is written.
+    pub write_data: bool,
     /// Sections in key order; each a list of sorted runs; each run a list of files.
     pub sections: Vec<Vec<Vec<MergeRewriteInput>>>,
     /// Files of the bucket at levels above the output (for lookup changelog and DV marks).

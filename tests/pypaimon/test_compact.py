@@ -112,67 +112,130 @@ def test_primary_key_deduplicate_upgrade_only(wh):
     assert rows[0]["v"] == "new" and len(rows) == 100
 
 
-def test_primary_key_updates_and_deletes_need_the_merge_rewriter(wh):
+def by_key(rows):
+    return sorted(rows, key=lambda r: r["k"])
+
+
+def test_primary_key_updates_and_deletes_are_merged(wh):
     options = {"bucket": "2", "rowkind.field": "op"}
     wh.create("t", PK_OP, primary_keys=["k"], options=options)
+    expected = {}
     for c in range(6):
         rows = [{"k": i, "v": f"c{c}", "n": c, "op": "+I"} for i in range(0, 40, 1 + c % 2)]
-        rows += [{"k": 40 + c, "v": "gone", "n": c, "op": "-D"}]
+        rows += [{"k": i, "v": "gone", "n": c, "op": "-D"} for i in range(c, 40, 9)]
         wh.write("t", rows, PK_OP)
+        for r in rows:
+            if r["op"] == "-D":
+                expected.pop(r["k"], None)
+            else:
+                expected[r["k"]] = r
     before = wh.read("t")
-    files_before = wh.files("t")
+    assert by_key(before) == by_key(expected.values())
     plan = wh.plan("t", "--full")
-    assert plan["summary"]["buckets_blocked"] == 2, plan
-    assert all("merge rewriter" in b["blocked"] for b in plan["buckets"])
+    assert plan["summary"]["buckets_blocked"] == 0, plan
+    assert plan["summary"]["rewrites"] == 2, plan
     report = wh.compact("t", "--full")
-    assert report["snapshot_after"] is None
-    assert len(report["skipped"]) == 2
+    assert report["snapshot_after"] == 7, report
+    assert report["totals"]["files_removed"] == 12
+    assert report["totals"]["files_added"] == 2
+    check_compact_snapshot(wh, "t", 6)
     assert wh.read("t") == before
-    assert wh.files("t") == files_before
+    for b in report["buckets"]:
+        assert [lv["level"] for lv in b["levels_after"]] == [5], b
+    # pypaimon writes on top of our snapshot (an update and a delete) and merges with our files.
+    wh.write("t", [{"k": 0, "v": "new", "n": 9, "op": "+U"},
+                   {"k": 2, "v": None, "n": None, "op": "-D"}], PK_OP)
+    expected[0] = {"k": 0, "v": "new", "n": 9, "op": "+U"}
+    expected.pop(2, None)
+    assert by_key(wh.read("t", drop=("op",))) == by_key(
+        {k: v for k, v in r.items() if k != "op"} for r in expected.values())
+    # And an automatic compaction of that level-0 file keeps it so.
+    wh.compact("t")
+    assert by_key(wh.read("t", drop=("op",))) == by_key(
+        {k: v for k, v in r.items() if k != "op"} for r in expected.values())
 
 
-def test_first_row_rows_become_visible_after_compaction(wh):
-    # first-row tables skip level 0 in batch reads: pypaimon sees nothing until compaction.
-    expected = pk_disjoint(wh, "t", {"merge-engine": "first-row", "target-file-size": "1 kb"})
+def test_first_row_keeps_the_first_row_across_compactions(wh):
+    # first-row tables skip level 0 in batch reads: pypaimon sees rows once we compact them.
+    wh.create("t", PK, primary_keys=["k"], options={"bucket": "1", "merge-engine": "first-row"})
+    first = {}
+    for rnd in range(3):
+        for c in range(3):
+            rows = [{"k": (i * 7 + rnd * 17 + c * 5) % 60, "v": f"r{rnd}-{c}", "n": i}
+                    for i in range(25)]
+            wh.write("t", rows, PK)
+            for r in rows:
+                first.setdefault(r["k"], r)
+        report = wh.compact("t")
+        assert report["snapshot_after"] is not None, report
+        assert by_key(wh.read("t")) == by_key(first.values()), rnd
+
+
+def test_deletion_vectors_mark_rows_that_pypaimon_then_skips(wh):
+    wh.create("t", PK, primary_keys=["k"], options={"bucket": "1",
+                                                   "deletion-vectors.enabled": "true"})
+    expected = {}
+    base = [{"k": k, "v": f"base-{k}", "n": k} for k in range(3000)]
+    wh.write("t", base, PK)
+    expected.update((r["k"], r) for r in base)
+    # pypaimon writes only level 0 here, which a deletion-vector reader skips.
     assert wh.read("t") == []
-    report = wh.compact("t", "--full")
-    assert report["totals"]["upgrades"] == 5, report
-    assert len(wh.read("t")) == len(expected)
+    wh.compact("t")
+    assert by_key(wh.read("t")) == by_key(expected.values())
+    # Small overlapping writes: the pick stays below the max level and the older copies of
+    # the keys there are marked in a deletion vector that pypaimon applies.
+    for c in range(2):
+        rows = [{"k": k, "v": f"upd{c}", "n": -k} for k in range(c * 7, 3000, 151)]
+        wh.write("t", rows, PK)
+        expected.update((r["k"], r) for r in rows)
+    report = wh.compact("t")
+    b = report["buckets"][0]
+    assert b["deletion_vector_marks"] > 0, report
+    assert any(lv["level"] == 5 for lv in b["levels_after"]), report
+    assert by_key(wh.read("t")) == by_key(expected.values())
+    # Once more, now that the bucket has a deletion-vector index.
+    rows = [{"k": k, "v": "again", "n": 0} for k in range(3, 3000, 301)]
+    wh.write("t", rows, PK)
+    expected.update((r["k"], r) for r in rows)
+    wh.compact("t")
+    assert by_key(wh.read("t")) == by_key(expected.values())
+    wh.compact("t", "--full")
+    assert by_key(wh.read("t")) == by_key(expected.values())
+    assert len(wh.plan("t")["buckets"][0]["levels"]) == 1
 
 
-def test_deletion_vectors_table_rows_become_visible_after_compaction(wh):
-    expected = pk_disjoint(wh, "t", {"deletion-vectors.enabled": "true",
-                                     "target-file-size": "1 kb"})
-    assert wh.read("t") == []
-    report = wh.compact("t", "--full")
-    assert report["totals"]["upgrades"] == 5, report
-    assert len(wh.read("t")) == len(expected)
-    # A later overlapping write needs a lookup merge: reported as blocked, nothing changes.
-    wh.write("t", [{"k": 1, "v": "x", "n": 0}], PK)
-    before = wh.read("t")
-    plan = wh.plan("t", "--full")
-    assert plan["summary"]["buckets_blocked"] == 1, plan
-    assert wh.read("t") == before
-
-
-def test_partial_update_and_aggregation_upgrade_and_block(wh):
+def test_partial_update_and_aggregation_merge_with_their_engine(wh):
     for engine, opts in [
         ("partial-update", {}),
         ("aggregation", {"fields.n.aggregate-function": "sum"}),
     ]:
         name = engine.replace("-", "_")
-        expected = pk_disjoint(wh, name, {"merge-engine": engine, "target-file-size": "1 kb",
-                                          **opts})
+        wh.create(name, PK, primary_keys=["k"],
+                  options={"bucket": "1", "merge-engine": engine, **opts})
+        expected = {}
+        for c in range(5):
+            rows = [{"k": i % 30, "v": None if (i + c) % 3 == 0 else f"c{c}-{i}",
+                     "n": None if (i + c) % 4 == 0 else c * 10 + i}
+                    for i in range(0, 40, 1 + c % 3)]
+            wh.write(name, rows, PK)
+            for r in rows:
+                old = expected.get(r["k"], {"k": r["k"], "v": None, "n": None})
+                v = r["v"] if r["v"] is not None else old["v"]
+                if engine == "aggregation":
+                    n = r["n"] if old["n"] is None else old["n"] + (r["n"] or 0)
+                else:
+                    n = r["n"] if r["n"] is not None else old["n"]
+                expected[r["k"]] = {"k": r["k"], "v": v, "n": n}
         report = wh.compact(name, "--full")
-        assert report["totals"]["upgrades"] == 5, (engine, report)
-        assert len(wh.read(name)) == len(expected)
-        # Overlapping keys must be merged with the engine: blocked, unchanged.
+        assert report["totals"]["rewrites"] == 1, (engine, report)
+        assert report["totals"]["files_added"] == 1, (engine, report)
+        assert by_key(wh.read(name)) == by_key(expected.values()), engine
+        # pypaimon merges its own new write with our compacted file the same way.
         wh.write(name, [{"k": 0, "v": None, "n": 5}], PK)
-        before = wh.read(name)
-        plan = wh.plan(name, "--full")
-        assert plan["summary"]["buckets_blocked"] == 1, (engine, plan)
-        wh.compact(name, "--full")
-        assert wh.read(name) == before
+        old = expected[0]
+        expected[0] = {"k": 0, "v": old["v"],
+                       "n": (old["n"] or 0) + 5 if engine == "aggregation" else 5}
+        assert by_key(wh.read(name)) == by_key(expected.values()), engine
 
 
 def test_two_compactors_race_exactly_one_commits(wh):

@@ -235,3 +235,114 @@ pub fn read_rows(storage: &dyn Storage, table_path: &str) -> Vec<String> {
     plain.sort();
     plain
 }
+
+/// Every row of the table's files at levels >= 1, deletion vectors applied and nothing merged:
+/// what Paimon's reader of a deletion-vector (or first-row) table returns. Panics when a key
+/// appears twice or a retract record is visible, since such a reader would return both.
+/// Returns the rows as [`read_rows`] does, and the number of level-0 files it skipped.
+pub fn read_rows_without_merge(storage: &dyn Storage, table_path: &str) -> (Vec<String>, usize) {
+    let state = scan(storage, table_path).unwrap();
+    let table = &state.table;
+    let n_keys = table.key_types.len();
+    assert!(n_keys > 0, "a primary-key table");
+    let mut seen = std::collections::BTreeSet::new();
+    let mut rows = Vec::new();
+    let mut level0 = 0;
+    for b in state.buckets.values() {
+        for l in &b.files {
+            if l.entry.file.level == 0 {
+                level0 += 1;
+                continue;
+            }
+            let path = table
+                .paths
+                .data_file(&b.partition_path, b.bucket, &l.entry.file.file_name, "test")
+                .unwrap();
+            let deleted: Vec<u32> = match &l.deletion_vector {
+                Some((idx, meta)) => {
+                    let p = table.paths.index_file(idx, "test").unwrap();
+                    read_deletion_vector(storage, &p, meta)
+                        .unwrap()
+                        .iter()
+                        .collect()
+                }
+                None => vec![],
+            };
+            let bytes = Bytes::from(storage.read_all(&path).unwrap());
+            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+                .unwrap()
+                .build()
+                .unwrap();
+            let mut pos = 0u32;
+            for batch in reader {
+                let batch: RecordBatch = batch.unwrap();
+                for r in 0..batch.num_rows() {
+                    let here = pos;
+                    pos += 1;
+                    if deleted.contains(&here) {
+                        continue;
+                    }
+                    let key: Vec<String> = (0..n_keys)
+                        .map(|c| cell(batch.column(c).as_ref(), r))
+                        .collect();
+                    let key = format!("{}#{}", b.partition_path, key.join("|"));
+                    assert!(
+                        seen.insert(key.clone()),
+                        "key {key} is visible twice (second in {})",
+                        l.entry.file.file_name
+                    );
+                    let kind = batch
+                        .column(n_keys + 1)
+                        .as_any()
+                        .downcast_ref::<Int8Array>()
+                        .unwrap()
+                        .value(r);
+                    assert!(
+                        kind == 0 || kind == 2,
+                        "a retract record of key {key} is visible in {}",
+                        l.entry.file.file_name
+                    );
+                    let values: Vec<String> = (n_keys + 2..batch.num_columns())
+                        .map(|c| cell(batch.column(c).as_ref(), r))
+                        .collect();
+                    rows.push(values.join("|"));
+                }
+            }
+        }
+    }
+    rows.sort();
+    (rows, level0)
+}
+
+/// The rows of the given changelog (or data) files of a primary-key table, each as
+/// `<kind>:v1|v2|...` with kind one of `+I`, `-U`, `+U`, `-D`, sorted.
+pub fn read_changelog(storage: &dyn Storage, table_path: &str, paths: &[String]) -> Vec<String> {
+    let table = paimon_compact::table::scan::Table::load(storage, table_path).unwrap();
+    let n_keys = table.key_types.len();
+    let mut out = Vec::new();
+    for path in paths {
+        let bytes = Bytes::from(storage.read_all(path).unwrap());
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
+        for batch in reader {
+            let batch: RecordBatch = batch.unwrap();
+            for r in 0..batch.num_rows() {
+                let kind = batch
+                    .column(n_keys + 1)
+                    .as_any()
+                    .downcast_ref::<Int8Array>()
+                    .unwrap()
+                    .value(r);
+                let kind = ["+I", "-U", "+U", "-D"][kind as usize];
+                let values: Vec<String> = (n_keys + 2..batch.num_columns())
+                    .map(|c| cell(batch.column(c).as_ref(), r))
+                    .collect();
+                out.push(format!("{kind}:{}", values.join("|")));
+            }
+        }
+    }
+    out.sort();
+    out
+}

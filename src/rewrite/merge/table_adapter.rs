@@ -124,7 +124,7 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
             output_level: request.output_level,
             max_level: request.max_level,
             drop_delete: request.drop_delete,
-            write_data: true,
+            write_data: request.write_data,
             creation_time_ms: request.creation_time_ms,
         };
         let r = rewrite_merge_tree(storage, &req, &table.options)?;
