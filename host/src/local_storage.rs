@@ -10,10 +10,13 @@ use paimon_compact::storage::{
 };
 
 /// A directory as object storage. Paths are relative, `/`-separated, and may not escape the
-/// root (`..`, absolute paths and empty segments are refused).
+/// root (`..`, absolute paths and empty segments are refused). Paimon's external data files
+/// are addressed by `file:` URIs (`file:/abs/path`, `file:///abs/path`); those are served only
+/// under the external roots the host was given, and listed back as `file:/abs/path`.
 #[derive(Debug)]
 pub struct LocalDirStorage {
     root: PathBuf,
+    external_roots: Vec<PathBuf>,
     temp_counter: AtomicU64,
 }
 
@@ -31,8 +34,26 @@ impl LocalDirStorage {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         LocalDirStorage {
             root: root.into(),
+            external_roots: Vec::new(),
             temp_counter: AtomicU64::new(0),
         }
+    }
+
+    /// Also serves `file:` URIs under these absolute directories (a table's
+    /// `data-file.external-paths`).
+    pub fn with_external_roots(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.external_roots.extend(roots);
+        self
+    }
+
+    /// The absolute local path of a `file:` URI, if `path` is one.
+    fn file_uri(path: &str) -> Option<&str> {
+        let rest = path.strip_prefix("file:")?;
+        let rest = match rest.strip_prefix("//") {
+            Some(r) => r.strip_prefix("localhost").unwrap_or(r),
+            None => rest,
+        };
+        Some(rest)
     }
 
     pub fn root(&self) -> &Path {
@@ -40,6 +61,28 @@ impl LocalDirStorage {
     }
 
     fn resolve(&self, path: &str) -> StorageResult<PathBuf> {
+        if let Some(abs) = Self::file_uri(path) {
+            let p = Path::new(abs);
+            let clean = abs.starts_with('/')
+                && p.components()
+                    .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+            if clean && self.external_roots.iter().any(|r| p.starts_with(r)) {
+                return Ok(p.to_path_buf());
+            }
+            return Err(StorageError::new(
+                StorageErrorKind::Permission,
+                path,
+                "this file URI is outside the external directories the host serves (a table's \
+                 data-file.external-paths, or --allow-external)",
+            ));
+        }
+        if path.contains(':') && path.split('/').next().is_some_and(|s| s.ends_with(':')) {
+            return Err(StorageError::new(
+                StorageErrorKind::Permission,
+                path,
+                "this host serves local paths and file: URIs only",
+            ));
+        }
         let rel = Path::new(path);
         let ok = !path.is_empty()
             && rel.components().all(|c| matches!(c, Component::Normal(_)))
@@ -164,7 +207,13 @@ impl Storage for LocalDirStorage {
     }
 
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
-        // Walk the deepest directory the prefix names, then filter by the full prefix.
+        // Walk the deepest directory the prefix names, then filter by the full prefix. Keys
+        // are relative to the root, or `file:/abs` URIs under an external root.
+        let (base, key_prefix, prefix) = match Self::file_uri(prefix) {
+            Some(abs) => (PathBuf::from("/"), "file:", format!("file:{abs}")),
+            None => (self.root.clone(), "", prefix.to_string()),
+        };
+        let prefix = prefix.as_str();
         let dir_part = match prefix.rfind('/') {
             Some(i) => &prefix[..i],
             None => "",
@@ -189,10 +238,13 @@ impl Storage for LocalDirStorage {
                 if ft.is_dir() {
                     stack.push(path);
                 } else if ft.is_file() {
-                    let rel = path
-                        .strip_prefix(&self.root)
-                        .map(|r| r.to_string_lossy().replace('\\', "/"))
-                        .unwrap_or_default();
+                    let rel = match key_prefix {
+                        "" => path
+                            .strip_prefix(&base)
+                            .map(|r| r.to_string_lossy().replace('\\', "/"))
+                            .unwrap_or_default(),
+                        _ => format!("{key_prefix}{}", path.to_string_lossy()),
+                    };
                     let hidden_temp = rel
                         .rsplit('/')
                         .next()
@@ -288,6 +340,41 @@ mod tests {
             s.size("/etc/passwd").unwrap_err().kind,
             StorageErrorKind::Permission
         );
+        assert_eq!(
+            s.size("file:/etc/passwd").unwrap_err().kind,
+            StorageErrorKind::Permission
+        );
+        assert_eq!(
+            s.size("s3://b/k").unwrap_err().kind,
+            StorageErrorKind::Permission
+        );
         fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn file_uris_are_served_under_external_roots_only() {
+        let root = tmp();
+        let ext = tmp();
+        let s = LocalDirStorage::new(&root).with_external_roots([ext.clone()]);
+        let uri = format!("file:{}/bucket-0/data-1.parquet", ext.display());
+        s.write_all(&uri, b"abc").unwrap();
+        assert_eq!(s.read_all(&uri).unwrap(), b"abc");
+        let triple = format!("file://{}/bucket-0/data-1.parquet", ext.display());
+        assert_eq!(s.size(&triple).unwrap(), 3);
+        let listed: Vec<_> = s
+            .list(&format!("file:{}/bucket-0/data-", ext.display()))
+            .unwrap()
+            .into_iter()
+            .map(|o| o.path)
+            .collect();
+        assert_eq!(listed, vec![uri.clone()]);
+        let escape = format!("file:{}/../x", ext.display());
+        assert_eq!(
+            s.size(&escape).unwrap_err().kind,
+            StorageErrorKind::Permission
+        );
+        s.delete(&uri).unwrap();
+        fs::remove_dir_all(root).unwrap();
+        fs::remove_dir_all(ext).unwrap();
     }
 }

@@ -50,6 +50,10 @@ struct EngineArgs {
     /// Guest time limit per call, e.g. `10 min`; `0` for none.
     #[arg(long, default_value = "0", global = true)]
     timeout: String,
+    /// A directory whose `file:` URIs (Paimon external data files) the table's storage may
+    /// serve, besides those its schemas name in `data-file.external-paths`; repeatable.
+    #[arg(long, global = true)]
+    allow_external: Vec<PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -238,7 +242,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Command::Plan { target, full, json } => {
             let compactor = compactor(&cli.engine)?;
             if target.is_dir() {
-                let (storage, table_path) = table::open(&target)?;
+                let (storage, table_path) = table::open(&target, &cli.engine.allow_external)?;
                 let plan =
                     compactor.plan_table(storage.clone(), &table_path, &TableJob::now(full))?;
                 if json {
@@ -281,7 +285,15 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             no_lease,
         } => {
             let compactor = compactor(&cli.engine)?;
-            let report = table::compact(&compactor, &dir, full, wait, no_lease, !json)?;
+            let report = table::compact(
+                &compactor,
+                &dir,
+                full,
+                wait,
+                no_lease,
+                !json,
+                &cli.engine.allow_external,
+            )?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

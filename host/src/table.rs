@@ -11,8 +11,13 @@ use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::{HostStorage, ProgressFn};
 use paimon_compact_host::{Compactor, HostError, TableJob};
 
-/// Storage rooted at the table's parent directory, and the table's path inside it.
-pub fn open(dir: &Path) -> Result<(Arc<dyn HostStorage>, String), String> {
+/// Storage rooted at the table's parent directory, and the table's path inside it. `file:`
+/// URIs are served under `allow_external` and under every local directory the table's schemas
+/// name in `data-file.external-paths` (where Paimon writers put external data files).
+pub fn open(
+    dir: &Path,
+    allow_external: &[PathBuf],
+) -> Result<(Arc<dyn HostStorage>, String), String> {
     let dir: PathBuf = dir
         .canonicalize()
         .map_err(|e| format!("cannot open table {}: {e}", dir.display()))?;
@@ -24,7 +29,47 @@ pub fn open(dir: &Path) -> Result<(Arc<dyn HostStorage>, String), String> {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("/"));
-    Ok((Arc::new(LocalDirStorage::new(parent)), name))
+    let mut roots = Vec::new();
+    for d in allow_external
+        .iter()
+        .cloned()
+        .chain(schema_external_dirs(&dir))
+    {
+        // Only existing directories: a root is compared by its canonical path.
+        if let Ok(c) = d.canonicalize() {
+            roots.push(c);
+        }
+    }
+    let storage = LocalDirStorage::new(parent).with_external_roots(roots);
+    Ok((Arc::new(storage), name))
+}
+
+/// Local directories named by `data-file.external-paths` in any schema file of the table.
+fn schema_external_dirs(table_dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(table_dir.join("schema")) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        if !e.file_name().to_string_lossy().starts_with("schema-") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        let Ok(doc) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if let Some(paths) = doc["options"]["data-file.external-paths"].as_str() {
+            for p in paths.split(',') {
+                let uri = paimon_compact::table::path::normalize_uri(p);
+                if let Some(local) = uri.strip_prefix("file:") {
+                    out.push(PathBuf::from(local));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn levels(levels: &[paimon_compact::table::job::LevelStat]) -> String {
@@ -201,8 +246,9 @@ pub fn compact(
     wait: bool,
     no_lease: bool,
     show_progress: bool,
+    allow_external: &[PathBuf],
 ) -> Result<CompactReport, HostError> {
-    let (storage, table_path) = open(dir).map_err(HostError::Setup)?;
+    let (storage, table_path) = open(dir, allow_external).map_err(HostError::Setup)?;
     let started = Instant::now();
     loop {
         let mut job = TableJob::now(full);

@@ -309,12 +309,6 @@ fn append_blocker(table: &Table, b: &BucketState, task: &[usize]) -> Option<Stri
     let first = &b.files[task[0]].entry.file;
     for &i in task {
         let f = &b.files[i].entry.file;
-        if f.external_path.is_some() {
-            return Some(format!(
-                "file '{}' lives at an external path, which this build does not read",
-                f.file_name
-            ));
-        }
         if !f.file_name.ends_with(".parquet") {
             return Some(format!("file '{}' is not a Parquet file", f.file_name));
         }
@@ -479,15 +473,13 @@ fn plan_merge_tree_bucket(
     for l in &b.files {
         let mut m = planner_meta(table, l)?;
         if m.level.is_zero() && m.delete_row_count == Some(0) {
-            let path = table.paths.data_file(
+            let path = table.paths.live_data_file(
                 &b.partition_path,
                 b.bucket,
-                &l.entry.file.file_name,
+                &l.entry.file,
                 &l.source,
             )?;
-            let proven = if l.entry.file.external_path.is_some()
-                || !l.entry.file.file_name.ends_with(".parquet")
-            {
+            let proven = if !l.entry.file.file_name.ends_with(".parquet") {
                 None
             } else {
                 delete_count::proven_no_retracts(storage, &path)?
@@ -545,23 +537,6 @@ fn plan_merge_tree_bucket(
                 }
             }
         }
-    }
-    if blocked.is_none() {
-        blocked = decision.task.actions.iter().find_map(|a| {
-            a.inputs().iter().find_map(|f| {
-                b.files
-                    .iter()
-                    .find(|l| l.entry.file.file_name == f.file_name)
-                    .filter(|l| l.entry.file.external_path.is_some())
-                    .map(|l| {
-                        format!(
-                            "file '{}' lives at an external path, which this build does not \
-                             read",
-                            l.entry.file.file_name
-                        )
-                    })
-            })
-        });
     }
     let bp = BucketPlan {
         partition: b.partition_path.clone(),
@@ -889,6 +864,7 @@ pub fn compact_table(
         delta: CommitDelta::default(),
         removed_dvs: BTreeMap::new(),
         dv_marks: BTreeMap::new(),
+        external_pick: 0,
         metrics: Vec::new(),
     };
     let mut t3 = t2;
@@ -1054,6 +1030,8 @@ struct Run<'s, 'a> {
     delta: CommitDelta,
     /// Data files whose deletion vectors go away, by (partition, bucket).
     removed_dvs: BTreeMap<(BinaryRow, i32), BTreeSet<String>>,
+    /// Counter of output directories handed out (external-path rotation).
+    external_pick: usize,
     /// Row positions lookups found superseded, by (partition, bucket) and data file.
     dv_marks: BTreeMap<(BinaryRow, i32), BTreeMap<String, Vec<u64>>>,
     metrics: Vec<BucketMetrics>,
@@ -1096,12 +1074,18 @@ fn delete_entry(l: &LiveFile) -> ManifestEntry {
 
 impl Run<'_, '_> {
     fn path_of(&self, b: &BucketState, l: &LiveFile) -> Result<String> {
-        self.table.paths.data_file(
-            &b.partition_path,
-            b.bucket,
-            &l.entry.file.file_name,
-            &l.source,
-        )
+        self.table
+            .paths
+            .live_data_file(&b.partition_path, b.bucket, &l.entry.file, &l.source)
+    }
+
+    /// Where this job's next new files of the bucket go (rotating over external paths).
+    fn output_dir(&mut self, b: &BucketState) -> (String, bool) {
+        let pick = self.external_pick;
+        self.external_pick += 1;
+        self.table
+            .paths
+            .output_bucket_dir(&b.partition_path, b.bucket, pick)
     }
 
     fn deleted_rows(&self, l: &LiveFile) -> Result<Option<Vec<u64>>> {
@@ -1177,7 +1161,7 @@ impl Run<'_, '_> {
                 deleted_rows: self.deleted_rows(l)?,
             });
         }
-        let output_dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+        let (output_dir, external) = self.output_dir(b);
         let prefix = format!("data-{}-", self.ids.next_uuid());
         let req = AppendRewrite {
             inputs,
@@ -1232,7 +1216,7 @@ impl Run<'_, '_> {
                 embedded_file_index: None,
                 file_source: Some(1),
                 value_stats_cols: Some(Vec::new()),
-                external_path: None,
+                external_path: external.then(|| o.path.clone()),
                 first_row_id: None,
                 write_cols: None,
                 write_cols_sequences: None,
@@ -1434,7 +1418,7 @@ impl Run<'_, '_> {
             .filter(|f| f.level > merge.output_level && !merge.exclude.contains(&f.file_name))
             .map(&input)
             .collect::<Result<Vec<_>>>()?;
-        let output_dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+        let (output_dir, external) = self.output_dir(b);
         let uuid = self.ids.next_uuid();
         let req = MergeRewriteRequest {
             table: self.table,
@@ -1449,7 +1433,7 @@ impl Run<'_, '_> {
             higher_levels,
             creation_time_ms: self.opts.context.now_ms,
         };
-        let result = match rewriter.rewrite(self.storage, &req) {
+        let mut result = match rewriter.rewrite(self.storage, &req) {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &req.file_prefix);
@@ -1459,6 +1443,11 @@ impl Run<'_, '_> {
         };
         for p in &result.written {
             self.written.track(p);
+        }
+        if external {
+            for f in result.outputs.iter_mut().chain(result.changelog.iter_mut()) {
+                f.external_path = Some(format!("{output_dir}/{}", f.file_name));
+            }
         }
         if !result.deletion_vector_marks.is_empty() {
             let marks = self

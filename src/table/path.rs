@@ -37,6 +37,56 @@ pub fn validate_name(name: &str, source: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks a data file's `_EXTERNAL_PATH` (Paimon's `data-file.external-paths`): an absolute URI
+/// such as `file:/mnt/ext/bucket-0/data-1.parquet` or `s3://bucket/t/bucket-0/data-1.parquet`,
+/// free of `.`/`..` segments and naming the file itself. It is handed to storage as-is: a host
+/// serves the URIs it knows (the CLI: `file:` URIs under directories it was allowed) and
+/// refuses the others with a typed error, so metadata cannot steer reads anywhere else.
+pub fn validate_external_path(uri: &str, name: &str, source: &str) -> Result<()> {
+    validate_name(name, source)?;
+    let bad = |why: &str| {
+        Err(Error::corrupt(
+            Some(source),
+            format!("external path '{uri}' of file '{name}' {why}; refusing to follow it"),
+        ))
+    };
+    let Some((scheme, rest)) = uri.split_once(':') else {
+        return bad("is not a URI");
+    };
+    let scheme_ok = scheme
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok || !rest.starts_with('/') {
+        return bad("is not an absolute URI");
+    }
+    if uri.contains('\\') || uri.contains('\0') {
+        return bad("contains a backslash or NUL");
+    }
+    let path = rest.trim_start_matches('/');
+    if path.split('/').any(|seg| seg == ".." || seg == ".") {
+        return bad("has a '.' or '..' segment");
+    }
+    if path.rsplit('/').next() != Some(name) {
+        return bad("does not end with the file's name");
+    }
+    Ok(())
+}
+
+/// Paimon's `Path` spelling of a local URI: `file:///a/b` and `file://localhost/a/b` become
+/// `file:/a/b`; other URIs are kept, without a trailing `/`.
+pub fn normalize_uri(uri: &str) -> String {
+    let uri = uri.trim().trim_end_matches('/');
+    if let Some(rest) = uri.strip_prefix("file://") {
+        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+        return format!("file:{rest}");
+    }
+    uri.to_string()
+}
+
 /// Hive-style escaping of one partition value.
 pub fn escape_partition_value(v: &str) -> String {
     let mut out = String::with_capacity(v.len());
@@ -76,6 +126,9 @@ pub struct TablePaths {
     root: String,
     /// `data-file.path-directory`: data files live under this subdirectory.
     data_dir: Option<String>,
+    /// `data-file.external-paths` (filtered by its strategy): new data files go under these
+    /// URIs instead of the table directory, rotating over them.
+    external: Vec<String>,
 }
 
 impl TablePaths {
@@ -83,7 +136,77 @@ impl TablePaths {
         TablePaths {
             root: root.trim_end_matches('/').to_string(),
             data_dir: None,
+            external: Vec::new(),
         }
+    }
+
+    /// Where new data files go, from the table options `data-file.external-paths`,
+    /// `.strategy` (`none`, the default, keeps them in the table directory; `round-robin` and
+    /// `weight-robin` rotate over every path — weights are not honoured; `specific-fs` uses
+    /// the paths of the scheme named by `.specific-fs`).
+    pub fn with_external_paths(
+        mut self,
+        options: &std::collections::BTreeMap<String, String>,
+        source: &str,
+    ) -> Result<Self> {
+        let strategy = options
+            .get("data-file.external-paths.strategy")
+            .map(|s| s.trim().to_ascii_lowercase())
+            .unwrap_or_else(|| "none".to_string());
+        let paths: Vec<String> = options
+            .get("data-file.external-paths")
+            .map(|s| {
+                s.split(',')
+                    .map(normalize_uri)
+                    .filter(|p| !p.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.external = match strategy.as_str() {
+            "none" => Vec::new(),
+            "round-robin" | "weight-robin" => paths,
+            "specific-fs" => {
+                let fs = options
+                    .get("data-file.external-paths.specific-fs")
+                    .map(|s| s.trim().to_ascii_lowercase())
+                    .unwrap_or_default();
+                paths
+                    .into_iter()
+                    .filter(|p| {
+                        p.split(':')
+                            .next()
+                            .is_some_and(|s| s.eq_ignore_ascii_case(&fs))
+                    })
+                    .collect()
+            }
+            other => {
+                return Err(Error::invalid_option(
+                    "data-file.external-paths.strategy",
+                    other,
+                    format!(
+                        "one of none, round-robin, weight-robin, specific-fs (schema {source})"
+                    ),
+                ))
+            }
+        };
+        for p in &self.external {
+            validate_external_path(&format!("{p}/x"), "x", source)?;
+        }
+        if strategy != "none" && self.external.is_empty() {
+            return Err(Error::invalid_option(
+                "data-file.external-paths",
+                options
+                    .get("data-file.external-paths")
+                    .map_or("", String::as_str),
+                format!("strategy '{strategy}' selects no external path"),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// The external roots new data files rotate over (empty: the table directory).
+    pub fn external_paths(&self) -> &[String] {
+        &self.external
     }
 
     pub fn with_data_dir(mut self, dir: Option<String>) -> Self {
@@ -163,6 +286,44 @@ impl TablePaths {
         ))
     }
 
+    /// Where the file a manifest entry names is: its `_EXTERNAL_PATH` when set, else the
+    /// bucket directory.
+    pub fn live_data_file(
+        &self,
+        partition_path: &str,
+        bucket: i32,
+        file: &super::manifest::DataFile,
+        source: &str,
+    ) -> Result<String> {
+        match &file.external_path {
+            Some(uri) => {
+                validate_external_path(uri, &file.file_name, source)?;
+                Ok(uri.clone())
+            }
+            None => self.data_file(partition_path, bucket, &file.file_name, source),
+        }
+    }
+
+    /// The directory new files of a bucket go to: external root `pick` (modulo their number)
+    /// when the table has external paths, else the bucket directory. The flag says which.
+    pub fn output_bucket_dir(
+        &self,
+        partition_path: &str,
+        bucket: i32,
+        pick: usize,
+    ) -> (String, bool) {
+        if self.external.is_empty() {
+            return (self.bucket_dir(partition_path, bucket), false);
+        }
+        let root = &self.external[pick % self.external.len()];
+        let dir = if partition_path.is_empty() {
+            format!("{root}/bucket-{bucket}")
+        } else {
+            format!("{root}/{partition_path}/bucket-{bucket}")
+        };
+        (dir, true)
+    }
+
     /// Where compaction leases live (Paimon readers ignore this directory).
     pub fn lease_dir(&self) -> String {
         self.join("compaction-lease")
@@ -199,6 +360,92 @@ mod tests {
             "wh/db.db/t/dt=1/bucket-3/data-a-0.parquet"
         );
         assert_eq!(p.snapshot(4), "wh/db.db/t/snapshot/snapshot-4");
+    }
+
+    #[test]
+    fn external_paths_are_absolute_uris_naming_the_file() {
+        let name = "data-a-0.parquet";
+        for good in [
+            "file:/mnt/ext/bucket-0/data-a-0.parquet",
+            "s3://bucket/t/dt=1/bucket-0/data-a-0.parquet",
+        ] {
+            validate_external_path(good, name, "m").unwrap();
+        }
+        for bad in [
+            "/mnt/ext/data-a-0.parquet",
+            "file:relative/data-a-0.parquet",
+            "file:/mnt/../etc/data-a-0.parquet",
+            "file:/mnt/./data-a-0.parquet",
+            "file:/mnt/ext/other.parquet",
+            "1x:/a/data-a-0.parquet",
+            "file:/a\\b/data-a-0.parquet",
+        ] {
+            let e = validate_external_path(bad, name, "manifest-9").unwrap_err();
+            assert!(
+                matches!(e.kind, crate::ErrorKind::CorruptInput { .. }),
+                "{bad}"
+            );
+            assert!(e.message.contains("manifest-9"), "{bad}");
+        }
+        assert_eq!(normalize_uri("file:///tmp/x/"), "file:/tmp/x");
+        assert_eq!(normalize_uri("s3://b/p"), "s3://b/p");
+    }
+
+    #[test]
+    fn new_files_rotate_over_the_external_paths_the_strategy_selects() {
+        let opts = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let paths = "file:///e1, s3://b/e2";
+        let p = TablePaths::new("t")
+            .with_external_paths(&opts(&[("data-file.external-paths", paths)]), "s")
+            .unwrap();
+        assert!(
+            p.external_paths().is_empty(),
+            "strategy none keeps the table dir"
+        );
+        assert_eq!(p.output_bucket_dir("", 0, 0), ("t/bucket-0".into(), false));
+        let p = TablePaths::new("t")
+            .with_external_paths(
+                &opts(&[
+                    ("data-file.external-paths", paths),
+                    ("data-file.external-paths.strategy", "round-robin"),
+                ]),
+                "s",
+            )
+            .unwrap();
+        assert_eq!(
+            p.output_bucket_dir("dt=1", 2, 0),
+            ("file:/e1/dt=1/bucket-2".into(), true)
+        );
+        assert_eq!(
+            p.output_bucket_dir("", 2, 1),
+            ("s3://b/e2/bucket-2".into(), true)
+        );
+        let p = TablePaths::new("t")
+            .with_external_paths(
+                &opts(&[
+                    ("data-file.external-paths", paths),
+                    ("data-file.external-paths.strategy", "specific-fs"),
+                    ("data-file.external-paths.specific-fs", "s3"),
+                ]),
+                "s",
+            )
+            .unwrap();
+        assert_eq!(p.external_paths(), ["s3://b/e2".to_string()]);
+        let e = TablePaths::new("t")
+            .with_external_paths(
+                &opts(&[
+                    ("data-file.external-paths", paths),
+                    ("data-file.external-paths.strategy", "fastest"),
+                ]),
+                "s",
+            )
+            .unwrap_err();
+        assert!(matches!(e.kind, crate::ErrorKind::InvalidOption { .. }));
     }
 
     #[test]

@@ -56,7 +56,9 @@ impl Table {
         let schema_file = paths.schema(schema_id);
         let schema = TableSchema::from_json(&storage.read_all(&schema_file)?, &schema_file)?;
         let options = schema.core_options()?;
-        let paths = paths.with_data_dir(schema.options.get("data-file.path-directory").cloned());
+        let paths = paths
+            .with_data_dir(schema.options.get("data-file.path-directory").cloned())
+            .with_external_paths(&schema.options, &schema_file)?;
         let partition_types = schema
             .partition_fields()
             .iter()
@@ -349,9 +351,8 @@ pub fn scan_at(storage: &dyn Storage, table: Table, id: Option<i64>) -> Result<T
     let mut buckets: BTreeMap<(BinaryRow, i32), BucketState> = BTreeMap::new();
     let mut paths_of: HashMap<BinaryRow, (Vec<Datum>, String)> = HashMap::new();
     for (entry, source) in entries {
-        table
-            .paths
-            .data_file("", 0, &entry.file.file_name, &source)?;
+        // Names (and external URIs) are checked once here, before anything is planned.
+        table.paths.live_data_file("", 0, &entry.file, &source)?;
         for extra in &entry.file.extra_files {
             super::path::validate_name(extra, &source)?;
         }

@@ -238,6 +238,62 @@ def test_partial_update_and_aggregation_merge_with_their_engine(wh):
         assert by_key(wh.read(name)) == by_key(expected.values()), engine
 
 
+def test_external_data_paths_are_read_and_written(wh, tmp_path):
+    # pypaimon puts data files under data-file.external-paths; the manifests hold their URIs.
+    ext = tmp_path / "external"
+    ext.mkdir()
+    wh.create("t", APPEND, options={"bucket": "-1",
+                                    "data-file.external-paths": f"file://{ext}",
+                                    "data-file.external-paths.strategy": "round-robin"})
+    expected = []
+    for c in range(6):
+        rows = append_rows(c, 10)
+        wh.write("t", rows, APPEND)
+        expected += rows
+    before = wh.read("t")
+    assert len(before) == 60
+    outside = lambda: {str(p) for p in ext.rglob("*.parquet")}
+    written_by_pypaimon = outside()
+    assert len(written_by_pypaimon) == 6
+    report = wh.compact("t")
+    assert report["totals"]["files_removed"] == 6, report
+    assert report["totals"]["files_added"] == 1, report
+    assert wh.read("t") == before
+    # The new file went to the external path too (Paimon's writers would put it there).
+    assert len(outside() - written_by_pypaimon) == 1
+    assert not any(f.endswith(".parquet") for f in wh.files("t") if "bucket-" in f)
+    wh.write("t", append_rows(8, 3), APPEND)
+    assert len(wh.read("t")) == 63
+
+
+def test_external_path_outside_the_allowed_directories_is_refused(wh, tmp_path):
+    ext = tmp_path / "external"
+    ext.mkdir()
+    wh.create("t", APPEND, options={"bucket": "-1",
+                                    "data-file.external-paths": f"file://{ext}",
+                                    "data-file.external-paths.strategy": "round-robin"})
+    for c in range(6):
+        wh.write("t", append_rows(c, 5), APPEND)
+    # Move the directory and point the table elsewhere: the manifests still name the old
+    # place, which the host no longer serves.
+    import json as _json
+    import os
+    schema_file = os.path.join(wh.root, wh.path("t"), "schema", "schema-0")
+    with open(schema_file) as fh:
+        doc = _json.load(fh)
+    other = tmp_path / "other"
+    other.mkdir()
+    doc["options"]["data-file.external-paths"] = f"file://{other}"
+    with open(schema_file, "w") as fh:
+        _json.dump(doc, fh)
+    files_before = wh.files("t")
+    code, out = wh.tool("compact", "t", check=False)
+    assert code == 1
+    assert out["error"]["kind"] in ("io", "storage"), out
+    assert "external" in out["error"]["message"], out
+    assert wh.files("t") == files_before
+
+
 def test_two_compactors_race_exactly_one_commits(wh):
     wh.create("t", APPEND, partition_keys=["dt"], options={"bucket": "-1"})
     for c in range(6):

@@ -78,16 +78,6 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
     ) -> Result<MergeRewriteResult> {
         let table = request.table;
         let all: Vec<&MergeRewriteInput> = request.sections.iter().flatten().flatten().collect();
-        if let Some(f) = all
-            .iter()
-            .chain(request.higher_levels.iter().collect::<Vec<_>>().iter())
-            .find(|f| f.file.external_path.is_some())
-        {
-            return Err(Error::unsupported(format!(
-                "file '{}' lives at an external path, which the merge rewriter does not read",
-                f.file.file_name
-            )));
-        }
         // A lookup merge below the max level must see the levels above the output (older
         // versions of its keys): without them, first-row would keep a second "first" row,
         // deletion vectors would miss marks and lookup changelog would call updates inserts.
