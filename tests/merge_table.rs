@@ -464,3 +464,29 @@ fn first_row_keeps_the_first_row_of_each_key_across_rounds() {
         check_lsm(&st, "t");
     }
 }
+
+#[test]
+fn files_of_different_schema_versions_are_not_merged() {
+    let st = MemoryStorage::new();
+    pk_table(&st, "t", &[("bucket", "1")], 3);
+    // A second schema version (as after ALTER TABLE), and files written under it.
+    let mut schema = paimon_compact::table::scan::Table::load(&st, "t")
+        .unwrap()
+        .schema;
+    schema.id = 1;
+    let paths = paimon_compact::table::path::TablePaths::new("t");
+    st.put(&paths.schema(1), schema.to_json());
+    write_round(&st, "t", 1, false);
+    let rows = read_rows(&st, "t");
+    let before = paths_of(&st);
+    let rewriter = PrimaryKeyRewriter;
+    let report = compact_table(&st, "t", &opts(&rewriter, true, 5)).unwrap();
+    assert_eq!(report.snapshot_after, None, "{report:#?}");
+    assert!(
+        report.skipped[0].reason.contains("schema versions 0 and 1"),
+        "{:?}",
+        report.skipped
+    );
+    assert_eq!(paths_of(&st), before);
+    assert_eq!(read_rows(&st, "t"), rows);
+}

@@ -538,6 +538,9 @@ fn plan_merge_tree_bucket(
             }
         }
     }
+    if blocked.is_none() && request.merge_rewriter {
+        blocked = mixed_schema_blocker(table, b, &decision);
+    }
     let bp = BucketPlan {
         partition: b.partition_path.clone(),
         bucket: b.bucket,
@@ -561,6 +564,46 @@ fn plan_merge_tree_bucket(
             verified_delete_counts: verified,
         },
     ))
+}
+
+/// A merge reads its inputs (and, for lookup tables, the bucket's other files) as rows of one
+/// layout: files written under different schema versions would need schema evolution, which
+/// the merge rewriter does not do, so such a bucket is left as it is, with the reason.
+fn mixed_schema_blocker(
+    table: &Table,
+    b: &BucketState,
+    decision: &MergeTreeDecision,
+) -> Option<String> {
+    let merges = decision.task.actions.iter().any(|a| match a {
+        TaskAction::Rewrite { .. } => true,
+        TaskAction::Upgrade { .. } => table.options.need_lookup(),
+    });
+    if !merges {
+        return None;
+    }
+    let inputs: BTreeSet<String> = decision
+        .task
+        .actions
+        .iter()
+        .flat_map(|a| {
+            a.inputs()
+                .iter()
+                .map(|f| f.file_name.clone())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let mut ids = b
+        .files
+        .iter()
+        .filter(|l| table.options.need_lookup() || inputs.contains(&l.entry.file.file_name))
+        .map(|l| l.entry.file.schema_id);
+    let first = ids.next()?;
+    ids.find(|id| *id != first).map(|other| {
+        format!(
+            "files written under schema versions {first} and {other} would be merged; schema \
+             evolution is not supported by the merge rewriter yet, so the bucket is left as it is"
+        )
+    })
 }
 
 /// Why a metadata-only upgrade of `file` to `to` is not enough here, if it is not.
