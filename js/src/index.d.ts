@@ -39,8 +39,10 @@ export class MemoryStorage implements Storage {
 }
 
 export class FsStorage implements Storage {
-  constructor(root: string);
+  /** `externalRoots`: absolute directories whose `file:` URIs (Paimon external data files) are served. */
+  constructor(root: string, options?: { externalRoots?: string[] });
   root: string;
+  externalRoots: string[];
   size(path: string): number;
   readRange(path: string, offset: number, len: number): Uint8Array;
   list(prefix: string): { path: string; size: number }[];

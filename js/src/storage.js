@@ -58,14 +58,32 @@ export class MemoryStorage {
   }
 }
 
-/** A local directory. Paths are relative and may not leave the root. */
+/**
+ * A local directory. Paths are relative and may not leave the root. Paimon's external data
+ * files are addressed by `file:` URIs; those are served only under `externalRoots` (absolute
+ * directories) and listed back as `file:/abs/path`; any other URI is a permission error.
+ */
 export class FsStorage {
-  constructor(root) {
+  constructor(root, { externalRoots = [] } = {}) {
     this.root = path.resolve(root);
+    this.externalRoots = externalRoots.map((r) => path.resolve(r));
     this.counter = 0;
   }
+  static #fileUri(p) {
+    if (!p?.startsWith('file:')) return null;
+    let rest = p.slice(5);
+    if (rest.startsWith('//')) rest = rest.slice(2).replace(/^localhost/, '');
+    return rest;
+  }
   #resolve(p) {
-    if (!p || p.startsWith('/') || p.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    const abs = FsStorage.#fileUri(p);
+    if (abs !== null) {
+      const clean = abs.startsWith('/') && !abs.split('/').slice(1).some((s) => s === '' || s === '.' || s === '..');
+      if (clean && this.externalRoots.some((r) => abs === r || abs.startsWith(r + '/'))) return abs;
+      throw new StorageError('permission', `${p}: this file URI is outside the external directories this storage serves`);
+    }
+    if (!p || p.startsWith('/') || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(p)
+        || p.split('/').some((s) => s === '' || s === '.' || s === '..')) {
       throw new StorageError('permission', `${p}: paths must be relative and stay inside the storage root`);
     }
     return path.join(this.root, p);
@@ -95,6 +113,8 @@ export class FsStorage {
     } catch (e) { throw e instanceof StorageError ? e : fromNode(e, p); } finally { if (fd !== undefined) fs.closeSync(fd); }
   }
   list(prefix) {
+    const external = FsStorage.#fileUri(prefix);
+    if (external !== null) prefix = `file:${external}`;
     const dirPart = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
     const start = dirPart ? this.#resolve(dirPart) : this.root;
     const out = [];
@@ -105,7 +125,9 @@ export class FsStorage {
         const full = path.join(dir, ent.name);
         if (ent.isDirectory()) walk(full);
         else if (ent.isFile() && !(ent.name.startsWith('.') && ent.name.endsWith('.tmp'))) {
-          const rel = path.relative(this.root, full).split(path.sep).join('/');
+          const rel = external !== null
+            ? `file:${full.split(path.sep).join('/')}`
+            : path.relative(this.root, full).split(path.sep).join('/');
           if (rel.startsWith(prefix)) out.push({ path: rel, size: fs.statSync(full).size });
         }
       }

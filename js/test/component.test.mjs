@@ -155,3 +155,25 @@ test('a table error is typed and nothing is written', () => {
   });
   assert.equal(storage.files.size, 0);
 });
+
+test('FsStorage serves file: URIs only under its external roots, and lists them as URIs', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pc-fs-'));
+  const ext = mkdtempSync(join(tmpdir(), 'pc-ext-'));
+  try {
+    const storage = new FsStorage(dir, { externalRoots: [ext] });
+    const uri = `file:${ext}/bucket-0/data-1.parquet`;
+    const w = storage.createWriter(uri);
+    w.write(new Uint8Array([1, 2, 3]));
+    w.finish();
+    assert.equal(storage.size(`file://${ext}/bucket-0/data-1.parquet`), 3);
+    assert.deepEqual(storage.list(`file:${ext}/bucket-0/`).map((o) => o.path), [uri]);
+    assert.deepEqual(readdirSync(dir), [], 'nothing lands under the root');
+    for (const bad of [`file:${ext}/../x`, 'file:/etc/passwd', 's3://b/k', 'file:relative']) {
+      assert.throws(() => storage.size(bad), (e) => e instanceof StorageError && e.kind === 'permission', bad);
+    }
+    storage.delete(uri);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(ext, { recursive: true, force: true });
+  }
+});
