@@ -169,6 +169,7 @@ fn input(storage: &dyn Storage, path: &str, seq: i64) -> AppendInput {
             seq,
         )),
         deleted_rows: None,
+        columns: None,
     }
 }
 

@@ -703,6 +703,7 @@ fn nested_columns_all_null_and_empty_strings() {
                 path,
                 meta: std::sync::Arc::new(meta),
                 deleted_rows: None,
+                columns: None,
             });
             expected.push(batch);
         }

@@ -173,6 +173,7 @@ fn with_bad(storage: &MemoryStorage, bytes: Vec<u8>, rows: u64) -> Vec<AppendInp
         path,
         meta: Arc::new(meta),
         deleted_rows: None,
+        columns: None,
     });
     inputs
 }

@@ -123,6 +123,7 @@ fn put(
         path,
         meta: Arc::new(meta),
         deleted_rows: None,
+        columns: None,
     }
 }
 

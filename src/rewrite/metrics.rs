@@ -69,6 +69,9 @@ pub enum FastCopyRefusalReason {
     HasDeletions,
     /// The file has no row groups to copy (nothing to gain).
     Empty,
+    /// The file was written under an older schema version: its columns are mapped onto the
+    /// table's (schema evolution), which needs decoding.
+    OlderSchema,
 }
 
 /// Dictionary passthrough (`parquet.read.enable-dictionary-passthrough`).

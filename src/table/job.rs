@@ -23,6 +23,7 @@ use super::lease::{self, Lease, LeaseHeld, LeaseRecord};
 use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
 use super::merge_rewriter::{MergeRewriteInput, MergeRewriteRequest, MergeTreeRewriter};
 use super::scan::{planner_meta, scan, BucketState, LiveFile, Table, TableState};
+use super::schema::TableSchema;
 use crate::error::{Error, ErrorKind, Result};
 use crate::meta::{DataFileMeta, Level, Levels};
 use crate::options::{ChangelogProducer, TableKind};
@@ -298,6 +299,22 @@ fn indices_of(b: &BucketState, files: &[Arc<DataFileMeta>]) -> Vec<usize> {
         .collect()
 }
 
+/// The latest schema's row type as Arrow (the output of a schema-evolved append rewrite).
+fn table_arrow_schema(schema: &TableSchema) -> Result<arrow::datatypes::SchemaRef> {
+    let fields = schema
+        .fields
+        .iter()
+        .map(|f| {
+            Ok(arrow::datatypes::Field::new(
+                &f.name,
+                f.data_type.to_arrow()?,
+                f.data_type.nullable,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Arc::new(arrow::datatypes::Schema::new(fields)))
+}
+
 /// Why an append task cannot run here, if it cannot.
 fn append_blocker(table: &Table, b: &BucketState, task: &[usize]) -> Option<String> {
     if table.options.file_format_for_level(0) != "parquet" {
@@ -306,18 +323,20 @@ fn append_blocker(table: &Table, b: &BucketState, task: &[usize]) -> Option<Stri
             table.options.file_format_for_level(0)
         ));
     }
-    let first = &b.files[task[0]].entry.file;
     for &i in task {
         let f = &b.files[i].entry.file;
         if !f.file_name.ends_with(".parquet") {
             return Some(format!("file '{}' is not a Parquet file", f.file_name));
         }
-        if f.schema_id != first.schema_id {
-            return Some(format!(
-                "files were written with different schemas ({} and {}); schema evolution is not \
-                 supported by the rewrite yet",
-                first.schema_id, f.schema_id
-            ));
+        if f.schema_id != table.schema.id {
+            // Read through the latest schema: it must have an Arrow form.
+            if let Err(e) = table_arrow_schema(&table.schema) {
+                return Some(format!(
+                    "file '{}' was written under schema version {} and the latest schema cannot \
+                     be written by this build: {e}",
+                    f.file_name, f.schema_id
+                ));
+            }
         }
     }
     None
@@ -908,6 +927,7 @@ pub fn compact_table(
         removed_dvs: BTreeMap::new(),
         dv_marks: BTreeMap::new(),
         external_pick: 0,
+        schemas: HashMap::new(),
         metrics: Vec::new(),
     };
     let mut t3 = t2;
@@ -1075,6 +1095,8 @@ struct Run<'s, 'a> {
     removed_dvs: BTreeMap<(BinaryRow, i32), BTreeSet<String>>,
     /// Counter of output directories handed out (external-path rotation).
     external_pick: usize,
+    /// Older schema versions read so far (schema evolution of append rewrites).
+    schemas: HashMap<i64, TableSchema>,
     /// Row positions lookups found superseded, by (partition, bucket) and data file.
     dv_marks: BTreeMap<(BinaryRow, i32), BTreeMap<String, Vec<u64>>>,
     metrics: Vec<BucketMetrics>,
@@ -1120,6 +1142,32 @@ impl Run<'_, '_> {
         self.table
             .paths
             .live_data_file(&b.partition_path, b.bucket, &l.entry.file, &l.source)
+    }
+
+    /// For a file written under schema version `schema_id`: the file's column name for each
+    /// column of the latest schema, matched by Paimon field id (renames followed, added
+    /// columns `None`).
+    fn column_map(&mut self, schema_id: i64) -> Result<Vec<Option<String>>> {
+        let latest = &self.table.schema;
+        if schema_id == latest.id {
+            return Ok(latest.fields.iter().map(|f| Some(f.name.clone())).collect());
+        }
+        if !self.schemas.contains_key(&schema_id) {
+            let file = self.table.paths.schema(schema_id);
+            let old = TableSchema::from_json(&self.storage.read_all(&file)?, &file)?;
+            self.schemas.insert(schema_id, old);
+        }
+        let old = &self.schemas[&schema_id];
+        Ok(latest
+            .fields
+            .iter()
+            .map(|f| {
+                old.fields
+                    .iter()
+                    .find(|o| o.id == f.id)
+                    .map(|o| o.name.clone())
+            })
+            .collect())
     }
 
     /// Where this job's next new files of the bucket go (rotating over external paths).
@@ -1195,20 +1243,36 @@ impl Run<'_, '_> {
         removed: &mut BTreeSet<String>,
         added: &mut Vec<Arc<DataFileMeta>>,
     ) -> Result<()> {
+        let latest = &self.table.schema;
+        let evolved = task
+            .iter()
+            .any(|&i| b.files[i].entry.file.schema_id != latest.id);
         let mut inputs = Vec::with_capacity(task.len());
         for &i in task {
             let l = &b.files[i];
+            let columns = if evolved {
+                Some(self.column_map(l.entry.file.schema_id)?)
+            } else {
+                None
+            };
             inputs.push(AppendInput {
                 path: self.path_of(b, l)?,
                 meta: Arc::new(planner_meta(self.table, l)?),
                 deleted_rows: self.deleted_rows(l)?,
+                columns,
             });
         }
+        // Files of several schema versions are all read as the latest one and written so.
+        let table_schema = if evolved {
+            Some(table_arrow_schema(latest)?)
+        } else {
+            None
+        };
         let (output_dir, external) = self.output_dir(b);
         let prefix = format!("data-{}-", self.ids.next_uuid());
         let req = AppendRewrite {
             inputs,
-            table_schema: None,
+            table_schema,
             output_dir: output_dir.clone(),
             file_prefix: prefix.clone(),
             output_level: Level::ZERO,
@@ -1225,7 +1289,11 @@ impl Run<'_, '_> {
         for o in &result.outputs {
             self.written.track(&o.path);
         }
-        let schema_id = b.files[task[0]].entry.file.schema_id;
+        let schema_id = if evolved {
+            latest.id
+        } else {
+            b.files[task[0]].entry.file.schema_id
+        };
         for &i in task {
             let l = &b.files[i];
             self.delta.entries.push(delete_entry(l));

@@ -74,6 +74,51 @@ pub enum TypeRoot {
 pub const MAX_LENGTH: u32 = i32::MAX as u32;
 
 impl DataType {
+    /// The Arrow type Paimon's Parquet format reads and writes this type as (scalar types
+    /// only: nested types are refused, as the rewriters only map them from existing files).
+    pub fn to_arrow(&self) -> Result<arrow::datatypes::DataType> {
+        use arrow::datatypes::{DataType as A, TimeUnit};
+        let unit = |p: u32| match p {
+            0..=3 => TimeUnit::Millisecond,
+            4..=6 => TimeUnit::Microsecond,
+            _ => TimeUnit::Nanosecond,
+        };
+        Ok(match &self.root {
+            TypeRoot::Boolean => A::Boolean,
+            TypeRoot::TinyInt => A::Int8,
+            TypeRoot::SmallInt => A::Int16,
+            TypeRoot::Int => A::Int32,
+            TypeRoot::BigInt => A::Int64,
+            TypeRoot::Float => A::Float32,
+            TypeRoot::Double => A::Float64,
+            TypeRoot::Decimal { precision, scale } => {
+                let p = u8::try_from(*precision).ok().filter(|p| *p <= 38);
+                let s = i8::try_from(*scale).ok();
+                match (p, s) {
+                    (Some(p), Some(s)) => A::Decimal128(p, s),
+                    _ => {
+                        return Err(Error::unsupported(format!(
+                            "DECIMAL({precision}, {scale}) as Arrow"
+                        )))
+                    }
+                }
+            }
+            TypeRoot::Char { .. } | TypeRoot::VarChar { .. } => A::Utf8,
+            TypeRoot::Binary { .. } | TypeRoot::VarBinary { .. } => A::Binary,
+            TypeRoot::Date => A::Date32,
+            TypeRoot::Time { .. } => A::Time32(TimeUnit::Millisecond),
+            TypeRoot::Timestamp { precision } => A::Timestamp(unit(*precision), None),
+            TypeRoot::LocalZonedTimestamp { precision } => {
+                A::Timestamp(unit(*precision), Some("UTC".into()))
+            }
+            other => {
+                return Err(Error::unsupported(format!(
+                    "{other:?} columns in a schema-evolved rewrite"
+                )))
+            }
+        })
+    }
+
     pub fn new(root: TypeRoot) -> Self {
         DataType {
             root,

@@ -294,6 +294,40 @@ def test_external_path_outside_the_allowed_directories_is_refused(wh, tmp_path):
     assert wh.files("t") == files_before
 
 
+def test_append_files_of_older_schema_versions_are_rewritten_as_the_latest(wh):
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    old = pa.schema([("id", pa.int64()), ("v", pa.string()), ("n", pa.int32())])
+    wh.create("t", old, options={"bucket": "1"})
+    for c in range(3):
+        wh.write("t", [{"id": c * 10 + i, "v": f"old{c}", "n": i} for i in range(10)], old)
+    # ALTER TABLE: a column added, one renamed, one widened.
+    wh.catalog.alter_table("db.t", [
+        SchemaChange.add_column("extra", AtomicType("STRING")),
+        SchemaChange.rename_column("v", "label"),
+        SchemaChange.update_column_type("n", AtomicType("BIGINT")),
+    ])
+    new = pa.schema([("id", pa.int64()), ("label", pa.string()), ("n", pa.int64()),
+                     ("extra", pa.string())])
+    for c in range(3, 5):
+        wh.write("t", [{"id": c * 10 + i, "label": f"new{c}", "n": 1000 + i, "extra": "x"}
+                       for i in range(10)], new)
+    before = wh.read("t")
+    assert len(before) == 50 and sum(r["extra"] is None for r in before) == 30
+    plan = wh.plan("t", "--full")
+    assert plan["summary"]["buckets_blocked"] == 0, plan
+    report = wh.compact("t", "--full")
+    assert report["totals"]["files_removed"] == 5, report
+    assert report["totals"]["files_added"] == 1, report
+    assert wh.read("t") == before
+    # The new file is written in the latest schema version.
+    manifest_files = wh.table("t").new_read_builder().new_scan().plan().splits()[0].files
+    assert [f.schema_id for f in manifest_files] == [1]
+    wh.write("t", [{"id": 99, "label": "after", "n": 5, "extra": "y"}], new)
+    assert len(wh.read("t")) == 51
+
+
 def test_two_compactors_race_exactly_one_commits(wh):
     wh.create("t", APPEND, partition_keys=["dt"], options={"bucket": "-1"})
     for c in range(6):

@@ -84,6 +84,7 @@ fn case(name: &str, codec: Compression, passthrough: bool) -> Result<(), String>
             path,
             meta: Arc::new(meta),
             deleted_rows: None,
+            columns: None,
         });
         expected.push(b);
     }
