@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use paimon_compact::storage::{StorageError as CoreStorageError, StorageErrorKind, StorageWriter};
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceTable};
-use wasmtime::{Config, Engine, Store, Trap};
+use wasmtime::{Config, Engine, ProfilingStrategy, Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::error::HostError;
@@ -38,7 +38,9 @@ pub struct WriterSlot(Option<Box<dyn StorageWriter + Send>>);
 pub struct Limits {
     /// Linear memory (and tables) the guest may grow to.
     pub max_memory_bytes: usize,
-    /// Wall-clock time one call may take; `None` for no limit.
+    /// Wall-clock time one call may take; `None` for no limit. A limit compiles the component
+    /// with epoch checks, which cost about a quarter of the CPU of a rewrite; without one the
+    /// guest runs unchecked (memory stays bounded either way).
     pub timeout: Option<Duration>,
 }
 
@@ -249,8 +251,15 @@ impl WasmRuntime {
     /// engine's settings).
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>, limits: Limits) -> wasmtime::Result<Self> {
         let mut config = Config::new();
-        config.epoch_interruption(true);
+        // Epoch checks (a load and a compare at every function entry and loop back-edge) cost
+        // about a quarter of the CPU of an append rewrite (profiled: hash-table probing in
+        // parquet's dictionary interner, zstd's inner loops and libc's byte-wise memcmp are all
+        // tight loops). They exist only to enforce `timeout`, so code is compiled with them
+        // only when a time limit is set. The engine settings key the on-disk cache, so the two
+        // variants never share a compiled file.
+        config.epoch_interruption(limits.timeout.is_some());
         config.wasm_component_model(true);
+        config.profiler(profiler_from_env()?);
         let engine = Engine::new(&config)?;
         let t0 = Instant::now();
         let (component, cached, cache_file) = load_component(&engine, wasm, cache_dir)?;
@@ -289,7 +298,9 @@ impl WasmRuntime {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| s);
-        store.set_epoch_deadline(1);
+        if self.limits.timeout.is_some() {
+            store.set_epoch_deadline(1);
+        }
         // A watchdog bumps the epoch when the deadline passes; the guest traps at its next
         // epoch check, and the host carries on.
         let (stop, stopped) = mpsc::channel::<()>();
@@ -324,6 +335,32 @@ impl WasmRuntime {
             };
         }
         HostError::Trap(format!("{e:#}"))
+    }
+}
+
+/// The environment variable that turns on a profiling agent for JIT-compiled guest code, so that
+/// `perf record` / `perf report` can name the component's functions. Opt-in, for development:
+///
+/// - unset, empty or `none`: no agent (the default);
+/// - `perfmap`: wasmtime appends every compiled function to `/tmp/perf-<pid>.map`, which `perf
+///   report` reads on its own (`perf record -g -- paimon-compact ...`);
+/// - `jitdump`: writes a `jit-<pid>.dump` for `perf inject --jit`; needs a host built with
+///   wasmtime's `profiling` feature (not enabled by default), otherwise loading fails with
+///   wasmtime's "jitdump support disabled at compile time".
+///
+/// Function names come from the component's `name` section: the shipped `component` profile
+/// strips it, so profile a build with `CARGO_PROFILE_COMPONENT_STRIP=false`.
+pub const PROFILER_ENV: &str = "PAIMON_COMPACT_WASM_PROFILER";
+
+fn profiler_from_env() -> wasmtime::Result<ProfilingStrategy> {
+    let value = std::env::var(PROFILER_ENV).unwrap_or_default();
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "none" => Ok(ProfilingStrategy::None),
+        "perfmap" => Ok(ProfilingStrategy::PerfMap),
+        "jitdump" => Ok(ProfilingStrategy::JitDump),
+        other => Err(wasmtime::format_err!(
+            "{PROFILER_ENV}={other}: expected perfmap, jitdump or none"
+        )),
     }
 }
 
