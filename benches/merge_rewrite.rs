@@ -324,6 +324,7 @@ fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str, out: &str) -> MergeTreeRewr
                             },
                             meta: m.clone(),
                             deleted_rows: None,
+                            columns: None,
                         })
                         .collect()
                 })
@@ -341,6 +342,7 @@ fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str, out: &str) -> MergeTreeRewr
         drop_delete: true,
         write_data: true,
         creation_time_ms: 0,
+        schema: None,
     }
 }
 

@@ -62,6 +62,7 @@ fn deletion_vectors_of_a_merge_are_written_in_paimons_format() {
         drop_delete: true,
         write_data: true,
         creation_time_ms: 1,
+        schema: None,
     };
     let o = opts(&[("deletion-vectors.enabled", "true")]);
     let r = rewrite_merge_tree(&st, &req, &o).unwrap();

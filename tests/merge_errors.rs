@@ -43,6 +43,7 @@ fn request(sections: Vec<Vec<Vec<MergeInput>>>, out: u32, drop_delete: bool) -> 
         drop_delete,
         write_data: true,
         creation_time_ms: 1,
+        schema: None,
     }
 }
 

@@ -469,6 +469,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         drop_delete: case.drop_delete,
         write_data: true,
         creation_time_ms: 7,
+        schema: None,
     };
     let before: BTreeSet<String> = files_in(&st).into_iter().collect();
     let result = rewrite_merge_tree(&st, &req, &options)
@@ -612,6 +613,7 @@ fn large_files_are_read_in_windows() {
         drop_delete: true,
         write_data: true,
         creation_time_ms: 0,
+        schema: None,
     };
     let r = rewrite_merge_tree(&st, &req, &cfg.options(&[])).unwrap();
     let live_old: Vec<Rec> = old

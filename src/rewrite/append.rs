@@ -23,6 +23,7 @@ use super::dictionary_writer::DictWriterConfig;
 use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
+use super::schema_evolution::Evolution;
 use super::stats::{self, ColumnStats};
 use super::writer::{field_leaves, ParquetFileWriter};
 use crate::error::{Error, ErrorKind, Result};
@@ -680,115 +681,6 @@ pub fn rewrite_append(
     })
 }
 
-/// How one file written under an older schema version becomes rows of the output schema.
-struct Evolution {
-    /// The file's columns to read (their own names and types).
-    read: SchemaRef,
-    /// Per output column: the index in `read` it comes from, or `None` (nulls).
-    sources: Vec<Option<usize>>,
-}
-
-impl Evolution {
-    fn new(
-        file: &InputFile,
-        file_schema: &Schema,
-        output: &Schema,
-        map: &[Option<String>],
-    ) -> Result<Self> {
-        if map.len() != output.fields().len() {
-            return Err(Error::illegal_state(format!(
-                "schema evolution map of '{}' has {} columns, the output {}",
-                file.path,
-                map.len(),
-                output.fields().len()
-            )));
-        }
-        let mut read: Vec<Field> = Vec::new();
-        let mut sources = Vec::with_capacity(map.len());
-        for (target, from) in output.fields().iter().zip(map) {
-            let Some(name) = from else {
-                if !target.is_nullable() {
-                    return Err(parquet_io::corrupt(
-                        &file.path,
-                        format!(
-                            "column '{}' is NOT NULL in the table but did not exist when the \
-                             file was written",
-                            target.name()
-                        ),
-                    ));
-                }
-                sources.push(None);
-                continue;
-            };
-            let field = file_schema
-                .fields()
-                .iter()
-                .find(|f| f.name() == name)
-                .or_else(|| {
-                    file_schema
-                        .fields()
-                        .iter()
-                        .find(|f| f.name().eq_ignore_ascii_case(name))
-                })
-                .ok_or_else(|| {
-                    parquet_io::corrupt(
-                        &file.path,
-                        format!(
-                            "schema does not match its schema version: no column '{name}' (for \
-                             the table's '{}')",
-                            target.name()
-                        ),
-                    )
-                })?;
-            let plain = match field.data_type() {
-                DataType::Dictionary(_, v) => {
-                    field.as_ref().clone().with_data_type(v.as_ref().clone())
-                }
-                _ => field.as_ref().clone(),
-            };
-            if !arrow::compute::can_cast_types(plain.data_type(), target.data_type()) {
-                return Err(Error::unsupported(format!(
-                    "column '{}' of '{}' is {} and cannot become the table's {}",
-                    name,
-                    file.path,
-                    plain.data_type(),
-                    target.data_type()
-                )));
-            }
-            sources.push(Some(read.len()));
-            read.push(plain);
-        }
-        Ok(Evolution {
-            read: Arc::new(Schema::new(read)),
-            sources,
-        })
-    }
-
-    fn apply(&self, batch: &RecordBatch, output: &SchemaRef, path: &str) -> Result<RecordBatch> {
-        let columns = output
-            .fields()
-            .iter()
-            .zip(&self.sources)
-            .map(|(target, source)| match source {
-                Some(i) => {
-                    let c = batch.column(*i);
-                    if c.data_type() == target.data_type() {
-                        Ok(c.clone())
-                    } else {
-                        arrow::compute::cast(c, target.data_type())
-                            .map_err(|e| parquet_io::corrupt(path, e))
-                    }
-                }
-                None => Ok(arrow::array::new_null_array(
-                    target.data_type(),
-                    batch.num_rows(),
-                )),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        RecordBatch::try_new(output.clone(), columns).map_err(|e| parquet_io::corrupt(path, e))
-    }
-}
-
 /// Rewrites a file written under an older schema version: decoded (never fast-copied or
 /// passed through), projected onto the output schema.
 fn rewrite_evolved(
@@ -808,19 +700,8 @@ fn rewrite_evolved(
         });
     }
     let file_schema = file_arrow_schema(file)?;
-    // Read every column of the file in its own types, then keep the mapped ones.
+    // Read every column of the file in its own types; the evolution keeps the mapped ones.
     let hint = plain_schema(&file_schema);
-    let keep: Vec<usize> = evolution
-        .read
-        .fields()
-        .iter()
-        .map(|f| {
-            hint.fields()
-                .iter()
-                .position(|h| h.name() == f.name())
-                .unwrap_or_default()
-        })
-        .collect();
     let reader = parquet_io::reader_metadata(file, hint)?;
     let sel = deleted.map(|d| selection(path, d, rows)).transpose()?;
     let mut stream = BatchStream::new(file, reader, sel)?;
@@ -829,10 +710,7 @@ fn rewrite_evolved(
     while let Some(batch) = stream.next(out.storage, path, io)? {
         decoded += batch.num_rows() as u64;
         out.metrics.batches += 1;
-        let picked = batch
-            .project(&keep)
-            .map_err(|e| parquet_io::corrupt(path, e))?;
-        let evolved = evolution.apply(&picked, &output, path)?;
+        let evolved = evolution.apply(&batch, &output, path)?;
         out.write_batch(&evolved, path)?;
     }
     let expected = rows - deleted.map_or(0, |d| d.len() as u64);
@@ -871,7 +749,7 @@ fn rewrite_one(
     let evolution = input
         .columns
         .as_deref()
-        .map(|map| Evolution::new(file, &file_schema, &out.schema, map))
+        .map(|map| Evolution::new(&file.path, &file_schema, &out.schema, map))
         .transpose()?;
     if evolution.is_none() {
         check_columns(file, &file_schema, &out.schema)?;

@@ -29,6 +29,7 @@ mod fast_copy;
 pub mod merge;
 pub mod metrics;
 mod parquet_io;
+pub mod schema_evolution;
 pub mod stats;
 mod writer;
 

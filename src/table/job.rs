@@ -585,9 +585,9 @@ fn plan_merge_tree_bucket(
     ))
 }
 
-/// A merge reads its inputs (and, for lookup tables, the bucket's other files) as rows of one
-/// layout: files written under different schema versions would need schema evolution, which
-/// the merge rewriter does not do, so such a bucket is left as it is, with the reason.
+/// A merge reads its inputs (and, for lookup tables, the bucket's other files) as rows of the
+/// latest schema version, mapping files of older versions onto it by field id: that needs the
+/// latest schema in Arrow form, which this build has for scalar column types.
 fn mixed_schema_blocker(
     table: &Table,
     b: &BucketState,
@@ -597,32 +597,23 @@ fn mixed_schema_blocker(
         TaskAction::Rewrite { .. } => true,
         TaskAction::Upgrade { .. } => table.options.need_lookup(),
     });
+    let older = b
+        .files
+        .iter()
+        .find(|l| l.entry.file.schema_id != table.schema.id)?;
     if !merges {
         return None;
     }
-    let inputs: BTreeSet<String> = decision
-        .task
-        .actions
+    let unsupported = table
+        .schema
+        .fields
         .iter()
-        .flat_map(|a| {
-            a.inputs()
-                .iter()
-                .map(|f| f.file_name.clone())
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let mut ids = b
-        .files
-        .iter()
-        .filter(|l| table.options.need_lookup() || inputs.contains(&l.entry.file.file_name))
-        .map(|l| l.entry.file.schema_id);
-    let first = ids.next()?;
-    ids.find(|id| *id != first).map(|other| {
-        format!(
-            "files written under schema versions {first} and {other} would be merged; schema \
-             evolution is not supported by the merge rewriter yet, so the bucket is left as it is"
-        )
-    })
+        .find_map(|f| f.data_type.to_arrow().err().map(|e| (f, e)))?;
+    Some(format!(
+        "file '{}' was written under schema version {} and mapping it onto the latest needs \
+         column '{}' as Arrow: {}",
+        older.entry.file.file_name, older.entry.file.schema_id, unsupported.0.name, unsupported.1
+    ))
 }
 
 /// Why a metadata-only upgrade of `file` to `to` is not enough here, if it is not.

@@ -104,6 +104,7 @@ pub fn put_file(st: &MemoryStorage, name: &str, level: u32, rows: &[Rec], rg: us
         path,
         meta: Arc::new(meta),
         deleted_rows: None,
+        columns: None,
     }
 }
 

@@ -328,6 +328,34 @@ def test_append_files_of_older_schema_versions_are_rewritten_as_the_latest(wh):
     assert len(wh.read("t")) == 51
 
 
+def test_primary_key_files_of_older_schema_versions_are_merged(wh):
+    from pypaimon.schema.data_types import AtomicType
+    from pypaimon.schema.schema_change import SchemaChange
+
+    old = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()),
+                     ("n", pa.int32())])
+    wh.create("t", old, primary_keys=["k"], options={"bucket": "1"})
+    for c in range(3):
+        wh.write("t", [{"k": i, "v": f"old{c}", "n": c} for i in range(c, 30, 2)], old)
+    wh.catalog.alter_table("db.t", [
+        SchemaChange.add_column("extra", AtomicType("STRING")),
+        SchemaChange.rename_column("v", "label"),
+        SchemaChange.update_column_type("n", AtomicType("BIGINT")),
+    ])
+    new = pa.schema([pa.field("k", pa.int64(), nullable=False), ("label", pa.string()),
+                     ("n", pa.int64()), ("extra", pa.string())])
+    for c in range(3, 5):
+        wh.write("t", [{"k": i, "label": f"new{c}", "n": 100 + c, "extra": f"e{c}"}
+                       for i in range(c, 40, 3)], new)
+    before = wh.read("t")
+    report = wh.compact("t", "--full")
+    assert report["snapshot_after"] is not None and not report["skipped"], report
+    assert report["totals"]["files_added"] == 1, report
+    assert wh.read("t") == before
+    files = wh.table("t").new_read_builder().new_scan().plan().splits()[0].files
+    assert [f.schema_id for f in files] == [1]
+
+
 def test_two_compactors_race_exactly_one_commits(wh):
     wh.create("t", APPEND, partition_keys=["dt"], options={"bucket": "-1"})
     for c in range(6):

@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::options::CoreOptions;
 use crate::rewrite::dictionary_writer::DictWriterConfig;
 use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH_SIZE};
+use crate::rewrite::schema_evolution::{ColumnMap, Evolution};
 use crate::storage::Storage;
 use crate::table::binary_row::Datum;
 
@@ -97,6 +98,9 @@ pub(crate) struct Reader<'s> {
     schema: SchemaRef,
     key_converter: RowConverter,
     seq_converter: Option<RowConverter>,
+    /// Files written under an older schema version, by path: how their batches become rows of
+    /// the merge's schema.
+    evolutions: std::collections::HashMap<String, Evolution>,
 }
 
 /// The file's Arrow schema with dictionary types replaced by their value types.
@@ -179,10 +183,17 @@ fn open_with_offset_index(
 }
 
 impl<'s> Reader<'s> {
-    /// Opens a file and checks it has the columns (names and types) of the merge.
-    fn open(&mut self, path: &str) -> Result<(InputFile, Schema)> {
+    /// Opens a file and checks it has the columns (names and types) of the merge, or, for a
+    /// file of an older schema version (`columns`), that its column map applies. The schema
+    /// returned is the one to decode the file with.
+    fn open(&mut self, path: &str, columns: Option<&ColumnMap>) -> Result<(InputFile, Schema)> {
         let file = open_with_offset_index(self.storage, path, &mut self.io)?;
         let schema = file_schema(&file)?;
+        if let Some(map) = columns {
+            let evolution = Evolution::new(path, &schema, &self.schema, map)?;
+            self.evolutions.insert(path.to_string(), evolution);
+            return Ok((file, schema));
+        }
         let ours = self.schema.fields();
         if schema.fields().len() != ours.len() {
             return Err(Error::corrupt(
@@ -218,7 +229,7 @@ impl<'s> Reader<'s> {
         input: &MergeInput,
         selection: Option<RowSelection>,
     ) -> Result<BatchStream> {
-        let (file, schema) = self.open(&input.path)?;
+        let (file, schema) = self.open(&input.path, input.columns.as_deref())?;
         let meta = parquet_io::reader_metadata(&file, Arc::new(schema))?;
         BatchStream::new(&file, meta, selection)
     }
@@ -231,7 +242,13 @@ impl<'s> Reader<'s> {
         loop {
             match stream.next(self.storage, path, &mut self.io)? {
                 Some(b) if b.num_rows() == 0 => continue,
-                other => return Ok(other),
+                Some(b) => {
+                    return match self.evolutions.get(path) {
+                        Some(e) => e.apply(&b, &self.schema, path).map(Some),
+                        None => Ok(Some(b)),
+                    }
+                }
+                None => return Ok(None),
             }
         }
     }
@@ -388,7 +405,7 @@ impl Merge<'_, '_> {
                 };
                 cur.next_file += 1;
                 let inp = self.inputs[input];
-                let (file, schema) = self.reader.open(&inp.path)?;
+                let (file, schema) = self.reader.open(&inp.path, inp.columns.as_deref())?;
                 let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
                 let deleted = inp.deleted_rows.as_deref().unwrap_or(&[]);
                 if let Some(&d) = deleted.iter().find(|&&d| d >= rows) {
@@ -778,12 +795,35 @@ pub fn rewrite_merge_tree(
         .map(|s| s.split(',').map(|f| f.trim().to_string()).collect())
         .unwrap_or_default();
 
-    // The first input decides the schema and the layout; every other input must match it.
+    // The first input decides the schema and the layout and every other input must match
+    // it, unless the caller names the schema (files of several schema versions, each mapped).
     let mut io = IoCounters::default();
-    let first_file = parquet_io::open_input(storage, &first.path, &mut io)?;
-    let schema = Arc::new(file_schema(&first_file)?);
+    let (schema, descr) = match &req.schema {
+        None => {
+            let first_file = parquet_io::open_input(storage, &first.path, &mut io)?;
+            let schema = Arc::new(file_schema(&first_file)?);
+            (
+                schema,
+                first_file.metadata.file_metadata().schema_descr_ptr(),
+            )
+        }
+        Some(target) => match inputs.iter().find(|i| i.columns.is_none()) {
+            // An input of the latest version: its own schema and Parquet schema (field ids)
+            // are the target, and the older inputs are mapped onto it.
+            Some(latest) => {
+                let file = parquet_io::open_input(storage, &latest.path, &mut io)?;
+                let schema = Arc::new(file_schema(&file)?);
+                (schema, file.metadata.file_metadata().schema_descr_ptr())
+            }
+            None => {
+                let descr = parquet::arrow::ArrowSchemaConverter::new()
+                    .convert(target)
+                    .map_err(|e| Error::unsupported(format!("table schema as Parquet: {e}")))?;
+                (target.clone(), Arc::new(descr))
+            }
+        },
+    };
     let layout = KvLayout::of(&schema, &first.path, &sequence_fields)?;
-    let descr = first_file.metadata.file_metadata().schema_descr_ptr();
     let key_fields: Vec<SortField> = layout
         .key_cols
         .iter()
@@ -901,6 +941,7 @@ pub fn rewrite_merge_tree(
         schema: schema.clone(),
         key_converter,
         seq_converter,
+        evolutions: Default::default(),
     };
     let mut merge = Merge {
         req,

@@ -56,6 +56,9 @@ pub struct MergeInput {
     pub meta: Arc<DataFileMeta>,
     /// Row positions its deletion vector marks deleted, ascending; `None` for no vector.
     pub deleted_rows: Option<Vec<u64>>,
+    /// For a file written under an older schema version: its column for each column of the
+    /// merge's [`MergeTreeRewrite::schema`] (see [`crate::rewrite::schema_evolution`]).
+    pub columns: Option<Vec<Option<String>>>,
 }
 
 /// What to merge and where.
@@ -63,6 +66,9 @@ pub struct MergeInput {
 pub struct MergeTreeRewrite {
     /// Sections in key order, each a list of sorted runs, each run a list of files in key order.
     pub sections: Vec<Vec<Vec<MergeInput>>>,
+    /// The data-file schema (`_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, values) to merge
+    /// and write in; `None` takes the first input's, which every input must then have.
+    pub schema: Option<arrow::datatypes::SchemaRef>,
     /// The bucket's files at levels above the output level (lookup changelog and deletion
     /// vector marks look older versions up there); may be empty otherwise.
     pub higher_levels: Vec<MergeInput>,

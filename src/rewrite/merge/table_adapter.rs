@@ -3,6 +3,11 @@
 //! manifest records (exact min/max key and key statistics as BinaryRows, sequence range, row
 //! and retract counts, file source COMPACT).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
+
 use super::{rewrite_merge_tree, MergeInput, MergeOutputFile, MergeTreeRewrite};
 use crate::error::{Error, Result};
 use crate::storage::Storage;
@@ -11,18 +16,64 @@ use crate::table::manifest::{DataFile, SimpleStats};
 use crate::table::merge_rewriter::{
     MergeRewriteInput, MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter,
 };
-use crate::table::schema::DataType;
+use crate::table::schema::{DataType, TableSchema};
 
 /// The primary-key merge rewriter for [`crate::table::compact_table`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PrimaryKeyRewriter;
 
-fn input(i: &MergeRewriteInput) -> MergeInput {
+fn input(i: &MergeRewriteInput, maps: &HashMap<i64, Vec<Option<String>>>) -> MergeInput {
     MergeInput {
         path: i.path.clone(),
         meta: i.meta.clone(),
         deleted_rows: i.deleted_rows.clone(),
+        columns: maps.get(&i.file.schema_id).cloned(),
     }
+}
+
+/// The data-file row type of `schema` as Arrow: `_KEY_<k>` per trimmed primary key,
+/// `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then every column (used when no input of the latest
+/// schema version is there to copy it from).
+fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {
+    let mut fields = Vec::new();
+    for k in schema.trimmed_primary_keys() {
+        fields.push(Field::new(
+            format!("_KEY_{}", k.name),
+            k.data_type.to_arrow()?,
+            false,
+        ));
+    }
+    fields.push(Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false));
+    fields.push(Field::new("_VALUE_KIND", ArrowType::Int8, false));
+    for f in &schema.fields {
+        fields.push(Field::new(
+            &f.name,
+            f.data_type.to_arrow()?,
+            f.data_type.nullable,
+        ));
+    }
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// For a file of schema version `old`: its column for each column of the latest version's
+/// data-file schema, matched by field id (renamed columns followed, added ones `None`).
+fn column_map(latest: &TableSchema, old: &TableSchema) -> Vec<Option<String>> {
+    let by_id = |id: i32| {
+        old.fields
+            .iter()
+            .find(|o| o.id == id)
+            .map(|o| o.name.clone())
+    };
+    let mut map = Vec::new();
+    for k in latest.trimmed_primary_keys() {
+        map.push(by_id(k.id).map(|n| format!("_KEY_{n}")));
+    }
+    map.push(Some("_SEQUENCE_NUMBER".to_string()));
+    map.push(Some("_VALUE_KIND".to_string()));
+    for f in &latest.fields {
+        map.push(by_id(f.id));
+    }
+    map
 }
 
 /// The manifest record of a file the merge wrote.
@@ -96,18 +147,47 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
                 request.output_level, request.max_level
             )));
         }
-        let schema_id = all
-            .iter()
-            .map(|f| f.file.schema_id)
-            .max()
-            .unwrap_or(table.schema.id);
+        // Files of older schema versions are read through a column map onto the latest
+        // version, and the output is written in it.
+        let latest = &table.schema;
+        let mut maps: HashMap<i64, Vec<Option<String>>> = HashMap::new();
+        for f in all.iter().copied().chain(&request.higher_levels) {
+            let id = f.file.schema_id;
+            if id != latest.id && !maps.contains_key(&id) {
+                let file = table.paths.schema(id);
+                let old = TableSchema::from_json(&storage.read_all(&file)?, &file)?;
+                maps.insert(id, column_map(latest, &old));
+            }
+        }
+        let target = if maps.is_empty() {
+            None
+        } else {
+            Some(kv_schema(latest)?)
+        };
+        let schema_id = if maps.is_empty() {
+            all.iter()
+                .map(|f| f.file.schema_id)
+                .max()
+                .unwrap_or(latest.id)
+        } else {
+            latest.id
+        };
         let req = MergeTreeRewrite {
             sections: request
                 .sections
                 .iter()
-                .map(|s| s.iter().map(|r| r.iter().map(input).collect()).collect())
+                .map(|s| {
+                    s.iter()
+                        .map(|r| r.iter().map(|i| input(i, &maps)).collect())
+                        .collect()
+                })
                 .collect(),
-            higher_levels: request.higher_levels.iter().map(input).collect(),
+            schema: target,
+            higher_levels: request
+                .higher_levels
+                .iter()
+                .map(|i| input(i, &maps))
+                .collect(),
             output_dir: request.output_dir.clone(),
             file_prefix: request.file_prefix.clone(),
             changelog_prefix: request.changelog_prefix.clone(),
