@@ -339,6 +339,46 @@ fn an_append_during_compaction_is_rebased_not_lost() {
 }
 
 #[test]
+fn losing_the_snapshot_race_backs_off_and_retries() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 6);
+    // Another writer commits snapshot 7 right before our create of snapshot 7.
+    let writer_st = st.clone();
+    let hook = HookStorage {
+        inner: st.clone(),
+        trigger: "snapshot/snapshot-7".into(),
+        hook: Mutex::new(Some(Box::new(move || {
+            let mut w = TableWriter::new(&writer_st, "t", [5; 16]);
+            w.commit(
+                &[(
+                    RowKind::Insert,
+                    vec![
+                        Datum::BigInt(-8),
+                        Datum::String("d1".into()),
+                        Datum::String("raced".into()),
+                    ],
+                )],
+                NOW + 60,
+            )
+            .unwrap();
+        }))),
+    };
+    let waits = Mutex::new(Vec::new());
+    let sleep = |ms: u64| waits.lock().unwrap().push(ms);
+    let mut o = opts(3);
+    o.sleep = Some(&sleep);
+    let report = compact_table(&hook, "t", &o).unwrap();
+    let commit = report.commit.as_ref().unwrap();
+    assert_eq!(commit.snapshot_id, 8);
+    assert_eq!(commit.attempts, 2);
+    assert_eq!(commit.rebased_over, vec![7]);
+    let waits = waits.into_inner().unwrap();
+    assert_eq!(waits.len(), 1, "one back-off before the second attempt");
+    assert!((16..=24).contains(&waits[0]), "20 ms ± 20%: {waits:?}");
+    assert!(read_rows(&st, "t").iter().any(|r| r.contains("raced")));
+}
+
+#[test]
 fn a_leased_partition_is_skipped() {
     let st = MemoryStorage::new();
     append_table(&st, "t", "-1", 6);
@@ -483,6 +523,7 @@ fn add_deletion_vectors(st: &MemoryStorage, path: &str) {
             commit_user: "test".into(),
             now_ms: NOW,
             max_retries: 0,
+            jitter_seed: 0,
         },
         &mut IdGen::new([3; 16]),
         &mut WrittenFiles::default(),

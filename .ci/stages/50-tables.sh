@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Real Paimon tables: pypaimon (from PyPI, installed here into a venv under target/) writes
 # tables, the `paimon-compact` CLI built in stage 10 compacts them — through the component in
-# wasmtime, then through the native engine — and pypaimon reads them back. pytest's exit code 5
+# wasmtime, then through the native engine — and pypaimon reads them back (and pypaimon-rust,
+# where its wheel installs). pytest's exit code 5
 # ("no tests collected") fails this stage.
 set -euo pipefail
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
 bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7"
+# A second independent reader: after every compaction it must read what pypaimon reads.
+if "$VENV/bin/pip" install -q --disable-pip-version-check "pypaimon-rust==0.4.0"; then
+  export PAIMON_COMPACT_REQUIRE_RUST_READER=1
+else
+  echo "pypaimon-rust does not install on this platform: its cross-checks are skipped"
+fi
 export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
 for engine in wasm native; do

@@ -520,6 +520,8 @@ impl Compactor {
                 opts.max_commit_retries = job.max_commit_retries;
                 let clock = || crate::clock::now().0;
                 opts.clock = Some(&clock);
+                let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
+                opts.sleep = Some(&sleep);
                 Ok(paimon_compact::table::compact_table(
                     storage.as_ref(),
                     table_path,

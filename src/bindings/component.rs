@@ -470,6 +470,9 @@ impl wtc::GuestCompactionJob for TableJob {
         opts.owner = self.settings.owner.clone();
         opts.lease_ttl_ms = self.settings.lease_ttl_ms;
         opts.max_commit_retries = self.settings.max_commit_retries as usize;
+        // The back-off between commit attempts waits on the host's WASI monotonic clock.
+        let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
+        opts.sleep = Some(&sleep);
         progress("compact", 0, 1, format!("compacting {}", self.table_path));
         let r = crate::table::compact_table(&HostStorage, &self.table_path, &opts)
             .map_err(to_wit_error)?;

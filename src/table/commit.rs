@@ -98,6 +98,24 @@ pub struct CommitSettings {
     pub now_ms: i64,
     /// Rebase attempts after losing the snapshot race to an unrelated commit.
     pub max_retries: usize,
+    /// Random bytes (from the job id) that spread the waits between attempts of concurrent
+    /// jobs apart.
+    pub jitter_seed: u64,
+}
+
+/// How long to wait before attempt `attempt` (1-based) after a lost race: exponential from
+/// 10 ms up to 10 s, ±20% jitter, as Paimon's `commit.min-retry-wait` / `max-retry-wait`
+/// defaults. The wait gives the winning writer room to finish, so that a steady stream of
+/// other commits does not starve this one.
+pub fn retry_wait_ms(attempt: usize, jitter_seed: u64) -> u64 {
+    let base = 10u64.saturating_mul(1u64 << attempt.min(20)).min(10_000);
+    // splitmix64 of the seed and the attempt: a fraction in [0.8, 1.2).
+    let mut z = jitter_seed.wrapping_add((attempt as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    let permille = 800 + z % 400;
+    base * permille / 1000
 }
 
 /// The outcome of a commit.
@@ -377,7 +395,7 @@ fn fold_index(
 }
 
 /// Commits `delta` on top of the snapshot the job planned on (`planned_on`; `None` for a
-/// table that had no snapshot).
+/// table that had no snapshot), retrying without waiting.
 pub fn commit(
     storage: &dyn Storage,
     table: &Table,
@@ -386,6 +404,24 @@ pub fn commit(
     settings: &CommitSettings,
     ids: &mut IdGen,
     written: &mut WrittenFiles,
+) -> Result<CommitOutcome> {
+    commit_with_backoff(
+        storage, table, planned_on, delta, settings, ids, written, None,
+    )
+}
+
+/// [`commit`], calling `sleep` (milliseconds; supplied by the host, as the core has no clock)
+/// with [`retry_wait_ms`] before each attempt after a lost race.
+#[allow(clippy::too_many_arguments)]
+pub fn commit_with_backoff(
+    storage: &dyn Storage,
+    table: &Table,
+    planned_on: Option<i64>,
+    delta: &CommitDelta,
+    settings: &CommitSettings,
+    ids: &mut IdGen,
+    written: &mut WrittenFiles,
+    sleep: Option<&dyn Fn(u64)>,
 ) -> Result<CommitOutcome> {
     let uuid = ids.next_uuid();
     let mut counter = 0u32;
@@ -424,9 +460,39 @@ pub fn commit(
         })
         .sum();
 
+    // The delta and changelog lists do not depend on the snapshot the commit lands on: written
+    // once, so an attempt only writes the base list (and index manifest) between reading the
+    // latest snapshot and creating the next one.
+    let (delta_list, delta_size) = write_list(
+        storage,
+        table,
+        ids,
+        &uuid,
+        &mut counter,
+        written,
+        delta_meta.as_slice(),
+    )?;
+    let changelog_list = match &changelog_meta {
+        None => None,
+        Some(m) => Some(write_list(
+            storage,
+            table,
+            ids,
+            &uuid,
+            &mut counter,
+            written,
+            std::slice::from_ref(m),
+        )?),
+    };
+
     let mut rebased_over = Vec::new();
     let mut attempt_files: Vec<String> = Vec::new();
     for attempt in 0..=settings.max_retries {
+        if attempt > 0 {
+            if let Some(sleep) = sleep {
+                sleep(retry_wait_ms(attempt, settings.jitter_seed));
+            }
+        }
         let latest_id = latest_snapshot_id(storage, &table.paths)?;
         if latest_id < planned_on {
             return Err(Error::conflict(format!(
@@ -461,27 +527,6 @@ pub fn commit(
         };
         let (base_list, base_size) =
             write_list(storage, table, ids, &uuid, &mut counter, written, &base)?;
-        let (delta_list, delta_size) = write_list(
-            storage,
-            table,
-            ids,
-            &uuid,
-            &mut counter,
-            written,
-            delta_meta.as_slice(),
-        )?;
-        let changelog_list = match &changelog_meta {
-            None => None,
-            Some(m) => Some(write_list(
-                storage,
-                table,
-                ids,
-                &uuid,
-                &mut counter,
-                written,
-                std::slice::from_ref(m),
-            )?),
-        };
         let index_manifest = if delta.index.is_empty() {
             latest.as_ref().and_then(|l| l.index_manifest.clone())
         } else {
@@ -510,7 +555,7 @@ pub fn commit(
                 .max(prev(&|l| Some(l.schema_id)).unwrap_or(0)),
             base_manifest_list: base_list,
             base_manifest_list_size: Some(base_size),
-            delta_manifest_list: delta_list,
+            delta_manifest_list: delta_list.clone(),
             delta_manifest_list_size: Some(delta_size),
             changelog_manifest_list: changelog_list.as_ref().map(|(n, _)| n.clone()),
             changelog_manifest_list_size: changelog_list.as_ref().map(|(_, s)| *s),
@@ -598,4 +643,28 @@ pub fn commit(
         "lost the race for the next snapshot {} times in a row; giving up",
         settings.max_retries + 1
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_wait_ms;
+
+    #[test]
+    fn retry_waits_grow_to_ten_seconds_with_jitter() {
+        for seed in [0u64, 1, 0xdead_beef, u64::MAX] {
+            let mut last_base = 0;
+            for attempt in 1..30 {
+                let w = retry_wait_ms(attempt, seed);
+                let base = (10u64 << attempt.min(20)).min(10_000);
+                assert!(w >= base * 8 / 10 && w < base * 12 / 10, "{attempt}: {w}");
+                assert!(base >= last_base);
+                last_base = base;
+            }
+        }
+        assert_ne!(
+            retry_wait_ms(3, 1),
+            retry_wait_ms(3, 2),
+            "jobs spread apart"
+        );
+    }
 }

@@ -268,6 +268,7 @@ impl<'s> TableWriter<'s> {
                 commit_user: "paimon-compact-demo".into(),
                 now_ms,
                 max_retries: 3,
+                jitter_seed: 0,
             };
             let outcome = commit::commit(
                 self.storage,

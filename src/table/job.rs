@@ -691,6 +691,9 @@ pub struct CompactOptions<'a> {
     pub merge_rewriter: Option<&'a dyn MergeTreeRewriter>,
     /// Milliseconds from any monotonic clock, for the phase timings (optional).
     pub clock: Option<&'a dyn Fn() -> i64>,
+    /// Waits the given milliseconds (supplied by the host): the back-off between commit
+    /// attempts after losing the snapshot race. `None` retries at once.
+    pub sleep: Option<&'a dyn Fn(u64)>,
     /// `commitUser` of the snapshot; defaults to one derived from the job id.
     pub commit_user: Option<String>,
 }
@@ -713,6 +716,7 @@ impl<'a> CompactOptions<'a> {
             max_commit_retries: 10,
             merge_rewriter: default_merge_rewriter(),
             clock: None,
+            sleep: None,
             commit_user: None,
         }
     }
@@ -943,9 +947,10 @@ pub fn compact_table(
                 .unwrap_or_else(|| format!("paimon-compact-{job_id}")),
             now_ms: opts.context.now_ms,
             max_retries: opts.max_commit_retries,
+            jitter_seed: u64::from_le_bytes(opts.job_id[..8].try_into().unwrap_or_default()),
         };
         let delta = std::mem::take(&mut run.delta);
-        commit::commit(
+        commit::commit_with_backoff(
             storage,
             &state.table,
             Some(planned_on),
@@ -953,6 +958,7 @@ pub fn compact_table(
             &settings,
             run.ids,
             run.written,
+            opts.sleep,
         )
         .map(Some)
     })();

@@ -3,7 +3,9 @@
 pypaimon (an independent implementation, from PyPI) writes real Paimon tables; our table layer
 compacts them through the `paimon-compact` CLI ($PAIMON_COMPACT_CLI) on the engine named by
 $PAIMON_COMPACT_ENGINE (`wasm`, the component in wasmtime, by default; or `native`); pypaimon
-reads the result back and appends on top of our snapshot.
+reads the result back and appends on top of our snapshot. After every compaction pypaimon-rust
+(PyPI, a second independent reader built on paimon-rust) must read the same rows as pypaimon,
+when it is installed (`PAIMON_COMPACT_REQUIRE_RUST_READER=1` makes its absence a failure).
 """
 
 import json
@@ -13,6 +15,13 @@ import subprocess
 import pyarrow as pa
 import pytest
 from pypaimon import CatalogFactory, Schema
+
+try:
+    import pypaimon_rust.datafusion as paimon_rust
+except ImportError:  # pragma: no cover - depends on the platform's wheels
+    paimon_rust = None
+    if os.environ.get("PAIMON_COMPACT_REQUIRE_RUST_READER") == "1":
+        raise
 
 CLI = os.environ.get("PAIMON_COMPACT_CLI")
 ENGINE = os.environ.get("PAIMON_COMPACT_ENGINE", "wasm")
@@ -60,6 +69,15 @@ class Warehouse:
         rows = [{k: v for k, v in r.items() if k not in drop} for r in rows]
         return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
+    def read_rust(self, name, drop=()):
+        """The rows pypaimon-rust reads, sorted like `read`."""
+        t = paimon_rust.PaimonCatalog({"warehouse": self.root}).get_table(f"db.{name}")
+        rb = t.new_read_builder()
+        batches = rb.new_read().read(rb.new_scan().plan().splits())
+        rows = [r for b in batches for r in b.to_pylist()]
+        rows = [{k: v for k, v in r.items() if k not in drop} for r in rows]
+        return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
+
     def path(self, name):
         return f"db.db/{name}"
 
@@ -74,7 +92,11 @@ class Warehouse:
         return self.tool("plan", name, *flags)[1]
 
     def compact(self, name, *flags):
-        return self.tool("compact", name, *flags)[1]
+        out = self.tool("compact", name, *flags)[1]
+        if paimon_rust is not None:
+            assert self.read_rust(name) == self.read(name), \
+                f"pypaimon-rust and pypaimon disagree on {name} after our compaction"
+        return out
 
     def snapshots(self, name):
         d = os.path.join(self.root, self.path(name), "snapshot")
