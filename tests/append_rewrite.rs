@@ -728,3 +728,69 @@ fn nested_columns_all_null_and_empty_strings() {
         }
     }
 }
+
+/// A list column whose item field two writers name differently (`item` from arrow-rs,
+/// `element` from parquet-mr and pyarrow) is the same column: both files compact together.
+#[test]
+fn list_item_names_of_different_writers_are_the_same_column() {
+    use arrow::array::{ArrayRef, Int64Array, ListArray, RecordBatch};
+    use arrow::datatypes::{Field, Int32Type, Schema};
+    use std::sync::Arc;
+
+    let make = |first: i64, item: &str| {
+        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(
+            (first..first + 100).map(|i| Some((0..(i % 4) as i32).map(Some).collect::<Vec<_>>())),
+        );
+        let named = DataType::List(Arc::new(Field::new(item, DataType::Int32, true)));
+        let list = arrow::compute::cast(&list, &named).unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("id", DataType::Int64, false),
+            Field::new("tags", named, true),
+        ]));
+        let ids = Arc::new(Int64Array::from_iter_values(first..first + 100)) as ArrayRef;
+        RecordBatch::try_new(schema, vec![ids, list]).unwrap()
+    };
+    let storage = MemoryStorage::new();
+    let mut inputs = Vec::new();
+    let batches = [make(0, "item"), make(100, "element")];
+    for (k, batch) in batches.iter().enumerate() {
+        let path = format!("{DIR}/data-lists-{k}.parquet");
+        storage.put(
+            &path,
+            write_parquet(batch, &props(Compression::SNAPPY, 1000)),
+        );
+        let mut meta = paimon_compact::meta::DataFileMeta::new(
+            format!("data-lists-{k}.parquet"),
+            Level::ZERO,
+            0,
+            Default::default(),
+            Default::default(),
+            k as i64 * 100,
+            k as i64 * 100 + 99,
+        );
+        meta.row_count = 100;
+        inputs.push(paimon_compact::rewrite::AppendInput {
+            path,
+            meta: std::sync::Arc::new(meta),
+            deleted_rows: None,
+            columns: None,
+        });
+    }
+    let result = rewrite_append(&storage, &request(&inputs), &opts(&[])).unwrap();
+    assert_eq!(result.metrics.output_rows, 200);
+    let out: Vec<RecordBatch> = result
+        .outputs
+        .iter()
+        .map(|o| read_file(&storage, &o.path))
+        .collect();
+    let out = arrow::compute::concat_batches(&out[0].schema(), &out).unwrap();
+    // The output keeps the first input's spelling; every value of both files is there.
+    let first_type = batches[0].schema().field(1).data_type().clone();
+    let expected: Vec<ArrayRef> = batches
+        .iter()
+        .map(|b| arrow::compute::cast(b.column(1), &first_type).unwrap())
+        .collect();
+    let expected =
+        arrow::compute::concat(&expected.iter().map(|a| a.as_ref()).collect::<Vec<_>>()).unwrap();
+    assert_eq!(out.column(1).as_ref(), expected.as_ref());
+}

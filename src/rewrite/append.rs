@@ -746,14 +746,33 @@ fn rewrite_one(
         ));
     }
     let file_schema = file_arrow_schema(file)?;
-    let evolution = input
-        .columns
-        .as_deref()
-        .map(|map| Evolution::new(&file.path, &file_schema, &out.schema, map))
-        .transpose()?;
-    if evolution.is_none() {
-        check_columns(file, &file_schema, &out.schema)?;
-    }
+    let evolution = match input.columns.as_deref() {
+        Some(map) => Some(Evolution::new(&file.path, &file_schema, &out.schema, map)?),
+        None => {
+            check_columns(file, &file_schema, &out.schema)?;
+            // The same types spelled differently by another writer (a list's item field is
+            // `item` for arrow-rs, `element` for parquet-mr and pyarrow): read the file as it
+            // is and cast, column by column.
+            let plain = plain_schema(&file_schema);
+            let renamed_nested = plain
+                .fields()
+                .iter()
+                .zip(out.schema.fields())
+                .any(|(f, o)| {
+                    f.data_type() != o.data_type() && f.data_type().equals_datatype(o.data_type())
+                });
+            if renamed_nested {
+                let map: Vec<Option<String>> = plain
+                    .fields()
+                    .iter()
+                    .map(|f| Some(f.name().clone()))
+                    .collect();
+                Some(Evolution::new(&file.path, &plain, &out.schema, &map)?)
+            } else {
+                None
+            }
+        }
+    };
     out.metrics.input_bytes += file.size;
     out.metrics.input_rows += rows;
 
