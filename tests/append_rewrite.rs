@@ -245,6 +245,48 @@ fn fast_copy_splices_matching_files() {
     assert_eq!(md.num_row_groups(), 12, "row groups are copied, not merged");
     // Copied chunks keep their encodings (and encoding statistics, for the next round).
     assert!(md.row_group(0).column(2).page_encoding_stats().is_some());
+    // ... and their page index, with page offsets moved to where the pages now are: a reader
+    // that skips pages through it reads the right rows.
+    use arrow::array::RecordBatch;
+    use parquet::arrow::arrow_reader::{
+        ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
+    };
+    let out = bytes::Bytes::from(storage.get(&result.outputs[0].path).unwrap().to_vec());
+    let indexed = parquet::file::metadata::ParquetMetaDataReader::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required)
+        .parse_and_finish(&out)
+        .expect("the output has a page index");
+    for rg in 0..indexed.num_row_groups() {
+        let pages = indexed.page_index_for_row_group(rg);
+        for c in 0..indexed.row_group(rg).num_columns() {
+            let oi = pages.offset_index(c).expect("offset index of every chunk");
+            let chunk = indexed.row_group(rg).column(c);
+            let (start, len) = chunk.byte_range();
+            for loc in oi.page_locations() {
+                assert!(loc.offset as u64 >= start && (loc.offset as u64) < start + len);
+            }
+        }
+    }
+    let all = read_file(&storage, &result.outputs[0].path);
+    let total = all.num_rows();
+    let selection = RowSelection::from(vec![
+        RowSelector::skip(2500),
+        RowSelector::select(700),
+        RowSelector::skip(total - 3200),
+    ]);
+    let reader = ParquetRecordBatchReaderBuilder::try_new_with_options(
+        out,
+        ArrowReaderOptions::new()
+            .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required),
+    )
+    .unwrap()
+    .with_row_selection(selection)
+    .with_batch_size(10_000)
+    .build()
+    .unwrap();
+    let picked: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+    let picked = arrow::compute::concat_batches(&all.schema(), &picked).unwrap();
+    assert_eq!(picked, all.slice(2500, 700));
 }
 
 #[test]
@@ -439,6 +481,8 @@ fn passthrough_output_matches_a_plain_rewrite() {
         // One dictionary per output row group, never a fallback to PLAIN.
         assert_eq!(on.metrics.passthrough.fallbacks_to_plain, 0);
         let bytes = storage.get(&on.outputs[0].path).unwrap();
+        let written = read_file(&storage, &on.outputs[0].path);
+        assert_string_column_index(&bytes, 2, written.column(2).as_string::<i32>());
         for rg in page_layout(&bytes, 2) {
             assert_eq!(
                 rg.iter()
@@ -560,6 +604,8 @@ fn passthrough_falls_back_to_plain_when_the_dictionary_outgrows_its_page() {
     assert_rows_identical(&storage, &inputs, &result);
     assert!(result.metrics.passthrough.fallbacks_to_plain > 0);
     let bytes = storage.get(&result.outputs[0].path).unwrap();
+    let written = read_file(&storage, &result.outputs[0].path);
+    assert_string_column_index(&bytes, 3, written.column(3).as_string::<i32>());
     let name_pages = page_layout(&bytes, 3);
     assert!(
         name_pages[0].contains(&(PageType::DATA_PAGE, Encoding::PLAIN)),
@@ -793,4 +839,48 @@ fn list_item_names_of_different_writers_are_the_same_column() {
     let expected =
         arrow::compute::concat(&expected.iter().map(|a| a.as_ref()).collect::<Vec<_>>()).unwrap();
     assert_eq!(out.column(1).as_ref(), expected.as_ref());
+}
+
+/// The column index of STRING leaf `leaf` (a top-level column, `values` in file order) bounds
+/// every page exactly: per page the smallest and largest value and the null count, found
+/// through the offset index.
+fn assert_string_column_index(bytes: &[u8], leaf: usize, values: &arrow::array::StringArray) {
+    use parquet::file::page_index::column_index::ColumnIndexMetaData;
+    let b = bytes::Bytes::copy_from_slice(bytes);
+    let md = parquet::file::metadata::ParquetMetaDataReader::new()
+        .with_page_index_policy(parquet::file::metadata::PageIndexPolicy::Required)
+        .parse_and_finish(&b)
+        .expect("a page index");
+    let mut base = 0usize;
+    for rg in 0..md.num_row_groups() {
+        let rows = md.row_group(rg).num_rows() as usize;
+        let pages = md.page_index_for_row_group(rg);
+        let locations = pages
+            .offset_index(leaf)
+            .expect("offset index")
+            .page_locations();
+        let Some(ColumnIndexMetaData::BYTE_ARRAY(ci)) = pages.column_index(leaf) else {
+            panic!("row group {rg}: no column index for leaf {leaf}");
+        };
+        for (p, loc) in locations.iter().enumerate() {
+            let start = base + loc.first_row_index as usize;
+            let end = base
+                + locations
+                    .get(p + 1)
+                    .map_or(rows, |n| n.first_row_index as usize);
+            let page: Vec<&str> = (start..end)
+                .filter(|&i| values.is_valid(i))
+                .map(|i| values.value(i))
+                .collect();
+            assert_eq!(ci.null_count(p), Some((end - start - page.len()) as i64));
+            match (page.iter().min(), page.iter().max()) {
+                (Some(lo), Some(hi)) => {
+                    assert_eq!(ci.min_value(p), Some(lo.as_bytes()), "rg {rg} page {p}");
+                    assert_eq!(ci.max_value(p), Some(hi.as_bytes()), "rg {rg} page {p}");
+                }
+                _ => assert!(ci.is_null_page(p)),
+            }
+        }
+        base += rows;
+    }
 }

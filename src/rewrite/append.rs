@@ -414,6 +414,7 @@ impl<'s> Outputs<'s, '_> {
         &mut self,
         rg: &parquet::file::metadata::RowGroupMetaData,
         window: &FileWindow,
+        indexes: &parquet::file::metadata::page_index::RowGroupPageIndex,
         input: &str,
     ) -> Result<()> {
         let target = self.settings.target_file_size;
@@ -426,7 +427,7 @@ impl<'s> Outputs<'s, '_> {
         let (open, writes) = self.open_parts()?;
         let sink = &mut open.sink;
         open.writer
-            .append_row_group(rg, window, &mut to_storage(sink, writes))
+            .append_row_group(rg, window, indexes, &mut to_storage(sink, writes))
             .map_err(|e| attribute(e, input))?;
         open.rows += rg.num_rows().max(0) as u64;
         self.roll_if_full()
@@ -602,7 +603,8 @@ pub fn rewrite_append(
     }
 
     let mut io = IoCounters::default();
-    let first_input = parquet_io::open_input(storage, &first.path, &mut io)?;
+    let first_input =
+        parquet_io::open_input_with(storage, &first.path, &mut io, settings.fast_copy)?;
     let (schema, descr) = output_schema(req, &first_input)?;
     let policy = PassthroughPolicy::new(options, &format, &schema);
     metrics.passthrough.veto = policy.veto.clone();
@@ -651,7 +653,12 @@ pub fn rewrite_append(
         for input in &req.inputs {
             let file = match first_input.take() {
                 Some(f) => f,
-                None => parquet_io::open_input(storage, &input.path, &mut io)?,
+                None => parquet_io::open_input_with(
+                    storage,
+                    &input.path,
+                    &mut io,
+                    outputs.settings.fast_copy,
+                )?,
             };
             rewrite_one(&mut outputs, &mut io, &policy, &leaves, input, &file)?;
         }
@@ -790,7 +797,7 @@ fn rewrite_one(
             deleted.is_some(),
         ) {
             Ok(()) => {
-                for rg in file.metadata.row_groups() {
+                for (i, rg) in file.metadata.row_groups().iter().enumerate() {
                     let range = fast_copy::row_group_range(rg);
                     let (_, mut buffers) =
                         parquet_io::fetch(out.storage, path, std::slice::from_ref(&range), io)?;
@@ -798,7 +805,8 @@ fn rewrite_one(
                         base: range.start,
                         bytes: buffers.pop().unwrap_or_default(),
                     };
-                    out.copy_row_group(rg, &window, path)?;
+                    let indexes = file.metadata.page_index_for_row_group(i);
+                    out.copy_row_group(rg, &window, &indexes, path)?;
                     out.metrics.fast_copy.row_groups_copied += 1;
                     out.metrics.fast_copy.bytes_copied += range.end - range.start;
                 }

@@ -31,6 +31,7 @@ use parquet::basic::{Compression, Encoding, PageType};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
+use parquet::file::metadata::ColumnIndexBuilder;
 use parquet::file::metadata::{ColumnChunkMetaData, PageEncodingStats};
 use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
 use parquet::file::statistics::Statistics;
@@ -103,6 +104,11 @@ struct PendingPage {
     page: CompressedPage,
     rows: u64,
     encoding: Encoding,
+    /// The page's smallest and largest value (`None` for a page of nulls) and null count, for
+    /// the column index.
+    min: Option<Vec<u8>>,
+    max: Option<Vec<u8>>,
+    nulls: u64,
 }
 
 /// Writes one column chunk (one row group) of a non-nested STRING column.
@@ -125,6 +131,10 @@ pub(crate) struct DictColumnWriter {
     page_defs: Vec<u32>,
     page_plain: Vec<u8>,
     page_rows: usize,
+    page_nulls: u64,
+    /// Min/max of the PLAIN values of the page (dictionary ids are resolved at flush).
+    page_min: Option<Vec<u8>>,
+    page_max: Option<Vec<u8>>,
 
     // Key → id table of the input dictionary seen last.
     cache_identity: Option<DictIdentity>,
@@ -171,6 +181,9 @@ impl DictColumnWriter {
             page_defs: Vec::new(),
             page_plain: Vec::new(),
             page_rows: 0,
+            page_nulls: 0,
+            page_min: None,
+            page_max: None,
             cache_identity: None,
             cache_values: None,
             cache_map: Vec::new(),
@@ -356,6 +369,7 @@ impl DictColumnWriter {
     fn push_null(&mut self) {
         self.page_defs.push(0);
         self.page_rows += 1;
+        self.page_nulls += 1;
         self.nulls += 1;
     }
 
@@ -370,6 +384,7 @@ impl DictColumnWriter {
         self.unencoded_bytes += v.len() as i64;
         if self.cfg.statistics {
             update_min_max(&mut self.min, &mut self.max, v);
+            update_min_max(&mut self.page_min, &mut self.page_max, v);
         }
     }
 
@@ -457,6 +472,13 @@ impl DictColumnWriter {
             encode_hybrid(&self.page_ids, width, &mut buf);
             Encoding::RLE_DICTIONARY
         };
+        let (min, max) = if !self.cfg.statistics {
+            (None, None)
+        } else if self.fallback {
+            (self.page_min.take(), self.page_max.take())
+        } else {
+            self.dictionary_page_min_max()
+        };
         let uncompressed = buf.len();
         let body = self.compressor.compress(&buf)?.unwrap_or(buf);
         let page = Page::DataPage {
@@ -471,12 +493,46 @@ impl DictColumnWriter {
             page: CompressedPage::new(page, uncompressed),
             rows: self.page_rows as u64,
             encoding,
+            min,
+            max,
+            nulls: self.page_nulls,
         });
         self.page_ids.clear();
         self.page_defs.clear();
         self.page_plain.clear();
         self.page_rows = 0;
+        self.page_nulls = 0;
+        self.page_min = None;
+        self.page_max = None;
         Ok(())
+    }
+
+    /// Min and max of the values a dictionary-encoded page refers to: each distinct id once
+    /// (a bit per dictionary entry), not a comparison per row.
+    fn dictionary_page_min_max(&self) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+        let mut seen = vec![0u64; self.dict_spans.len().div_ceil(64)];
+        for &id in &self.page_ids {
+            if let Some(w) = seen.get_mut(id as usize / 64) {
+                *w |= 1 << (id % 64);
+            }
+        }
+        let (mut min, mut max) = (None::<&[u8]>, None::<&[u8]>);
+        for (w, bits) in seen.iter().enumerate() {
+            let mut bits = *bits;
+            while bits != 0 {
+                let id = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let (start, len) = self.dict_spans[id];
+                let v = &self.dict_page[start as usize..(start + len) as usize];
+                if min.is_none_or(|m| v < m) {
+                    min = Some(v);
+                }
+                if max.is_none_or(|m| v > m) {
+                    max = Some(v);
+                }
+            }
+        }
+        (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec))
     }
 
     /// Finishes the chunk: the dictionary page first, then the data pages, written by
@@ -489,6 +545,10 @@ impl DictColumnWriter {
         let mut stats: Vec<PageEncodingStats> = Vec::new();
         let mut encodings = vec![Encoding::RLE];
         let mut locations = Vec::with_capacity(self.pages.len());
+        let mut column_index = self
+            .cfg
+            .statistics
+            .then(|| ColumnIndexBuilder::new(parquet::basic::Type::BYTE_ARRAY));
         let (mut compressed, mut uncompressed) = (0i64, 0i64);
         let uses_dictionary = self
             .pages
@@ -523,6 +583,16 @@ impl DictColumnWriter {
             }
             let mut first_row = 0i64;
             for p in std::mem::take(&mut self.pages) {
+                if let Some(ci) = column_index.as_mut() {
+                    let null_page = p.min.is_none();
+                    ci.append(
+                        null_page,
+                        p.min.unwrap_or_default(),
+                        p.max.unwrap_or_default(),
+                        p.nulls as i64,
+                        None,
+                    );
+                }
                 let spec = writer.write_page(p.page).map_err(parquet_err)?;
                 data_offset.get_or_insert(spec.offset as i64);
                 compressed += spec.compressed_size as i64;
@@ -576,7 +646,10 @@ impl DictColumnWriter {
             rows_written: self.rows,
             metadata,
             bloom_filter: None,
-            column_index: None,
+            column_index: column_index
+                .map(|ci| ci.build())
+                .transpose()
+                .map_err(parquet_err)?,
             offset_index: Some(OffsetIndexMetaData {
                 page_locations: locations,
                 unencoded_byte_array_data_bytes: None,

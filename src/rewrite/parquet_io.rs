@@ -156,6 +156,17 @@ pub(crate) fn open_input(
     path: &str,
     io: &mut IoCounters,
 ) -> Result<InputFile> {
+    open_input_with(storage, path, io, false)
+}
+
+/// [`open_input`], also loading the page index (column and offset indexes) when the file has
+/// one and `page_index` is set: fast copy carries it over to the output.
+pub(crate) fn open_input_with(
+    storage: &dyn Storage,
+    path: &str,
+    io: &mut IoCounters,
+    page_index: bool,
+) -> Result<InputFile> {
     let size = storage.size(path)?;
     if size < 12 {
         return Err(corrupt(
@@ -166,7 +177,11 @@ pub(crate) fn open_input(
     let options = ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false);
     let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
         .map_err(|e| corrupt(path, e))?
-        .with_page_index_policy(PageIndexPolicy::Skip)
+        .with_page_index_policy(if page_index {
+            PageIndexPolicy::Optional
+        } else {
+            PageIndexPolicy::Skip
+        })
         .with_metadata_options(Some(Arc::new(options)));
     let tail = size.min(FOOTER_PREFETCH);
     let footer = size - tail..size;

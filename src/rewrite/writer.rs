@@ -20,6 +20,7 @@ use parquet::arrow::arrow_writer::{
     PageStoreArgs, PageStoreFactory,
 };
 use parquet::column::writer::ColumnCloseResult;
+use parquet::file::metadata::page_index::RowGroupPageIndex;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
@@ -384,23 +385,28 @@ impl ParquetFileWriter {
     }
 
     /// Splices an input row group in without decoding it. `reader` serves the input file's
-    /// bytes at the input's offsets (at least this row group's column chunks).
+    /// bytes at the input's offsets (at least this row group's column chunks); the input's page
+    /// index, when it has one, is carried over (the writer moves its page offsets).
     pub(crate) fn append_row_group<R: ChunkReader>(
         &mut self,
         row_group: &RowGroupMetaData,
         reader: &R,
+        indexes: &RowGroupPageIndex,
         out: &mut Drain<'_>,
     ) -> Result<()> {
         self.flush_row_group(out)?;
         let mut rg = self.file.next_row_group().map_err(write_err)?;
-        for chunk in row_group.columns() {
+        for (c, chunk) in row_group.columns().iter().enumerate() {
+            let offset_index = indexes.offset_index(c).cloned();
+            // A column index without its offset index is useless to readers.
+            let column_index = offset_index.as_ref().and(indexes.column_index(c)).cloned();
             let close = ColumnCloseResult {
                 bytes_written: chunk.compressed_size() as u64,
                 rows_written: row_group.num_rows() as u64,
                 metadata: chunk.clone(),
                 bloom_filter: None,
-                column_index: None,
-                offset_index: None,
+                column_index,
+                offset_index,
             };
             rg.append_column(reader, close).map_err(write_err)?;
         }
