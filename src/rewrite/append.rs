@@ -709,6 +709,21 @@ fn rewrite_evolved(
     let file_schema = file_arrow_schema(file)?;
     // Read every column of the file in its own types; the evolution keeps the mapped ones.
     let hint = plain_schema(&file_schema);
+    decode_into(out, io, file, rows, deleted, hint, Some(evolution))
+}
+
+/// Decodes `file` (as `hint`, skipping `deleted` positions) into the outputs, through
+/// `evolution` when the file is of an older schema version, and checks the row count.
+fn decode_into(
+    out: &mut Outputs<'_, '_>,
+    io: &mut IoCounters,
+    file: &InputFile,
+    rows: u64,
+    deleted: Option<&[u64]>,
+    hint: SchemaRef,
+    evolution: Option<&Evolution>,
+) -> Result<()> {
+    let path = file.path.as_str();
     let reader = parquet_io::reader_metadata(file, hint)?;
     let sel = deleted.map(|d| selection(path, d, rows)).transpose()?;
     let mut stream = BatchStream::new(file, reader, sel)?;
@@ -717,8 +732,10 @@ fn rewrite_evolved(
     while let Some(batch) = stream.next(out.storage, path, io)? {
         decoded += batch.num_rows() as u64;
         out.metrics.batches += 1;
-        let evolved = evolution.apply(&batch, &output, path)?;
-        out.write_batch(&evolved, path)?;
+        match evolution {
+            Some(e) => out.write_batch(&e.apply(&batch, &output, path)?, path)?,
+            None => out.write_batch(&batch, path)?,
+        }
     }
     let expected = rows - deleted.map_or(0, |d| d.len() as u64);
     if decoded != expected {
@@ -830,23 +847,5 @@ fn rewrite_one(
         out.metrics.passthrough.files.push(report);
     }
     let hint = read_schema(&file_schema, &out.schema, &forward);
-    let reader = parquet_io::reader_metadata(file, hint)?;
-    let sel = deleted.map(|d| selection(path, d, rows)).transpose()?;
-    let mut stream = BatchStream::new(file, reader, sel)?;
-    let mut decoded = 0u64;
-    while let Some(batch) = stream.next(out.storage, path, io)? {
-        decoded += batch.num_rows() as u64;
-        out.metrics.batches += 1;
-        out.write_batch(&batch, path)?;
-    }
-    let expected = rows - deleted.map_or(0, |d| d.len() as u64);
-    if decoded != expected {
-        return Err(parquet_io::corrupt(
-            path,
-            format!("decoded {decoded} rows where {expected} were expected"),
-        ));
-    }
-    out.metrics.deleted_rows += rows - expected;
-    out.metrics.row_groups_decoded += file.metadata.num_row_groups() as u64;
-    Ok(())
+    decode_into(out, io, file, rows, deleted, hint, None)
 }

@@ -152,6 +152,38 @@ fn cell(a: &dyn Array, row: usize) -> String {
     }
 }
 
+/// A live file's batches and the positions its deletion vector removes.
+fn open_live_file(
+    storage: &dyn Storage,
+    table: &paimon_compact::table::scan::Table,
+    b: &paimon_compact::table::scan::BucketState,
+    l: &paimon_compact::table::scan::LiveFile,
+) -> (
+    parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    Vec<u32>,
+) {
+    let path = table
+        .paths
+        .live_data_file(&b.partition_path, b.bucket, &l.entry.file, "test")
+        .unwrap();
+    let deleted: Vec<u32> = match &l.deletion_vector {
+        Some((idx, meta)) => {
+            let p = table.paths.index_file(idx, "test").unwrap();
+            read_deletion_vector(storage, &p, meta)
+                .unwrap()
+                .iter()
+                .collect()
+        }
+        None => vec![],
+    };
+    let bytes = Bytes::from(storage.read_all(&path).unwrap());
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+        .unwrap()
+        .build()
+        .unwrap();
+    (reader, deleted)
+}
+
 /// Every visible row of the table at its latest snapshot, each as `v1|v2|...`, sorted.
 /// Independent of the job: reads the Parquet files directly, applies deletion vectors, and for
 /// primary-key tables keeps the newest record of each key and drops retracted keys.
@@ -164,25 +196,7 @@ pub fn read_rows(storage: &dyn Storage, table_path: &str) -> Vec<String> {
     let mut merged: BTreeMap<String, (i64, i8, String)> = BTreeMap::new();
     for b in state.buckets.values() {
         for l in &b.files {
-            let path = table
-                .paths
-                .data_file(&b.partition_path, b.bucket, &l.entry.file.file_name, "test")
-                .unwrap();
-            let deleted: Vec<u32> = match &l.deletion_vector {
-                Some((idx, meta)) => {
-                    let p = table.paths.index_file(idx, "test").unwrap();
-                    read_deletion_vector(storage, &p, meta)
-                        .unwrap()
-                        .iter()
-                        .collect()
-                }
-                None => vec![],
-            };
-            let bytes = Bytes::from(storage.read_all(&path).unwrap());
-            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
-                .unwrap()
-                .build()
-                .unwrap();
+            let (reader, deleted) = open_live_file(storage, table, b, l);
             let mut pos = 0u32;
             for batch in reader {
                 let batch: RecordBatch = batch.unwrap();
@@ -254,25 +268,7 @@ pub fn read_rows_without_merge(storage: &dyn Storage, table_path: &str) -> (Vec<
                 level0 += 1;
                 continue;
             }
-            let path = table
-                .paths
-                .data_file(&b.partition_path, b.bucket, &l.entry.file.file_name, "test")
-                .unwrap();
-            let deleted: Vec<u32> = match &l.deletion_vector {
-                Some((idx, meta)) => {
-                    let p = table.paths.index_file(idx, "test").unwrap();
-                    read_deletion_vector(storage, &p, meta)
-                        .unwrap()
-                        .iter()
-                        .collect()
-                }
-                None => vec![],
-            };
-            let bytes = Bytes::from(storage.read_all(&path).unwrap());
-            let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
-                .unwrap()
-                .build()
-                .unwrap();
+            let (reader, deleted) = open_live_file(storage, table, b, l);
             let mut pos = 0u32;
             for batch in reader {
                 let batch: RecordBatch = batch.unwrap();
