@@ -884,3 +884,36 @@ fn assert_string_column_index(bytes: &[u8], leaf: usize, values: &arrow::array::
         base += rows;
     }
 }
+
+/// Spilling pages past the memory budget changes nothing in the files: the outputs are byte
+/// for byte those of a rewrite that keeps every page in memory.
+#[test]
+fn spilled_pages_write_the_same_files() {
+    let storage = MemoryStorage::new();
+    let inputs = put_inputs(
+        &storage,
+        3,
+        20_000,
+        &props(Compression::ZSTD(ZstdLevel::default()), 5000),
+        1,
+    );
+    let keep = rewrite_append(
+        &storage,
+        &request_named(&inputs, "keep-"),
+        &opts(&[("paimon-compact.write.spill-threshold", "0")]),
+    )
+    .unwrap();
+    let spill = rewrite_append(
+        &storage,
+        &request_named(&inputs, "spill-"),
+        &opts(&[("paimon-compact.write.spill-threshold", "16kb")]),
+    )
+    .unwrap();
+    assert_eq!(keep.metrics.spilled_bytes, 0);
+    assert!(spill.metrics.spilled_bytes > 0, "{:?}", spill.metrics);
+    assert_eq!(keep.outputs.len(), spill.outputs.len());
+    for (a, b) in keep.outputs.iter().zip(&spill.outputs) {
+        assert_eq!(storage.get(&a.path).unwrap(), storage.get(&b.path).unwrap());
+    }
+    assert!(storage.paths().iter().all(|p| !p.ends_with(".spill")));
+}

@@ -491,3 +491,43 @@ fn invalid_requests_fail_before_writing() {
     assert_eq!(e.kind, ErrorKind::IllegalState, "{e}");
     assert_eq!(snapshot(&storage), before);
 }
+
+/// With a tiny spill threshold every output row group spills its pages through storage: a
+/// failing read or write at any call (spill objects included) is a typed storage error and
+/// leaves nothing behind, and a clean run spills and leaves no spill object either.
+#[test]
+fn failing_storage_while_pages_are_spilled() {
+    let storage = MemoryStorage::new();
+    let inputs = good_inputs(&storage);
+    let options = opts(&[
+        ("target-file-size", "64kb"),
+        ("file.compression", "snappy"),
+        ("paimon-compact.write.spill-threshold", "1kb"),
+    ]);
+    let probe = Faulty::new(&storage);
+    let ok = rewrite_append(&probe, &request(&inputs), &options).unwrap();
+    assert!(ok.metrics.spilled_bytes > 0, "{:?}", ok.metrics);
+    assert!(
+        storage.paths().iter().all(|p| !p.ends_with(".spill")),
+        "spill objects are deleted after each row group"
+    );
+    let (reads, writes) = (probe.reads.get(), probe.writes.get());
+    for o in &ok.outputs {
+        storage.delete(&o.path).unwrap();
+    }
+    let before = snapshot(&storage);
+    for k in 1..=reads {
+        let mut faulty = Faulty::new(&storage);
+        faulty.fail_read = Some(k);
+        let e = rewrite_append(&faulty, &request(&inputs), &options).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Io { .. }), "read {k}: {e}");
+        assert_eq!(snapshot(&storage), before, "read {k}: leftovers");
+    }
+    for k in 1..=writes {
+        let mut faulty = Faulty::new(&storage);
+        faulty.fail_write = Some(k);
+        let e = rewrite_append(&faulty, &request(&inputs), &options).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::Io { .. }), "write {k}: {e}");
+        assert_eq!(snapshot(&storage), before, "write {k}: leftovers");
+    }
+}

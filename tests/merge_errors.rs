@@ -448,33 +448,40 @@ fn a_failing_storage_call_at_any_point_leaves_no_output() {
         .collect();
     let mut req = request(sections, 1, true);
     req.higher_levels = vec![put_file(&st, "data-l3.parquet", 3, &high, 16)];
-    let o = opts(&[
-        ("changelog-producer", "lookup"),
-        ("deletion-vectors.enabled", "true"),
-        ("target-file-size", "3kb"),
-    ]);
-    let before = files_in(&st);
-    let mut k = 1;
-    loop {
-        let failing = Failing {
-            inner: st.clone(),
-            fail_at: k,
-            calls: Cell::new(0),
-        };
-        match rewrite_merge_tree(&failing, &req, &o) {
-            Ok(r) => {
-                assert!(r.outputs.len() > 1, "rolled into several files");
-                assert!(!r.changelog.is_empty());
-                assert!(!r.deletion_vector_marks.is_empty());
-                break;
+    for spill in ["0", "512b"] {
+        let o = opts(&[
+            ("changelog-producer", "lookup"),
+            ("deletion-vectors.enabled", "true"),
+            ("target-file-size", "3kb"),
+            ("paimon-compact.write.spill-threshold", spill),
+        ]);
+        let before = files_in(&st);
+        let mut k = 1;
+        loop {
+            let failing = Failing {
+                inner: st.clone(),
+                fail_at: k,
+                calls: Cell::new(0),
+            };
+            match rewrite_merge_tree(&failing, &req, &o) {
+                Ok(r) => {
+                    assert!(r.outputs.len() > 1, "rolled into several files");
+                    assert!(!r.changelog.is_empty());
+                    assert!(!r.deletion_vector_marks.is_empty());
+                    assert_eq!(r.metrics.spilled_bytes > 0, spill != "0", "{:?}", r.metrics);
+                    break;
+                }
+                Err(e) => {
+                    assert!(matches!(e.kind, ErrorKind::Io { .. }), "call {k}: {e}");
+                    assert_eq!(files_in(&st), before, "call {k} left files behind");
+                }
             }
-            Err(e) => {
-                assert!(matches!(e.kind, ErrorKind::Io { .. }), "call {k}: {e}");
-                assert_eq!(files_in(&st), before, "call {k} left files behind");
-            }
+            k += 1;
+            assert!(k < 10_000);
         }
-        k += 1;
-        assert!(k < 10_000);
+        assert!(k > 20, "the rewrite made {k} storage calls");
+        for out in files_in(&st).iter().filter(|f| !before.contains(f)) {
+            st.delete(out).unwrap();
+        }
     }
-    assert!(k > 20, "the rewrite made {k} storage calls");
 }

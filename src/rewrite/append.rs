@@ -22,6 +22,7 @@ use super::dictionary_passthrough::PassthroughPolicy;
 use super::dictionary_writer::DictWriterConfig;
 use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
+use super::page_spill::{spill_threshold, PageSpill};
 use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
 use super::schema_evolution::Evolution;
 use super::stats::{self, ColumnStats};
@@ -143,6 +144,8 @@ struct Settings {
     target_file_size: u64,
     block_size: u64,
     enable_dictionary: bool,
+    /// Encoded pages held in memory per output file before the rest spills (`None`: never).
+    spill_threshold: Option<usize>,
 }
 
 impl Settings {
@@ -192,6 +195,7 @@ impl Settings {
             target_file_size: options.target_file_size,
             block_size: options.parquet.block_size,
             enable_dictionary: options.parquet.enable_dictionary,
+            spill_threshold: spill_threshold(options)?,
         })
     }
 }
@@ -321,7 +325,7 @@ struct OpenOutput<'s> {
     path: String,
     name: String,
     sink: Box<dyn StorageWriter + 's>,
-    writer: ParquetFileWriter,
+    writer: ParquetFileWriter<'s>,
     rows: u64,
 }
 
@@ -351,6 +355,10 @@ impl<'s> Outputs<'s, '_> {
             } else {
                 format!("{}/{}", self.req.output_dir, name)
             };
+            let spill = self
+                .settings
+                .spill_threshold
+                .map(|budget| PageSpill::new(self.storage, format!("{path}.spill"), budget));
             let writer = ParquetFileWriter::new(
                 self.schema.clone(),
                 &self.descr,
@@ -358,6 +366,7 @@ impl<'s> Outputs<'s, '_> {
                 self.mapped.clone(),
                 self.arrow_dictionaries.clone(),
                 self.settings.dict_cfg.clone(),
+                spill,
             )?;
             let sink = self.storage.create_writer(&path)?;
             self.open = Some(OpenOutput {
@@ -474,7 +483,10 @@ impl<'s> Outputs<'s, '_> {
             Err(e) => Err(e),
         };
         let metadata = match finished {
-            Ok(x) => x,
+            Ok((x, spilled)) => {
+                self.metrics.spilled_bytes += spilled;
+                x
+            }
             Err(e) => {
                 let _ = sink.abort();
                 return Err(e);

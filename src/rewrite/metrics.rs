@@ -22,6 +22,10 @@ pub struct RewriteMetrics {
     pub storage_reads: u64,
     pub storage_read_bytes: u64,
     pub storage_writes: u64,
+    /// Encoded page bytes that went through spill objects (the output row group outgrew
+    /// `paimon-compact.write.spill-threshold`).
+    #[serde(default)]
+    pub spilled_bytes: u64,
     pub fast_copy: FastCopyMetrics,
     pub passthrough: PassthroughMetrics,
 }

@@ -16,7 +16,10 @@
 //!   row groups that already match the table's schema and codec instead of re-encoding them;
 //! * [`PASSTHROUGH_WRITER_OPTION`] (`paimon-compact.append.passthrough-writer`, default
 //!   `mapping`): `arrow` hands forwarded dictionaries to arrow-rs's writer instead, only to
-//!   measure what the mapping writer saves.
+//!   measure what the mapping writer saves;
+//! * `paimon-compact.write.spill-threshold` (a memory size, default `32 mb`; `0` never spills):
+//!   encoded pages of an output row group beyond it go to a temporary object next to the output
+//!   ([`page_spill`]), bounding memory whatever `parquet.block.size` is.
 //!
 //! Both live in a `paimon-compact.` namespace so they never collide with Paimon's own keys, and
 //! `CoreOptions` keeps them in `raw` (a `compaction.` key would be rejected as a typo).
@@ -28,6 +31,7 @@ mod dictionary_writer;
 mod fast_copy;
 pub mod merge;
 pub mod metrics;
+pub(crate) mod page_spill;
 mod parquet_io;
 pub mod schema_evolution;
 pub mod stats;

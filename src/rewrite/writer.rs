@@ -11,6 +11,7 @@ use std::io::Write;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::page_spill::PageSpill;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, FieldRef, SchemaRef};
 use bytes::Bytes;
@@ -162,7 +163,7 @@ impl InProgress {
 }
 
 /// Writes one output file.
-pub(crate) struct ParquetFileWriter {
+pub(crate) struct ParquetFileWriter<'s> {
     file: SerializedFileWriter<Sink>,
     sink: Sink,
     factory: ArrowRowGroupWriterFactory,
@@ -179,6 +180,8 @@ pub(crate) struct ParquetFileWriter {
     in_progress: Option<InProgress>,
     pub(crate) counters: DictWriterCounters,
     pub(crate) dictionary_arrays_decoded: u64,
+    /// Where pages beyond the memory budget go (`None`: all pages stay in memory).
+    spill: Option<PageSpill<'s>>,
 }
 
 /// The leaf columns of each top-level field of `descr`.
@@ -197,7 +200,7 @@ pub(crate) fn field_leaves(descr: &SchemaDescriptor) -> Vec<Range<usize>> {
     ranges
 }
 
-impl ParquetFileWriter {
+impl<'s> ParquetFileWriter<'s> {
     /// `schema` is the output Arrow schema (no dictionary types), `descr` the Parquet schema to
     /// write (normally the inputs' own, so field ids and physical types carry over), `mapped`
     /// the top-level fields the dictionary-mapping writer takes.
@@ -208,6 +211,7 @@ impl ParquetFileWriter {
         mapped: Vec<bool>,
         arrow_dictionaries: Vec<bool>,
         dict_cfg: Arc<DictWriterConfig>,
+        spill: Option<PageSpill<'s>>,
     ) -> Result<Self> {
         let mut props = props.clone();
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
@@ -216,8 +220,12 @@ impl ParquetFileWriter {
         let file =
             SerializedFileWriter::new(sink.clone(), descr.root_schema_ptr(), Arc::new(props))
                 .map_err(|e| Error::illegal_state(format!("creating a Parquet writer: {e}")))?;
-        let factory = ArrowRowGroupWriterFactory::new(&file, schema.clone())
-            .with_page_store_factory(Arc::new(TightPageStoreFactory));
+        let stores: Arc<dyn PageStoreFactory> = match &spill {
+            Some(s) => s.factory(),
+            None => Arc::new(TightPageStoreFactory),
+        };
+        let factory =
+            ArrowRowGroupWriterFactory::new(&file, schema.clone()).with_page_store_factory(stores);
         Ok(ParquetFileWriter {
             field_leaves: field_leaves(descr),
             file,
@@ -231,7 +239,21 @@ impl ParquetFileWriter {
             in_progress: None,
             counters: DictWriterCounters::default(),
             dictionary_arrays_decoded: 0,
+            spill,
         })
+    }
+
+    /// A writer error caused by a failing spill is that storage failure, typed as such.
+    fn retype(&self, e: Error) -> Error {
+        match self.spill.as_ref().and_then(PageSpill::take_error) {
+            Some(storage) => Error::from(storage),
+            None => e,
+        }
+    }
+
+    /// Bytes of pages written to spill objects so far.
+    pub(crate) fn spilled_bytes(&self) -> u64 {
+        self.spill.as_ref().map_or(0, PageSpill::spilled_bytes)
     }
 
     fn start_row_group(&mut self) -> Result<InProgress> {
@@ -296,7 +318,9 @@ impl ParquetFileWriter {
             let part = remaining.slice(0, take);
             remaining = remaining.slice(take, remaining.num_rows() - take);
             let mut in_progress = in_progress;
-            self.write_columns(&mut in_progress, &part)?;
+            if let Err(e) = self.write_columns(&mut in_progress, &part) {
+                return Err(self.retype(e));
+            }
             in_progress.rows += take;
             let full = in_progress.estimated_size() >= self.max_row_group_bytes;
             self.in_progress = Some(in_progress);
@@ -353,6 +377,16 @@ impl ParquetFileWriter {
 
     /// Closes the row group in progress (if it has rows) into the file.
     pub(crate) fn flush_row_group(&mut self, out: &mut Drain<'_>) -> Result<()> {
+        match self.flush_pages(out) {
+            Ok(()) => match &self.spill {
+                Some(s) => s.row_group_done().map_err(Error::from),
+                None => Ok(()),
+            },
+            Err(e) => Err(self.retype(e)),
+        }
+    }
+
+    fn flush_pages(&mut self, out: &mut Drain<'_>) -> Result<()> {
         let Some(ip) = self.in_progress.take() else {
             return Ok(());
         };
@@ -418,13 +452,14 @@ impl ParquetFileWriter {
     }
 
     /// Writes the footer, sending every remaining byte to `out`; returns the file's metadata.
-    pub(crate) fn finish(mut self, out: &mut Drain<'_>) -> Result<ParquetMetaData> {
+    /// Also returns the bytes of pages that went through spill objects.
+    pub(crate) fn finish(mut self, out: &mut Drain<'_>) -> Result<(ParquetMetaData, u64)> {
         self.flush_row_group(out)?;
         let metadata = self.file.finish().map_err(write_err)?;
         for piece in self.sink.take() {
             out(piece)?;
         }
-        Ok(metadata)
+        Ok((metadata, self.spilled_bytes()))
     }
 }
 
@@ -464,7 +499,8 @@ mod tests {
         });
         let props = WriterProperties::builder().build();
         let mut w =
-            ParquetFileWriter::new(schema, &descr, &props, vec![false], vec![false], cfg).unwrap();
+            ParquetFileWriter::new(schema, &descr, &props, vec![false], vec![false], cfg, None)
+                .unwrap();
         let mut file = Vec::new();
         let mut out = |piece: Vec<u8>| -> Result<()> {
             file.extend_from_slice(&piece);

@@ -896,6 +896,7 @@ pub fn rewrite_merge_tree(
         key_cols: layout.key_cols.clone(),
         seq_col: layout.seq_col,
         kind_col: layout.kind_col,
+        spill_threshold: crate::rewrite::page_spill::spill_threshold(options)?,
     });
     let produce_changelog = matches!(
         mode,
@@ -1001,10 +1002,12 @@ pub fn rewrite_merge_tree(
     metrics.retracts_dropped = sinks.retracts_dropped;
     if let Some(d) = sinks.data.take() {
         metrics.storage_writes += d.storage_writes;
+        metrics.spilled_bytes += d.spilled_bytes;
         result.outputs = d.done;
     }
     if let Some(c) = sinks.changelog.take() {
         metrics.storage_writes += c.storage_writes;
+        metrics.spilled_bytes += c.spilled_bytes;
         result.changelog = c.done;
     }
     metrics.output_files = result.outputs.len() as u64;

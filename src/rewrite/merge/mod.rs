@@ -139,6 +139,9 @@ pub struct MergeMetrics {
     pub storage_reads: u64,
     pub storage_read_bytes: u64,
     pub storage_writes: u64,
+    /// Encoded page bytes that went through spill objects.
+    #[serde(default)]
+    pub spilled_bytes: u64,
 }
 
 /// What a merge produced.

@@ -15,6 +15,7 @@ use super::{KeyColumnStats, MergeOutputFile};
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, FileSource, Level, SequenceNumber};
 use crate::rewrite::dictionary_writer::DictWriterConfig;
+use crate::rewrite::page_spill::PageSpill;
 use crate::rewrite::writer::ParquetFileWriter;
 use crate::storage::{Storage, StorageWriter};
 use crate::table::binary_row::Datum;
@@ -38,6 +39,8 @@ pub(crate) struct OutputSettings {
     pub key_cols: Vec<usize>,
     pub seq_col: usize,
     pub kind_col: usize,
+    /// Encoded pages held in memory per output file before the rest spills (`None`: never).
+    pub spill_threshold: Option<usize>,
 }
 
 /// Key statistics of the rows of one file so far.
@@ -51,7 +54,7 @@ struct Open<'s> {
     path: String,
     name: String,
     sink: Box<dyn StorageWriter + 's>,
-    writer: ParquetFileWriter,
+    writer: ParquetFileWriter<'s>,
     rows: u64,
     min_seq: i64,
     max_seq: i64,
@@ -73,6 +76,7 @@ pub(crate) struct RollingOutput<'s> {
     /// One single-column row converter per key column (byte-comparable min/max).
     converters: Vec<RowConverter>,
     pub(crate) storage_writes: u64,
+    pub(crate) spilled_bytes: u64,
 }
 
 fn to_storage<'a, 's>(
@@ -112,6 +116,7 @@ impl<'s> RollingOutput<'s> {
             done: Vec::new(),
             converters,
             storage_writes: 0,
+            spilled_bytes: 0,
         })
     }
 
@@ -128,6 +133,9 @@ impl<'s> RollingOutput<'s> {
         };
         let s = &self.settings;
         let n = s.key_cols.len();
+        let spill = s
+            .spill_threshold
+            .map(|budget| PageSpill::new(self.storage, format!("{path}.spill"), budget));
         let writer = ParquetFileWriter::new(
             s.schema.clone(),
             &s.descr,
@@ -135,6 +143,7 @@ impl<'s> RollingOutput<'s> {
             vec![false; s.schema.fields().len()],
             vec![false; s.schema.fields().len()],
             s.dict_cfg.clone(),
+            spill,
         )?;
         let sink = self.storage.create_writer(&path)?;
         self.open = Some(Open {
@@ -215,9 +224,12 @@ impl<'s> RollingOutput<'s> {
             return Ok(());
         }
         let finished = writer.finish(&mut to_storage(&mut sink, &mut self.storage_writes));
-        if let Err(e) = finished {
-            let _ = sink.abort();
-            return Err(e);
+        match finished {
+            Ok((_, spilled)) => self.spilled_bytes += spilled,
+            Err(e) => {
+                let _ = sink.abort();
+                return Err(e);
+            }
         }
         let size = sink.finish()?;
         let (min_key, max_key) = match (first_key, last_key) {

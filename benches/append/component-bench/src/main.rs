@@ -16,8 +16,14 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let (mut engine, mut component, mut out) = (String::from("wasm"), None, None);
     let mut inputs = Vec::new();
+    let mut options: Vec<(String, String)> = Vec::new();
     while let Some(a) = args.next() {
         match a.as_str() {
+            "--opt" => {
+                let kv = args.next().expect("--opt KEY=VALUE");
+                let (k, v) = kv.split_once('=').expect("--opt KEY=VALUE");
+                options.push((k.to_string(), v.to_string()));
+            }
             "--engine" => engine = args.next().expect("--engine wasm|native"),
             "--component" => component = args.next().map(PathBuf::from),
             "--out" => out = args.next(),
@@ -61,7 +67,7 @@ fn main() {
             .collect(),
         output_dir: rel(&out.expect("--out DIR")),
         file_prefix: "data-bench-".into(),
-        options: Vec::new(),
+        options,
         creation_time_ms: 0,
     };
     let storage = Arc::new(LocalDirStorage::new("/"));
