@@ -194,8 +194,24 @@ pub fn describe_report(r: &CompactReport) -> String {
         } else {
             format!("{} ", b.partition)
         };
+        let mut extra = Vec::new();
+        if b.deletion_vector_marks > 0 {
+            extra.push(format!("{} rows marked deleted", b.deletion_vector_marks));
+        }
+        if b.changelog_files > 0 {
+            extra.push(format!(
+                "{} changelog file{}",
+                b.changelog_files,
+                if b.changelog_files == 1 { "" } else { "s" }
+            ));
+        }
+        let extra = if extra.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", extra.join(", "))
+        };
         out.push_str(&format!(
-            "  {part}bucket {}: {} -> {}\n",
+            "  {part}bucket {}: {} -> {}{extra}\n",
             b.bucket,
             levels(&b.levels_before),
             levels(&b.levels_after)
