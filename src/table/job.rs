@@ -1274,7 +1274,7 @@ impl Run<'_, '_> {
             file_prefix: prefix.clone(),
             output_level: Level::ZERO,
             creation_time_ms: self.opts.context.now_ms,
-            collect_value_stats: false,
+            collect_value_stats: true,
         };
         let result = match rewrite_append(self.storage, &req, &self.table.options) {
             Ok(r) => r,
@@ -1306,6 +1306,12 @@ impl Run<'_, '_> {
             }
         }
         for o in &result.outputs {
+            let (value_stats, value_stats_cols) = match &o.value_stats {
+                Some(columns) => {
+                    super::value_stats::value_stats(self.table, columns, o.meta.row_count)?
+                }
+                None => (SimpleStats::empty(), Vec::new()),
+            };
             let f = DataFile {
                 file_name: o.meta.file_name.clone(),
                 file_size: o.meta.file_size as i64,
@@ -1313,7 +1319,7 @@ impl Run<'_, '_> {
                 min_key: BinaryRow::empty(),
                 max_key: BinaryRow::empty(),
                 key_stats: SimpleStats::empty(),
-                value_stats: SimpleStats::empty(),
+                value_stats,
                 min_sequence_number: o.meta.min_sequence_number.0,
                 max_sequence_number: o.meta.max_sequence_number.0,
                 schema_id,
@@ -1323,7 +1329,7 @@ impl Run<'_, '_> {
                 delete_row_count: Some(0),
                 embedded_file_index: None,
                 file_source: Some(1),
-                value_stats_cols: Some(Vec::new()),
+                value_stats_cols: Some(value_stats_cols),
                 external_path: external.then(|| o.path.clone()),
                 first_row_id: None,
                 write_cols: None,

@@ -31,6 +31,7 @@ pub mod scan;
 pub mod schema;
 pub mod snapshot;
 pub mod timeline;
+pub mod value_stats;
 
 pub use job::{
     compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport,
