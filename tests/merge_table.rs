@@ -491,3 +491,76 @@ fn files_of_different_schema_versions_are_merged_into_the_latest() {
         .all(|f| f.entry.file.schema_id == 1));
     check_lsm(&st, "t");
 }
+
+/// Merged files carry value statistics: for every listed column, the exact smallest and largest
+/// value of the file's rows and its null count.
+#[test]
+fn merged_files_carry_exact_value_statistics() {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::Int64Type;
+    let st = MemoryStorage::new();
+    pk_table(&st, "t", &[("bucket", "2")], 6);
+    let rewriter = PrimaryKeyRewriter;
+    compact_table(&st, "t", &opts(&rewriter, true, 7)).unwrap();
+    let state = scan(&st, "t").unwrap();
+    let table = &state.table;
+    let mut checked = 0;
+    for b in state.buckets.values() {
+        for l in &b.files {
+            let f = &l.entry.file;
+            let cols = f.value_stats_cols.clone().unwrap();
+            assert_eq!(cols, ["k", "dt", "v", "n"], "{}", f.file_name);
+            let types: Vec<_> = table
+                .schema
+                .fields
+                .iter()
+                .map(|x| x.data_type.clone())
+                .collect();
+            let min = f.value_stats.min_values.decode(&types, "t", "min").unwrap();
+            let max = f.value_stats.max_values.decode(&types, "t", "max").unwrap();
+            let path = table
+                .paths
+                .data_file(&b.partition_path, b.bucket, &f.file_name, "t")
+                .unwrap();
+            let bytes = bytes::Bytes::from(st.get(&path).unwrap().to_vec());
+            let batches: Vec<_> =
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes)
+                    .unwrap()
+                    .build()
+                    .unwrap()
+                    .map(|b| b.unwrap())
+                    .collect();
+            let n: Vec<i64> = batches
+                .iter()
+                .flat_map(|b| {
+                    let c = b.column_by_name("n").unwrap().as_primitive::<Int64Type>();
+                    (0..c.len())
+                        .filter(|&i| c.is_valid(i))
+                        .map(|i| c.value(i))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let nulls: usize = batches
+                .iter()
+                .map(|b| b.column_by_name("n").unwrap().null_count())
+                .sum();
+            assert_eq!(min[3], Datum::BigInt(*n.iter().min().unwrap()));
+            assert_eq!(max[3], Datum::BigInt(*n.iter().max().unwrap()));
+            let counts = f.value_stats.null_counts.clone().unwrap();
+            assert_eq!(counts[3], Some(nulls as i64));
+            let v: Vec<String> = batches
+                .iter()
+                .flat_map(|b| {
+                    let c = b.column_by_name("v").unwrap().as_string::<i32>();
+                    (0..c.len())
+                        .map(|i| c.value(i).to_string())
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            assert_eq!(min[2], Datum::String(v.iter().min().unwrap().clone()));
+            assert_eq!(max[2], Datum::String(v.iter().max().unwrap().clone()));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2);
+}

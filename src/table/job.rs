@@ -1306,11 +1306,13 @@ impl Run<'_, '_> {
             }
         }
         for o in &result.outputs {
+            // Value statistics name columns of the file's schema: only written when that is
+            // the latest, whose fields they are computed against.
             let (value_stats, value_stats_cols) = match &o.value_stats {
-                Some(columns) => {
+                Some(columns) if schema_id == self.table.schema.id => {
                     super::value_stats::value_stats(self.table, columns, o.meta.row_count)?
                 }
-                None => (SimpleStats::empty(), Vec::new()),
+                _ => (SimpleStats::empty(), Vec::new()),
             };
             let f = DataFile {
                 file_name: o.meta.file_name.clone(),

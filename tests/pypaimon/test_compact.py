@@ -390,6 +390,24 @@ def test_value_statistics_of_our_files_prune_correctly(wh):
         assert sorted(r["id"] for r in got if lo <= r["id"] < hi) == sorted(r["id"] for r in want)
 
 
+def test_value_statistics_of_merged_files_prune_correctly(wh):
+    wh.create("pk", PK, primary_keys=["k"], options={"bucket": "2"})
+    latest = {}
+    for c in range(5):
+        rows = [{"k": (i * 7 + c) % 90, "v": f"c{c}-{i}", "n": c * 100 + i} for i in range(60)]
+        wh.write("pk", rows, PK)
+        latest.update((r["k"], r) for r in rows)
+    wh.compact("pk", "--full")
+    for lo, hi in [(0, 150), (200, 330), (400, 10_000)]:
+        rb = wh.table("pk").new_read_builder()
+        pb = rb.new_predicate_builder()
+        rb = rb.with_filter(pb.and_predicates([pb.greater_or_equal("n", lo),
+                                               pb.less_than("n", hi)]))
+        got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+        got = sorted(r["k"] for r in got if lo <= r["n"] < hi)
+        assert got == sorted(k for k, r in latest.items() if lo <= r["n"] < hi), (lo, hi)
+
+
 def test_two_compactors_race_exactly_one_commits(wh):
     wh.create("t", APPEND, partition_keys=["dt"], options={"bucket": "-1"})
     for c in range(6):

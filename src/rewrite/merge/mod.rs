@@ -111,6 +111,10 @@ pub struct MergeOutputFile {
     pub max_key: Vec<Datum>,
     /// Per key column min/max/null count (the manifest's key statistics).
     pub key_stats: Vec<KeyColumnStats>,
+    /// Per top-level column of the file, the Parquet statistics of its chunks (the table layer
+    /// turns the value columns' into the manifest's value statistics).
+    #[serde(default)]
+    pub column_stats: Vec<crate::rewrite::stats::ColumnStats>,
 }
 
 /// Counters of one merge.

@@ -224,13 +224,16 @@ impl<'s> RollingOutput<'s> {
             return Ok(());
         }
         let finished = writer.finish(&mut to_storage(&mut sink, &mut self.storage_writes));
-        match finished {
-            Ok((_, spilled)) => self.spilled_bytes += spilled,
+        let column_stats = match finished {
+            Ok((metadata, spilled)) => {
+                self.spilled_bytes += spilled;
+                crate::rewrite::stats::collect(&metadata)
+            }
             Err(e) => {
                 let _ = sink.abort();
                 return Err(e);
             }
-        }
+        };
         let size = sink.finish()?;
         let (min_key, max_key) = match (first_key, last_key) {
             (Some(a), Some(b)) => (a, b),
@@ -267,6 +270,7 @@ impl<'s> RollingOutput<'s> {
             min_key,
             max_key,
             key_stats,
+            column_stats,
         });
         Ok(())
     }

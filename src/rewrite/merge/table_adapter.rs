@@ -207,7 +207,22 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
         let records = |files: &[MergeOutputFile]| -> Result<Vec<DataFile>> {
             files
                 .iter()
-                .map(|o| manifest_record(o, &table.key_types, schema_id, request.creation_time_ms))
+                .map(|o| {
+                    let mut rec =
+                        manifest_record(o, &table.key_types, schema_id, request.creation_time_ms)?;
+                    // Value statistics name columns of the file's schema: only written when
+                    // that is the latest, whose fields they are computed against.
+                    if schema_id == table.schema.id {
+                        let (stats, cols) = crate::table::value_stats::value_stats(
+                            table,
+                            &o.column_stats,
+                            o.meta.row_count,
+                        )?;
+                        rec.value_stats = stats;
+                        rec.value_stats_cols = Some(cols);
+                    }
+                    Ok(rec)
+                })
                 .collect()
         };
         let (outputs, changelog) = match (records(&r.outputs), records(&r.changelog)) {
