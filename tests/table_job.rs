@@ -306,30 +306,30 @@ fn racing_compactors_exactly_one_commits() {
     assert_eq!(leftovers.len(), 3, "only A's three outputs: {leftovers:?}");
 }
 
+/// A storage over `st` where another writer appends one row (`id`, partition `d1`, `v`) to
+/// table `t` just before the first call whose path contains `trigger`.
+fn commit_when(st: &MemoryStorage, trigger: &str, id: i64, v: &str) -> HookStorage {
+    let (writer_st, v) = (st.clone(), v.to_string());
+    HookStorage {
+        inner: st.clone(),
+        trigger: trigger.into(),
+        hook: Mutex::new(Some(Box::new(move || {
+            let mut w = TableWriter::new(&writer_st, "t", [id.unsigned_abs() as u8; 16]);
+            let row = vec![
+                Datum::BigInt(id),
+                Datum::String("d1".into()),
+                Datum::String(v),
+            ];
+            w.commit(&[(RowKind::Insert, row)], NOW + 50).unwrap();
+        }))),
+    }
+}
+
 #[test]
 fn an_append_during_compaction_is_rebased_not_lost() {
     let st = MemoryStorage::new();
     append_table(&st, "t", "-1", 6);
-    let writer_st = st.clone();
-    let hook = HookStorage {
-        inner: st.clone(),
-        trigger: "/bucket-0/data-".into(),
-        hook: Mutex::new(Some(Box::new(move || {
-            let mut w = TableWriter::new(&writer_st, "t", [4; 16]);
-            w.commit(
-                &[(
-                    RowKind::Insert,
-                    vec![
-                        Datum::BigInt(-7),
-                        Datum::String("d1".into()),
-                        Datum::String("during".into()),
-                    ],
-                )],
-                NOW + 50,
-            )
-            .unwrap();
-        }))),
-    };
+    let hook = commit_when(&st, "/bucket-0/data-", -7, "during");
     let report = compact_table(&hook, "t", &opts(3)).unwrap();
     assert_eq!(report.snapshot_after, Some(8));
     assert_eq!(report.commit.as_ref().unwrap().rebased_over, vec![7]);
@@ -343,26 +343,7 @@ fn losing_the_snapshot_race_backs_off_and_retries() {
     let st = MemoryStorage::new();
     append_table(&st, "t", "-1", 6);
     // Another writer commits snapshot 7 right before our create of snapshot 7.
-    let writer_st = st.clone();
-    let hook = HookStorage {
-        inner: st.clone(),
-        trigger: "snapshot/snapshot-7".into(),
-        hook: Mutex::new(Some(Box::new(move || {
-            let mut w = TableWriter::new(&writer_st, "t", [5; 16]);
-            w.commit(
-                &[(
-                    RowKind::Insert,
-                    vec![
-                        Datum::BigInt(-8),
-                        Datum::String("d1".into()),
-                        Datum::String("raced".into()),
-                    ],
-                )],
-                NOW + 60,
-            )
-            .unwrap();
-        }))),
-    };
+    let hook = commit_when(&st, "snapshot/snapshot-7", -8, "raced");
     let waits = Mutex::new(Vec::new());
     let sleep = |ms: u64| waits.lock().unwrap().push(ms);
     let mut o = opts(3);

@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
 use parquet::arrow::{parquet_to_arrow_schema, ArrowSchemaConverter};
 use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
@@ -26,7 +25,7 @@ use super::page_spill::{spill_threshold, PageSpill};
 use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
 use super::schema_evolution::Evolution;
 use super::stats::{self, ColumnStats};
-use super::writer::{field_leaves, ParquetFileWriter};
+use super::writer::{discard_outputs, field_leaves, ParquetFileWriter};
 use crate::error::{Error, ErrorKind, Result};
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
 use crate::options::CoreOptions;
@@ -272,29 +271,6 @@ fn read_schema(file: &Schema, output: &Schema, forward: &[bool]) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The row selection that skips `deleted` positions of a file of `rows` rows.
-fn selection(path: &str, deleted: &[u64], rows: u64) -> Result<RowSelection> {
-    let mut selectors = Vec::new();
-    let mut next = 0u64;
-    for &d in deleted {
-        if d >= rows || d < next {
-            return Err(parquet_io::corrupt(
-                path,
-                format!("deletion vector position {d} is out of order or beyond {rows} rows"),
-            ));
-        }
-        if d > next {
-            selectors.push(RowSelector::select((d - next) as usize));
-        }
-        selectors.push(RowSelector::skip(1));
-        next = d + 1;
-    }
-    if next < rows {
-        selectors.push(RowSelector::select((rows - next) as usize));
-    }
-    Ok(RowSelection::from(selectors))
-}
-
 /// Gives a writer-side error (which knows no file) the name of the input being copied.
 fn attribute(e: Error, input: &str) -> Error {
     match &e.kind {
@@ -526,17 +502,11 @@ impl<'s> Outputs<'s, '_> {
     /// Undoes everything: aborts the open output, deletes the finished ones. Returns a note on
     /// anything that could not be cleaned up.
     fn abort(&mut self) -> Option<String> {
-        let mut failures = Vec::new();
-        if let Some(open) = self.open.take() {
-            if let Err(e) = open.sink.abort() {
-                failures.push(format!("abort '{}': {e}", open.path));
-            }
-        }
-        for f in self.done.drain(..) {
-            if let Err(e) = self.storage.delete(&f.path) {
-                failures.push(format!("delete '{}': {e}", f.path));
-            }
-        }
+        let failures = discard_outputs(
+            self.storage,
+            self.open.take().map(|o| (o.path, o.sink)),
+            self.done.drain(..).map(|f| f.path),
+        );
         (!failures.is_empty()).then(|| failures.join("; "))
     }
 }
@@ -737,7 +707,13 @@ fn decode_into(
 ) -> Result<()> {
     let path = file.path.as_str();
     let reader = parquet_io::reader_metadata(file, hint)?;
-    let sel = deleted.map(|d| selection(path, d, rows)).transpose()?;
+    let sel = match deleted {
+        Some(d) => {
+            parquet_io::check_deletion_vector(path, d, rows)?;
+            Some(parquet_io::deletion_selection(d, rows, 0..rows))
+        }
+        None => None,
+    };
     let mut stream = BatchStream::new(file, reader, sel)?;
     let mut decoded = 0u64;
     let output = out.schema.clone();

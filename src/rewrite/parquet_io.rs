@@ -13,7 +13,9 @@ use std::sync::Arc;
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, RowSelection};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, RowSelection, RowSelector,
+};
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::metadata::{
@@ -257,4 +259,45 @@ impl BatchStream {
             }
         }
     }
+}
+
+/// Checks a file's deletion vector: strictly ascending positions, each below its `rows` rows.
+pub(crate) fn check_deletion_vector(path: &str, deleted: &[u64], rows: u64) -> Result<()> {
+    let mut next = 0u64;
+    for &d in deleted {
+        if d >= rows || d < next {
+            return Err(corrupt(
+                path,
+                format!("deletion vector position {d} is out of order or beyond {rows} rows"),
+            ));
+        }
+        next = d + 1;
+    }
+    Ok(())
+}
+
+/// The selection of the rows `window` of a file of `rows` rows without the `deleted` positions
+/// (a deletion vector that passed [`check_deletion_vector`]).
+pub(crate) fn deletion_selection(deleted: &[u64], rows: u64, window: Range<u64>) -> RowSelection {
+    let (start, end) = (window.start, window.end);
+    let mut selectors = Vec::new();
+    if start > 0 {
+        selectors.push(RowSelector::skip(start as usize));
+    }
+    let from = deleted.partition_point(|&d| d < start);
+    let mut next = start;
+    for &d in deleted[from..].iter().take_while(|&&d| d < end) {
+        if d > next {
+            selectors.push(RowSelector::select((d - next) as usize));
+        }
+        selectors.push(RowSelector::skip(1));
+        next = d + 1;
+    }
+    if next < end {
+        selectors.push(RowSelector::select((end - next) as usize));
+    }
+    if end < rows {
+        selectors.push(RowSelector::skip((rows - end) as usize));
+    }
+    RowSelection::from(selectors)
 }

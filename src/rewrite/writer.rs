@@ -30,6 +30,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::dictionary_writer::{DictColumnWriter, DictWriterConfig, DictWriterCounters};
 use crate::error::{Error, Result};
+use crate::storage::Storage;
 
 /// Writer failures are about the data being written (a null in a required column, a value the
 /// table type cannot hold): the caller attributes them to the input file being copied.
@@ -38,6 +39,27 @@ fn write_err(e: impl std::fmt::Display) -> Error {
         None,
         format!("cannot be written with the table schema: {e}"),
     )
+}
+
+/// Undoes a rewrite's outputs: aborts the file being written (`open`: its path and writer) and
+/// deletes the finished ones; returns a line per object that could not be cleaned up.
+pub(crate) fn discard_outputs<'s>(
+    storage: &dyn Storage,
+    open: Option<(String, Box<dyn crate::storage::StorageWriter + 's>)>,
+    done: impl IntoIterator<Item = String>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    if let Some((path, sink)) = open {
+        if let Err(e) = sink.abort() {
+            failures.push(format!("abort '{path}': {e}"));
+        }
+    }
+    for path in done {
+        if let Err(e) = storage.delete(&path) {
+            failures.push(format!("delete '{path}': {e}"));
+        }
+    }
+    failures
 }
 
 /// Size of the pieces the sink collects output in.

@@ -19,7 +19,7 @@ use arrow::buffer::ScalarBuffer;
 use arrow::compute::interleave;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
-use parquet::arrow::arrow_reader::{RowSelection, RowSelector};
+use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::schema::types::ColumnPath;
 
@@ -321,43 +321,6 @@ impl<'s> Reader<'s> {
     }
 }
 
-/// The selection of rows `start..end` of a file of `rows` rows, without the `deleted`
-/// positions (ascending; checked against the file).
-fn window_selection(
-    path: &str,
-    deleted: &[u64],
-    rows: u64,
-    start: u64,
-    end: u64,
-) -> Result<RowSelection> {
-    let mut selectors = Vec::new();
-    if start > 0 {
-        selectors.push(RowSelector::skip(start as usize));
-    }
-    let from = deleted.partition_point(|&d| d < start);
-    let mut next = start;
-    for &d in deleted[from..].iter().take_while(|&&d| d < end) {
-        if d < next {
-            return Err(Error::corrupt(
-                Some(path),
-                format!("deletion vector position {d} is out of order"),
-            ));
-        }
-        if d > next {
-            selectors.push(RowSelector::select((d - next) as usize));
-        }
-        selectors.push(RowSelector::skip(1));
-        next = d + 1;
-    }
-    if next < end {
-        selectors.push(RowSelector::select((end - next) as usize));
-    }
-    if end < rows {
-        selectors.push(RowSelector::skip((rows - end) as usize));
-    }
-    Ok(RowSelection::from(selectors))
-}
-
 /// An input file being read window by window.
 struct OpenRunFile {
     input: usize,
@@ -395,6 +358,16 @@ struct Merge<'s, 'r> {
 }
 
 impl Merge<'_, '_> {
+    /// The merged rows' columns, as the merge engines and changelog read them.
+    fn columns(&self) -> ArenaColumns<'_> {
+        ArenaColumns {
+            arena: &self.arena,
+            layout: &self.reader.layout,
+            inputs: &self.inputs,
+            higher: &self.req.higher_levels,
+        }
+    }
+
     /// Loads the cursor's next non-empty batch; `false` when the run is exhausted.
     fn load(&mut self, c: usize) -> Result<bool> {
         loop {
@@ -408,12 +381,7 @@ impl Merge<'_, '_> {
                 let (file, schema) = self.reader.open(&inp.path, inp.columns.as_deref())?;
                 let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
                 let deleted = inp.deleted_rows.as_deref().unwrap_or(&[]);
-                if let Some(&d) = deleted.iter().find(|&&d| d >= rows) {
-                    return Err(Error::corrupt(
-                        Some(&inp.path),
-                        format!("deletion vector position {d} is beyond its {rows} rows"),
-                    ));
-                }
+                parquet_io::check_deletion_vector(&inp.path, deleted, rows)?;
                 let window = if file.metadata.page_index().is_some() && self.window_rows > 0 {
                     self.window_rows
                 } else {
@@ -443,7 +411,7 @@ impl Merge<'_, '_> {
                 let start = of.next_row;
                 let end = (start + of.window).min(of.rows);
                 let deleted = self.inputs[input].deleted_rows.as_deref().unwrap_or(&[]);
-                let sel = window_selection(path, deleted, of.rows, start, end)?;
+                let sel = parquet_io::deletion_selection(deleted, of.rows, start..end);
                 let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
                 of.stream = Some(BatchStream::new(&of.file, meta, Some(sel))?);
                 of.next_row = end;
@@ -1201,21 +1169,11 @@ fn process_group(
     let req = merge.req;
     match mode {
         ChangelogMode::None => {
-            let cols = ArenaColumns {
-                arena: &merge.arena,
-                layout: &merge.reader.layout,
-                inputs: &merge.inputs,
-                higher: &req.higher_levels,
-            };
+            let cols = merge.columns();
             plain_key(group, mf, &cols, sinks)
         }
         ChangelogMode::FullCompaction => {
-            let cols = ArenaColumns {
-                arena: &merge.arena,
-                layout: &merge.reader.layout,
-                inputs: &merge.inputs,
-                higher: &req.higher_levels,
-            };
+            let cols = merge.columns();
             full_compaction_key(group, req.max_level, mf, &cols, sinks)
         }
         ChangelogMode::Lookup {
@@ -1256,12 +1214,7 @@ fn process_group(
                     }
                 }
             }
-            let cols = ArenaColumns {
-                arena: &merge.arena,
-                layout: &merge.reader.layout,
-                inputs: &merge.inputs,
-                higher: &req.higher_levels,
-            };
+            let cols = merge.columns();
             let arena = &merge.arena;
             let order = |a: &Record, b: &Record| seq_order(arena, a, b);
             let mut lookup_once = || Ok(LookupOutcome { found });

@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, FileSource, Level, SequenceNumber};
 use crate::rewrite::dictionary_writer::DictWriterConfig;
 use crate::rewrite::page_spill::PageSpill;
-use crate::rewrite::writer::ParquetFileWriter;
+use crate::rewrite::writer::{discard_outputs, ParquetFileWriter};
 use crate::storage::{Storage, StorageWriter};
 use crate::table::binary_row::Datum;
 
@@ -277,18 +277,11 @@ impl<'s> RollingOutput<'s> {
 
     /// Aborts the open file and deletes the finished ones; a note on what could not be undone.
     pub(crate) fn abort(&mut self) -> Vec<String> {
-        let mut failures = Vec::new();
-        if let Some(open) = self.open.take() {
-            if let Err(e) = open.sink.abort() {
-                failures.push(format!("abort '{}': {e}", open.path));
-            }
-        }
-        for f in self.done.drain(..) {
-            if let Err(e) = self.storage.delete(&f.path) {
-                failures.push(format!("delete '{}': {e}", f.path));
-            }
-        }
-        failures
+        discard_outputs(
+            self.storage,
+            self.open.take().map(|o| (o.path, o.sink)),
+            self.done.drain(..).map(|f| f.path),
+        )
     }
 }
 
