@@ -341,6 +341,9 @@ struct RunCursor {
     slot: usize,
     row: usize,
     len: usize,
+    /// The key prefix of the current row (a copy of `Slot::prefixes[row]`): the heap compares
+    /// it without following the cursor into the arena, which decides almost every comparison.
+    head: u64,
     /// The last key read and its file, to check that keys never go backwards.
     last: Option<(OwnedRow, usize)>,
 }
@@ -452,6 +455,7 @@ impl Merge<'_, '_> {
                     cur.slot = id;
                     cur.row = 0;
                     cur.len = n;
+                    cur.head = self.arena.slots[id].prefixes[0];
                     return Ok(true);
                 }
             }
@@ -460,7 +464,15 @@ impl Merge<'_, '_> {
 
     fn less(&self, a: usize, b: usize) -> bool {
         let (ca, cb) = (&self.cursors[a], &self.cursors[b]);
-        match self.arena.cmp_keys((ca.slot, ca.row), (cb.slot, cb.row)) {
+        let by_prefix = ca.head.cmp(&cb.head);
+        let ord = if by_prefix == Ordering::Equal {
+            self.arena
+                .key((ca.slot, ca.row))
+                .cmp(&self.arena.key((cb.slot, cb.row)))
+        } else {
+            by_prefix
+        };
+        match ord {
             Ordering::Less => true,
             Ordering::Greater => false,
             Ordering::Equal => a < b,
@@ -491,7 +503,12 @@ impl Merge<'_, '_> {
         let c = self.heap[0];
         let cur = &mut self.cursors[c];
         cur.row += 1;
-        let alive = cur.row < cur.len || self.load(c)?;
+        let alive = if cur.row < cur.len {
+            cur.head = self.arena.slots[cur.slot].prefixes[cur.row];
+            true
+        } else {
+            self.load(c)?
+        };
         if alive {
             self.sift_down(0);
         } else {
@@ -1080,6 +1097,7 @@ fn run_merge(
                 slot: 0,
                 row: 0,
                 len: 0,
+                head: 0,
                 last: None,
             });
             input_base += n;
@@ -1109,9 +1127,16 @@ fn run_merge(
                 }
             }
             group.clear();
+            // The top's own row starts the group; the rows after it join while their key
+            // equals it (the prefix settles almost every inequality).
+            let head = merge.cursors[top].head;
+            group.push(merge.record_of(top));
+            merge.advance_top()?;
             while let Some(&c) = merge.heap.first() {
                 let cur = &merge.cursors[c];
-                if merge.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal {
+                if cur.head != head
+                    || merge.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal
+                {
                     break;
                 }
                 group.push(merge.record_of(c));
