@@ -13,7 +13,9 @@ use paimon_compact::storage::{MemoryStorage, Storage};
 use paimon_compact::table::binary_row::Datum;
 use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
 use paimon_compact::table::lease::{self, LeaseRecord};
-use paimon_compact::table::scan::scan;
+use paimon_compact::table::manifest::ManifestFileMeta;
+use paimon_compact::table::manifest_merge::ManifestMergeKind;
+use paimon_compact::table::scan::{read_manifest_list, scan, Table};
 use paimon_compact::table::snapshot::{latest_snapshot_id, read_snapshot, CommitKind};
 use paimon_compact::table::{compact_table, plan_table, CompactOptions, PlanRequest};
 use paimon_compact::ErrorKind;
@@ -31,6 +33,19 @@ fn opts(seed: u8) -> CompactOptions<'static> {
 
 /// An append table with `bucket` and `commits` commits of 3 partitions x 10 rows.
 fn append_table(st: &dyn Storage, path: &str, bucket: &str, commits: i64) {
+    append_table_with(st, path, bucket, commits, &[]);
+}
+
+/// [`append_table`] with more table options.
+fn append_table_with(
+    st: &dyn Storage,
+    path: &str,
+    bucket: &str,
+    commits: i64,
+    extra: &[(&str, &str)],
+) {
+    let mut options = vec![("bucket", bucket), ("bucket-key", "id")];
+    options.extend_from_slice(extra);
     let schema = new_schema(
         vec![
             field(0, "id", "BIGINT NOT NULL").unwrap(),
@@ -39,7 +54,7 @@ fn append_table(st: &dyn Storage, path: &str, bucket: &str, commits: i64) {
         ],
         &["dt"],
         &[],
-        &[("bucket", bucket), ("bucket-key", "id")],
+        &options,
         NOW,
     );
     let schema = if bucket == "-1" {
@@ -50,8 +65,13 @@ fn append_table(st: &dyn Storage, path: &str, bucket: &str, commits: i64) {
         schema
     };
     create_table(st, path, &schema).unwrap();
+    append_commits(st, path, 0..commits);
+}
+
+/// Commits `commits` (numbers) of 3 partitions x 10 rows each to an append table.
+fn append_commits(st: &dyn Storage, path: &str, commits: std::ops::Range<i64>) {
     let mut w = TableWriter::new(st, path, [9; 16]);
-    for c in 0..commits {
+    for c in commits {
         let rows: Vec<_> = (0..30i64)
             .map(|i| {
                 (
@@ -413,8 +433,18 @@ fn corrupt_metadata_is_a_typed_error_naming_the_file() {
 /// error or a valid commit, the rows never change, and a failed run leaves no file behind.
 #[test]
 fn a_failure_at_any_storage_call_leaves_the_table_unchanged() {
+    a_failure_at_any_storage_call_leaves_unchanged(&[]);
+}
+
+#[test]
+fn a_failure_at_any_storage_call_while_merging_manifests_leaves_the_table_unchanged() {
+    // Six small manifests: merged at the commit with a minimum count of two.
+    a_failure_at_any_storage_call_leaves_unchanged(&[("manifest.merge-min-count", "2")]);
+}
+
+fn a_failure_at_any_storage_call_leaves_unchanged(extra: &[(&str, &str)]) {
     let base = MemoryStorage::new();
-    append_table(&base, "t", "-1", 6);
+    append_table_with(&base, "t", "-1", 6, extra);
     let rows = read_rows(&base, "t");
     let clone_of = |m: &MemoryStorage| {
         let c = MemoryStorage::new();
@@ -436,6 +466,8 @@ fn a_failure_at_any_storage_call_leaves_the_table_unchanged() {
             Ok(r) => {
                 ok += 1;
                 assert!(r.snapshot_after.is_some(), "k={k}");
+                let merged = r.commit.as_ref().and_then(|c| c.manifest_merge.as_ref());
+                assert_eq!(merged.is_some(), !extra.is_empty(), "k={k}");
             }
             Err(e) => {
                 failed += 1;
@@ -505,6 +537,7 @@ fn add_deletion_vectors(st: &MemoryStorage, path: &str) {
             now_ms: NOW,
             max_retries: 0,
             jitter_seed: 0,
+            merge_manifests: true,
         },
         &mut IdGen::new([3; 16]),
         &mut WrittenFiles::default(),
@@ -659,4 +692,80 @@ fn compacted_append_files_carry_exact_value_statistics() {
             assert_eq!(max[1], Datum::String(dt));
         }
     }
+}
+
+/// The manifests of the latest snapshot's base list.
+fn base_manifests(st: &dyn Storage, path: &str) -> Vec<ManifestFileMeta> {
+    let table = Table::load(st, path).unwrap();
+    let id = latest_snapshot_id(st, &table.paths).unwrap().unwrap();
+    let snap = read_snapshot(st, &table.paths, id).unwrap();
+    read_manifest_list(st, &table.paths, &snap.base_manifest_list, "test").unwrap()
+}
+
+#[test]
+fn thirty_small_manifests_are_merged_into_one_by_the_compaction_commit() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 35);
+    let rows = read_rows(&st, "t");
+    let before = base_manifests(&st, "t").len();
+    assert_eq!(
+        before, 34,
+        "34 commits in the base list, the 35th is the delta"
+    );
+    let files_before = file_set(&st);
+    let r = compact_table(&st, "t", &opts(3)).unwrap();
+    let m = r.commit.as_ref().unwrap().manifest_merge.clone().unwrap();
+    assert_eq!(m.kind, ManifestMergeKind::Minor);
+    assert_eq!((m.manifests_before, m.manifests_merged), (35, 35));
+    assert_eq!((m.manifests_after, m.manifests_written), (1, 1));
+    let after = base_manifests(&st, "t");
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].num_added_files, 35 * 3);
+    assert_eq!(after[0].num_deleted_files, 0);
+    assert_eq!(read_rows(&st, "t"), rows);
+    // The replaced manifests stay: older snapshots still list them.
+    assert!(files_before.is_subset(&file_set(&st)));
+    // The next compaction leaves a short list alone.
+    append_commits(&st, "t", 35..40);
+    let r = compact_table(&st, "t", &opts(4)).unwrap();
+    assert!(r.commit.as_ref().unwrap().manifest_merge.is_none());
+    assert_eq!(base_manifests(&st, "t").len(), 1 + 1 + 5);
+}
+
+#[test]
+fn full_manifest_compaction_cancels_the_deletes_of_earlier_compactions() {
+    let st = MemoryStorage::new();
+    append_table_with(
+        &st,
+        "t",
+        "-1",
+        6,
+        &[("manifest.full-compaction-threshold-size", "1 b")],
+    );
+    compact_table(&st, "t", &opts(5)).unwrap();
+    // The first compaction's delta (DELETE of 18 files, ADD of 3) is now in the base list.
+    append_commits(&st, "t", 6..12);
+    let rows = read_rows(&st, "t");
+    let r = compact_table(&st, "t", &opts(6)).unwrap();
+    let m = r.commit.as_ref().unwrap().manifest_merge.clone().unwrap();
+    assert_eq!(m.kind, ManifestMergeKind::Full);
+    assert_eq!(
+        m.manifests_before, 8,
+        "the first merge's 1, its delta, and 6 new"
+    );
+    assert_eq!(m.entries_cancelled, 36, "18 ADDs and their 18 DELETEs");
+    let after = base_manifests(&st, "t");
+    assert_eq!(after.len(), 1);
+    assert_eq!(after[0].num_deleted_files, 0);
+    assert_eq!(after[0].num_added_files, 3 + 18);
+    assert_eq!(read_rows(&st, "t"), rows);
+}
+
+#[test]
+fn manifest_options_are_checked() {
+    let st = MemoryStorage::new();
+    append_table_with(&st, "t", "-1", 0, &[("manifest.merge-min-count", "0")]);
+    let e = compact_table(&st, "t", &opts(7)).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::InvalidOption { .. }), "{e}");
+    assert!(e.to_string().contains("manifest.merge-min-count"), "{e}");
 }

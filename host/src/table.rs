@@ -188,6 +188,20 @@ pub fn describe_report(r: &CompactReport) -> String {
         )),
         (None, _) => out.push_str(&format!("{}: nothing to compact\n", r.table_path)),
     }
+    if let Some(m) = r.commit.as_ref().and_then(|c| c.manifest_merge.as_ref()) {
+        out.push_str(&format!(
+            "  manifests merged ({}): {} in the base list -> {} ({} read, {} written, {} entries cancelled)\n",
+            match m.kind {
+                paimon_compact::table::manifest_merge::ManifestMergeKind::Minor => "minor",
+                paimon_compact::table::manifest_merge::ManifestMergeKind::Full => "full",
+            },
+            m.manifests_before,
+            m.manifests_after,
+            m.manifests_merged,
+            m.manifests_written,
+            m.entries_cancelled,
+        ));
+    }
     for b in &r.buckets {
         let part = if b.partition.is_empty() {
             String::new()

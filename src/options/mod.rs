@@ -73,6 +73,29 @@ string_enum!(
     LookupCompactMode { Radical = "radical", Gentle = "gentle" }
 );
 
+/// Manifest merging at commit (Paimon's `ManifestFileMerger`): without it, every commit adds a
+/// manifest that every later reader opens, and pypaimon writers never merge.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ManifestOptions {
+    /// `manifest.merge-min-count`: fewer small manifests than this are left alone.
+    pub merge_min_count: usize,
+    /// `manifest.target-file-size`: manifests below it are "small"; merged files roll at it.
+    pub target_file_size: u64,
+    /// `manifest.full-compaction-threshold-size`: once the small manifests and those with
+    /// DELETE entries reach this size, they are compacted fully (DELETE entries cancelled).
+    pub full_compaction_threshold_size: u64,
+}
+
+impl Default for ManifestOptions {
+    fn default() -> Self {
+        ManifestOptions {
+            merge_min_count: 30,
+            target_file_size: 8 * MIB,
+            full_compaction_threshold_size: 16 * MIB,
+        }
+    }
+}
+
 /// Parquet writer settings that compaction honours when it rewrites files.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParquetOptions {
@@ -133,6 +156,9 @@ pub struct CoreOptions {
     pub file_compression: String,
     pub zstd_level: i32,
     pub parquet: ParquetOptions,
+    /// How the commit merges small manifests (`manifest.*`).
+    #[serde(default)]
+    pub manifest: ManifestOptions,
     /// Every key as given, including the ones not interpreted here.
     pub raw: BTreeMap<String, String>,
 }
@@ -455,6 +481,17 @@ impl CoreOptions {
             file_format_per_level,
             file_compression: r.string("file.compression", "zstd").to_ascii_lowercase(),
             zstd_level: r.int("file.compression.zstd-level", 1, 22)?.unwrap_or(1),
+            manifest: ManifestOptions {
+                merge_min_count: r
+                    .int("manifest.merge-min-count", 1, i32::MAX as i64)?
+                    .unwrap_or(30),
+                target_file_size: r
+                    .positive_memory("manifest.target-file-size")?
+                    .unwrap_or(8 * MIB),
+                full_compaction_threshold_size: r
+                    .positive_memory("manifest.full-compaction-threshold-size")?
+                    .unwrap_or(16 * MIB),
+            },
             parquet: ParquetOptions {
                 block_size: r
                     .positive_memory("parquet.block.size")?
@@ -584,6 +621,35 @@ mod tests {
             e.message.contains("did you mean 'compaction.min.file-num'"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn manifest_options() {
+        let d = pk(&[]).unwrap().manifest;
+        assert_eq!(d, ManifestOptions::default());
+        assert_eq!(
+            (d.merge_min_count, d.target_file_size, d.full_compaction_threshold_size),
+            (30, 8 * MIB, 16 * MIB)
+        );
+        let o = pk(&[
+            ("manifest.merge-min-count", "2"),
+            ("manifest.target-file-size", "1 kb"),
+            ("manifest.full-compaction-threshold-size", "3mb"),
+        ])
+        .unwrap()
+        .manifest;
+        assert_eq!(
+            (o.merge_min_count, o.target_file_size, o.full_compaction_threshold_size),
+            (2, 1024, 3 * MIB)
+        );
+        for (k, v) in [
+            ("manifest.merge-min-count", "0"),
+            ("manifest.target-file-size", "0"),
+            ("manifest.full-compaction-threshold-size", "lots"),
+        ] {
+            let e = pk(&[(k, v)]).unwrap_err();
+            assert!(e.to_string().contains(k), "{e}");
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use super::binary_row::{order_key, BinaryRow, Datum};
 use super::ids::IdGen;
 use super::index::{self, IndexManifestEntry};
 use super::manifest::{self, FileKind, ManifestEntry, ManifestFileMeta, SimpleStats};
+use super::manifest_merge::{self, ManifestMergeReport};
 use super::scan::{live_entries, read_index_manifest, snapshot_manifests, Table};
 use super::snapshot::{latest_snapshot_id, read_snapshot, CommitKind, Snapshot};
 use crate::error::{Error, Result};
@@ -101,6 +102,9 @@ pub struct CommitSettings {
     /// Random bytes (from the job id) that spread the waits between attempts of concurrent
     /// jobs apart.
     pub jitter_seed: u64,
+    /// Merge small manifests of the base list (`manifest.*` options), as Java's commit does.
+    /// The demo writer turns it off to leave tables as pypaimon leaves them.
+    pub merge_manifests: bool,
 }
 
 /// How long to wait before attempt `attempt` (1-based) after a lost race: exponential from
@@ -127,6 +131,9 @@ pub struct CommitOutcome {
     pub attempts: usize,
     /// Problems after the snapshot existed (the commit stands), e.g. the LATEST hint.
     pub warnings: Vec<String>,
+    /// How the base manifest list was merged, if it was.
+    #[serde(default)]
+    pub manifest_merge: Option<ManifestMergeReport>,
 }
 
 /// A failed commit whose outcome is unknown: the files must not be deleted.
@@ -521,9 +528,29 @@ pub fn commit_with_backoff(
         }
         let before = written.paths().len();
 
-        let base = match &latest {
+        let mut base = match &latest {
             Some(l) => snapshot_manifests(storage, &table.paths, l)?,
             None => Vec::new(),
+        };
+        // Merged on every attempt: a lost attempt's merged manifests are deleted with its
+        // other files, and the next attempt merges the new latest list.
+        let source = latest
+            .as_ref()
+            .map(|l| table.paths.snapshot(l.id))
+            .unwrap_or_default();
+        let merged = if settings.merge_manifests {
+            manifest_merge::merge(storage, table, &base, &source, &mut |entries| {
+                write_manifest(storage, table, ids, &uuid, &mut counter, written, entries)
+            })?
+        } else {
+            None
+        };
+        let manifest_merge = match merged {
+            Some((merged, report)) => {
+                base = merged;
+                Some(report)
+            }
+            None => None,
         };
         let (base_list, base_size) =
             write_list(storage, table, ids, &uuid, &mut counter, written, &base)?;
@@ -596,6 +623,7 @@ pub fn commit_with_backoff(
                     rebased_over,
                     attempts: attempt + 1,
                     warnings,
+                    manifest_merge,
                 });
             }
             Err(e) if e.kind == StorageErrorKind::AlreadyExists => continue,
@@ -619,6 +647,7 @@ pub fn commit_with_backoff(
                                 rebased_over,
                                 attempts: attempt + 1,
                                 warnings,
+                                manifest_merge,
                             })
                         }
                         _ => Err(Error::from(e)),

@@ -269,6 +269,7 @@ impl<'s> TableWriter<'s> {
                 now_ms,
                 max_retries: 3,
                 jitter_seed: 0,
+                merge_manifests: false,
             };
             let outcome = commit::commit(
                 self.storage,

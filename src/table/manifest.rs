@@ -443,7 +443,7 @@ pub fn encode_manifest_list(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn sample_file(name: &str, level: i32) -> DataFile {

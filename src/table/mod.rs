@@ -7,6 +7,7 @@
 //!   [`binary_row`], [`path`] — the on-disk format;
 //! * [`scan`] — the live files of a snapshot, per partition and bucket;
 //! * [`commit`] — snapshot `N+1` with conflict check and bounded rebase;
+//! * [`manifest_merge`] — the commit's merging of small manifests;
 //! * [`lease`] — one job per partition;
 //! * [`job`] — [`plan_table`] and [`compact_table`], the API hosts call;
 //! * [`merge_rewriter`] — the plug for the primary-key merge rewriter;
@@ -25,6 +26,7 @@ pub mod index;
 pub mod job;
 pub mod lease;
 pub mod manifest;
+pub mod manifest_merge;
 pub mod merge_rewriter;
 pub mod path;
 pub mod scan;

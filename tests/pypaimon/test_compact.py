@@ -1,6 +1,7 @@
 """Tables written by pypaimon, compacted by us, read back by pypaimon."""
 
 import concurrent.futures
+import os
 
 import pyarrow as pa
 
@@ -477,3 +478,56 @@ def test_corrupt_manifest_is_reported_with_its_name(wh):
     assert code == 1
     assert out["error"]["kind"] == "corrupt-input"
     assert snap["deltaManifestList"] in out["error"]["message"]
+
+
+def base_manifests(wh, name):
+    """The manifest list entries of the latest snapshot's base list (read with fastavro)."""
+    import fastavro
+    snap = wh.snapshots(name)[-1]
+    path = os.path.join(wh.root, wh.path(name), "manifest", snap["baseManifestList"])
+    with open(path, "rb") as fh:
+        return list(fastavro.reader(fh))
+
+
+def test_small_manifests_of_pypaimon_commits_are_merged_by_our_commit(wh):
+    # pypaimon never merges manifests; 32 commits leave 31 in the base list and one delta.
+    wh.create("t", APPEND, partition_keys=["dt"], options={"bucket": "-1"})
+    expected = []
+    for c in range(32):
+        rows = append_rows(c, 6)
+        wh.write("t", rows, APPEND)
+        expected += rows
+    assert len(base_manifests(wh, "t")) == 31
+    before = wh.read("t")
+    report = wh.compact("t")
+    merge = report["commit"]["manifest_merge"]
+    assert merge["kind"] == "minor", merge
+    assert (merge["manifests_before"], merge["manifests_after"]) == (32, 1), merge
+    after = base_manifests(wh, "t")
+    assert len(after) == 1
+    assert after[0]["_NUM_ADDED_FILES"] == 32 * 3 and after[0]["_NUM_DELETED_FILES"] == 0
+    assert wh.read("t") == before and len(before) == len(expected)
+    wh.write("t", append_rows(99, 3), APPEND)
+    assert len(wh.read("t")) == len(expected) + 3
+
+
+def test_full_manifest_compaction_of_a_primary_key_table(wh):
+    # A tiny threshold: every compaction folds the base list into ADD entries only.
+    options = {"bucket": "1", "rowkind.field": "op", "manifest.full-compaction-threshold-size": "1 b"}
+    wh.create("t", PK_OP, primary_keys=["k"], options=options)
+    for round_ in range(3):
+        for c in range(5):
+            n = round_ * 5 + c
+            rows = [{"k": i, "v": f"r{n}", "n": n, "op": "+I"} for i in range(n % 3, 30, 2)]
+            rows += [{"k": i, "v": None, "n": None, "op": "-D"} for i in range(n % 7, 30, 11)]
+            wh.write("t", rows, PK_OP)
+        before = wh.read("t")
+        report = wh.compact("t", "--full")
+        merge = report["commit"]["manifest_merge"]
+        assert merge["kind"] == "full", merge
+        after = base_manifests(wh, "t")
+        assert all(m["_NUM_DELETED_FILES"] == 0 for m in after), after
+        assert wh.read("t") == before
+        if round_ > 0:
+            # The previous compaction's DELETE entries met their ADDs.
+            assert merge["entries_cancelled"] > 0, merge
