@@ -431,6 +431,19 @@ impl Storage for Failing {
 
 #[test]
 fn a_failing_storage_call_at_any_point_leaves_no_output() {
+    // Page-by-page reads of files with and without an offset index, spilled output pages,
+    // and the windowed reader.
+    for (offset_index, spill, window) in [
+        (true, "0", None),
+        (true, "512b", None),
+        (false, "512b", None),
+        (true, "0", Some("16")),
+    ] {
+        fail_every_call(offset_index, spill, window);
+    }
+}
+
+fn fail_every_call(offset_index: bool, spill: &str, window: Option<&str>) {
     let st = MemoryStorage::new();
     let l1: Vec<Rec> = (0..400)
         .map(|k| rec(k, k, RowKind::Insert, Some(1)))
@@ -440,21 +453,39 @@ fn a_failing_storage_call_at_any_point_leaves_no_output() {
         .map(|k| rec(k, 1000 + k, RowKind::UpdateAfter, Some(2)))
         .collect();
     let sections = vec![vec![
-        vec![put_file(&st, "data-l1.parquet", 1, &l1, 64)],
-        vec![put_file(&st, "data-a.parquet", 0, &a, 64)],
+        vec![put_file_with(
+            &st,
+            "data-l1.parquet",
+            1,
+            &l1,
+            64,
+            offset_index,
+        )],
+        vec![put_file_with(
+            &st,
+            "data-a.parquet",
+            0,
+            &a,
+            64,
+            offset_index,
+        )],
     ]];
     let high: Vec<Rec> = (0..800)
         .map(|k| rec(k, k - 1000, RowKind::Insert, Some(1)))
         .collect();
     let mut req = request(sections, 1, true);
     req.higher_levels = vec![put_file(&st, "data-l3.parquet", 3, &high, 16)];
-    for spill in ["0", "512b"] {
-        let o = opts(&[
+    {
+        let mut pairs = vec![
             ("changelog-producer", "lookup"),
             ("deletion-vectors.enabled", "true"),
             ("target-file-size", "3kb"),
             ("paimon-compact.write.spill-threshold", spill),
-        ]);
+        ];
+        if let Some(w) = window {
+            pairs.push(("paimon-compact.merge.read-window-rows", w));
+        }
+        let o = opts(&pairs);
         let before = files_in(&st);
         let mut k = 1;
         loop {
@@ -472,7 +503,10 @@ fn a_failing_storage_call_at_any_point_leaves_no_output() {
                     break;
                 }
                 Err(e) => {
-                    assert!(matches!(e.kind, ErrorKind::Io { .. }), "call {k}: {e}");
+                    assert!(
+                        matches!(e.kind, ErrorKind::Io { .. }),
+                        "call {k} ({offset_index}, {spill}, {window:?}): {e}"
+                    );
                     assert_eq!(files_in(&st), before, "call {k} left files behind");
                 }
             }

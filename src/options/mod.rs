@@ -628,7 +628,11 @@ mod tests {
         let d = pk(&[]).unwrap().manifest;
         assert_eq!(d, ManifestOptions::default());
         assert_eq!(
-            (d.merge_min_count, d.target_file_size, d.full_compaction_threshold_size),
+            (
+                d.merge_min_count,
+                d.target_file_size,
+                d.full_compaction_threshold_size
+            ),
             (30, 8 * MIB, 16 * MIB)
         );
         let o = pk(&[
@@ -639,7 +643,11 @@ mod tests {
         .unwrap()
         .manifest;
         assert_eq!(
-            (o.merge_min_count, o.target_file_size, o.full_compaction_threshold_size),
+            (
+                o.merge_min_count,
+                o.target_file_size,
+                o.full_compaction_threshold_size
+            ),
             (2, 1024, 3 * MIB)
         );
         for (k, v) in [

@@ -32,9 +32,11 @@ mod fast_copy;
 pub mod merge;
 pub mod metrics;
 pub(crate) mod page_spill;
+mod page_stream;
 mod parquet_io;
 pub mod schema_evolution;
 pub mod stats;
+mod storage_ref;
 mod writer;
 
 pub use append::{

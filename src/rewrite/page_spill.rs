@@ -20,6 +20,7 @@ use bytes::Bytes;
 use parquet::arrow::arrow_writer::{PageKey, PageStore, PageStoreArgs, PageStoreFactory};
 use parquet::errors::ParquetError;
 
+use super::storage_ref::StorageRef;
 use crate::storage::{Storage, StorageError, StorageWriter};
 
 /// Key of the spill budget (a memory size; `0` never spills).
@@ -42,19 +43,6 @@ pub(crate) fn spill_threshold(
         Ok(b) => Some(b),
         Err(_) => None,
     })
-}
-
-/// A storage borrow with its lifetime erased (see the module documentation).
-#[derive(Clone, Copy)]
-struct StorageRef(*const (dyn Storage + 'static));
-
-impl StorageRef {
-    fn get(self) -> &'static dyn Storage {
-        // SAFETY: created from a `&'s dyn Storage` held by a `PageSpill<'s>`; every copy, and
-        // every writer created through it, lives in state owned by that `PageSpill` or by the
-        // writer holding it, all dropped before 's ends.
-        unsafe { &*self.0 }
-    }
 }
 
 struct SpillState {
@@ -251,12 +239,13 @@ impl<'s> PageSpill<'s> {
     /// Spills beyond `budget` bytes of pages to `path` (next to the output, under its name so a
     /// caller's clean-up of the output's prefix also finds it).
     pub(crate) fn new(storage: &'s dyn Storage, path: String, budget: usize) -> Self {
-        let erased: *const (dyn Storage + 's) = storage;
-        // SAFETY: only the lifetime changes; see `StorageRef`.
-        let erased: *const (dyn Storage + 'static) = unsafe { std::mem::transmute(erased) };
+        // SAFETY (of the erasure): the state holding it lives in this `PageSpill<'s>` and in
+        // the writers and stores created from it, all owned by the file writer that owns the
+        // `PageSpill`, so every use ends before 's does.
+        let erased = unsafe { StorageRef::erase(storage) };
         PageSpill {
             state: Arc::new(Mutex::new(SpillState {
-                storage: StorageRef(erased),
+                storage: erased,
                 path,
                 budget,
                 resident: 0,

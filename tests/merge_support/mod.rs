@@ -68,10 +68,21 @@ pub fn batch(rows: &[Rec]) -> RecordBatch {
 
 /// Parquet bytes of `rows` (as given: callers sort them), zstd, `rg` rows per row group.
 pub fn parquet(rows: &[Rec], rg: usize) -> Vec<u8> {
-    let props = WriterProperties::builder()
+    parquet_with(rows, rg, true)
+}
+
+/// [`parquet`], with or without an offset index (pyarrow, and so pypaimon, writes none).
+pub fn parquet_with(rows: &[Rec], rg: usize, offset_index: bool) -> Vec<u8> {
+    let mut props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
-        .set_max_row_group_row_count(Some(rg.max(1)))
-        .build();
+        .set_max_row_group_row_count(Some(rg.max(1)));
+    if !offset_index {
+        props = props
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Chunk)
+            .set_offset_index_disabled(true)
+            .set_data_page_row_count_limit(16);
+    }
+    let props = props.build();
     let mut buf = Vec::new();
     let mut w = ArrowWriter::try_new(&mut buf, schema(), Some(props)).unwrap();
     w.write(&batch(rows)).unwrap();
@@ -85,8 +96,20 @@ pub fn key_of(k: i64) -> Key {
 
 /// Writes a file and returns its input description (metadata as a writer records it).
 pub fn put_file(st: &MemoryStorage, name: &str, level: u32, rows: &[Rec], rg: usize) -> MergeInput {
+    put_file_with(st, name, level, rows, rg, true)
+}
+
+/// [`put_file`], with or without an offset index (small pages without one).
+pub fn put_file_with(
+    st: &MemoryStorage,
+    name: &str,
+    level: u32,
+    rows: &[Rec],
+    rg: usize,
+    offset_index: bool,
+) -> MergeInput {
     let path = format!("{DIR}/{name}");
-    let bytes = parquet(rows, rg);
+    let bytes = parquet_with(rows, rg, offset_index);
     let size = bytes.len() as u64;
     st.put(&path, bytes);
     let mut meta = DataFileMeta::new(

@@ -37,6 +37,7 @@ use super::{MergeInput, MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, 
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
 use crate::rewrite::dictionary_writer::DictWriterConfig;
+use crate::rewrite::page_stream::PageStream;
 use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH_SIZE};
 use crate::rewrite::schema_evolution::{ColumnMap, Evolution};
 use crate::storage::Storage;
@@ -123,12 +124,10 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
         .map_err(|e| parquet_io::corrupt(&input.path, e))
 }
 
-/// Rows decoded per window of a file that has an offset index: the decoder then fetches only
-/// the pages of the window, so a run holds a window's pages in memory, not a row group's.
-const WINDOW_ROWS: u64 = 64 * 1024;
-
-/// Overrides [`WINDOW_ROWS`] (`0` reads whole row groups): a measurement knob, since pages
-/// that straddle windows are fetched and decompressed once per window.
+/// Reads inputs with the push decoder in windows of this many rows (`0`: whole row groups)
+/// instead of page by page ([`PageStream`], the default): a measurement knob, since the
+/// windowed reader fetches and decompresses the pages that straddle windows (and every
+/// dictionary page) once per window.
 pub const READ_WINDOW_OPTION: &str = "paimon-compact.merge.read-window-rows";
 
 /// The footer is read with one speculative tail read of this size (most footers fit).
@@ -242,14 +241,17 @@ impl<'s> Reader<'s> {
         loop {
             match stream.next(self.storage, path, &mut self.io)? {
                 Some(b) if b.num_rows() == 0 => continue,
-                Some(b) => {
-                    return match self.evolutions.get(path) {
-                        Some(e) => e.apply(&b, &self.schema, path).map(Some),
-                        None => Ok(Some(b)),
-                    }
-                }
+                Some(b) => return self.evolve(b, path).map(Some),
                 None => return Ok(None),
             }
+        }
+    }
+
+    /// A batch of `path` as the merge's schema (files of older schema versions evolve).
+    pub(crate) fn evolve(&self, batch: RecordBatch, path: &str) -> Result<RecordBatch> {
+        match self.evolutions.get(path) {
+            Some(e) => e.apply(&batch, &self.schema, path),
+            None => Ok(batch),
         }
     }
 
@@ -322,22 +324,32 @@ impl<'s> Reader<'s> {
 }
 
 /// An input file being read window by window.
-struct OpenRunFile {
+struct OpenRunFile<'s> {
     input: usize,
     file: InputFile,
     schema: SchemaRef,
     rows: u64,
-    next_row: u64,
-    window: u64,
-    stream: Option<BatchStream>,
+    source: RunSource<'s>,
+}
+
+/// How an open run file is decoded.
+enum RunSource<'s> {
+    /// Page by page through storage (the default).
+    Pages(Option<PageStream<'s>>),
+    /// Push-decoder windows of `window` rows ([`READ_WINDOW_OPTION`]).
+    Windows {
+        next_row: u64,
+        window: u64,
+        stream: Option<BatchStream>,
+    },
 }
 
 /// One sorted run of a section, read file after file.
-struct RunCursor {
+struct RunCursor<'s> {
     /// Input indices of the run's files, in key order.
     files: Vec<usize>,
     next_file: usize,
-    open: Option<OpenRunFile>,
+    open: Option<OpenRunFile<'s>>,
     slot: usize,
     row: usize,
     len: usize,
@@ -354,10 +366,11 @@ struct Merge<'s, 'r> {
     inputs: Vec<&'r MergeInput>,
     reader: Reader<'s>,
     arena: Arena,
-    cursors: Vec<RunCursor>,
+    cursors: Vec<RunCursor<'s>>,
     heap: Vec<usize>,
     metrics: MergeMetrics,
-    window_rows: u64,
+    /// `None`: page by page; `Some(rows)`: windows of the push decoder.
+    window_rows: Option<u64>,
 }
 
 impl Merge<'_, '_> {
@@ -385,10 +398,17 @@ impl Merge<'_, '_> {
                 let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
                 let deleted = inp.deleted_rows.as_deref().unwrap_or(&[]);
                 parquet_io::check_deletion_vector(&inp.path, deleted, rows)?;
-                let window = if file.metadata.page_index().is_some() && self.window_rows > 0 {
-                    self.window_rows
-                } else {
-                    rows.max(1)
+                let source = match self.window_rows {
+                    None => RunSource::Pages(None),
+                    Some(w) => RunSource::Windows {
+                        next_row: 0,
+                        window: if file.metadata.page_index().is_some() && w > 0 {
+                            w
+                        } else {
+                            rows.max(1)
+                        },
+                        stream: None,
+                    },
                 };
                 self.metrics.deleted_rows += deleted.len() as u64;
                 self.metrics.input_files += 1;
@@ -398,32 +418,66 @@ impl Merge<'_, '_> {
                     file,
                     schema: Arc::new(schema),
                     rows,
-                    next_row: 0,
-                    window,
-                    stream: None,
+                    source,
                 });
                 continue;
             };
             let input = of.input;
             let path = &self.inputs[input].path;
-            let Some(stream) = of.stream.as_mut() else {
-                if of.next_row >= of.rows {
-                    cur.open = None;
-                    continue;
+            let deleted = self.inputs[input].deleted_rows.as_deref().unwrap_or(&[]);
+            let batch = match &mut of.source {
+                RunSource::Pages(stream) => {
+                    let Some(stream) = stream else {
+                        let sel = parquet_io::deletion_selection(deleted, of.rows, 0..of.rows);
+                        let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
+                        *stream = Some(PageStream::new(
+                            self.reader.storage,
+                            &of.file,
+                            meta,
+                            Some(sel),
+                        )?);
+                        continue;
+                    };
+                    let batch = stream.next_batch();
+                    let io = stream.take_io();
+                    self.reader.io.reads += io.reads;
+                    self.reader.io.bytes += io.bytes;
+                    match batch? {
+                        Some(b) => self.reader.evolve(b, path).map(Some)?,
+                        None => None,
+                    }
                 }
-                let start = of.next_row;
-                let end = (start + of.window).min(of.rows);
-                let deleted = self.inputs[input].deleted_rows.as_deref().unwrap_or(&[]);
-                let sel = parquet_io::deletion_selection(deleted, of.rows, start..end);
-                let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
-                of.stream = Some(BatchStream::new(&of.file, meta, Some(sel))?);
-                of.next_row = end;
-                continue;
+                RunSource::Windows {
+                    next_row,
+                    window,
+                    stream,
+                } => {
+                    let Some(s) = stream.as_mut() else {
+                        if *next_row >= of.rows {
+                            cur.open = None;
+                            continue;
+                        }
+                        let start = *next_row;
+                        let end = (start + *window).min(of.rows);
+                        let sel = parquet_io::deletion_selection(deleted, of.rows, start..end);
+                        let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
+                        *stream = Some(BatchStream::new(&of.file, meta, Some(sel))?);
+                        *next_row = end;
+                        continue;
+                    };
+                    let b = self.reader.next_batch(s, path)?;
+                    if b.is_none() {
+                        *stream = None;
+                        continue;
+                    }
+                    b
+                }
             };
-            match self.reader.next_batch(stream, path)? {
+            match batch {
                 None => {
-                    of.stream = None;
+                    cur.open = None;
                 }
+                Some(b) if b.num_rows() == 0 => {}
                 Some(batch) => {
                     let slot = self.reader.slot_of(batch, path, Some(input))?;
                     check_order(&slot, path)?;
@@ -769,10 +823,10 @@ pub fn rewrite_merge_tree(
         }
     }
     let window_rows = match options.raw.get(READ_WINDOW_OPTION) {
-        None => WINDOW_ROWS,
-        Some(v) => v.trim().parse::<u64>().map_err(|_| {
+        None => None,
+        Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
             Error::invalid_option(READ_WINDOW_OPTION, v, "expected a number of rows")
-        })?,
+        })?),
     };
     let sequence_fields: Vec<String> = options
         .sequence_field
