@@ -922,6 +922,7 @@ pub fn compact_table(
         removed_dvs: BTreeMap::new(),
         dv_marks: BTreeMap::new(),
         external_pick: 0,
+        external_seed: u64::from_le_bytes(opts.job_id[8..].try_into().unwrap_or_default()),
         schemas: HashMap::new(),
         metrics: Vec::new(),
     };
@@ -1093,6 +1094,8 @@ struct Run<'s, 'a> {
     removed_dvs: BTreeMap<(BinaryRow, i32), BTreeSet<String>>,
     /// Counter of output directories handed out (external-path rotation).
     external_pick: usize,
+    /// Seeds the `weight-robin` draws (from the job id).
+    external_seed: u64,
     /// Older schema versions read so far (schema evolution of append rewrites).
     schemas: HashMap<i64, TableSchema>,
     /// Row positions lookups found superseded, by (partition, bucket) and data file.
@@ -1172,9 +1175,17 @@ impl Run<'_, '_> {
     fn output_dir(&mut self, b: &BucketState) -> (String, bool) {
         let pick = self.external_pick;
         self.external_pick += 1;
+        // `weight-robin` draws at random, as Paimon's weighted provider does; the draws are a
+        // splitmix64 stream seeded by the job id (the core has no randomness source).
+        let mut z = self
+            .external_seed
+            .wrapping_add((pick as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        let draw = z ^ (z >> 31);
         self.table
             .paths
-            .output_bucket_dir(&b.partition_path, b.bucket, pick)
+            .output_bucket_dir(&b.partition_path, b.bucket, pick, draw)
     }
 
     fn deleted_rows(&self, l: &LiveFile) -> Result<Option<Vec<u64>>> {

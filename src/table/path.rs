@@ -129,6 +129,9 @@ pub struct TablePaths {
     /// `data-file.external-paths` (filtered by its strategy): new data files go under these
     /// URIs instead of the table directory, rotating over them.
     external: Vec<String>,
+    /// `weight-robin` with `data-file.external-paths.weights`: the running sums of the
+    /// weights, one per external path (empty: rotate in turn).
+    cumulative_weights: Vec<u64>,
 }
 
 impl TablePaths {
@@ -137,13 +140,16 @@ impl TablePaths {
             root: root.trim_end_matches('/').to_string(),
             data_dir: None,
             external: Vec::new(),
+            cumulative_weights: Vec::new(),
         }
     }
 
     /// Where new data files go, from the table options `data-file.external-paths`,
-    /// `.strategy` (`none`, the default, keeps them in the table directory; `round-robin` and
-    /// `weight-robin` rotate over every path — weights are not honoured; `specific-fs` uses
-    /// the paths of the scheme named by `.specific-fs`).
+    /// `.strategy` (`none`, the default, keeps them in the table directory; `round-robin`
+    /// rotates over every path; `weight-robin` picks a path with the probability of its share
+    /// of `.weights`, as Paimon's weighted provider does, or rotates when there are no weights
+    /// or fewer than two paths; `specific-fs` uses the paths of the scheme named by
+    /// `.specific-fs`).
     pub fn with_external_paths(
         mut self,
         options: &std::collections::BTreeMap<String, String>,
@@ -191,6 +197,35 @@ impl TablePaths {
         };
         for p in &self.external {
             validate_external_path(&format!("{p}/x"), "x", source)?;
+        }
+        self.cumulative_weights = Vec::new();
+        if strategy == "weight-robin" && self.external.len() >= 2 {
+            if let Some(text) = options.get("data-file.external-paths.weights") {
+                let bad = |why: String| {
+                    Error::invalid_option("data-file.external-paths.weights", text, why)
+                };
+                let weights = text
+                    .split(',')
+                    .map(|w| match w.trim().parse::<u32>() {
+                        Ok(w) if w > 0 => Ok(u64::from(w)),
+                        _ => Err(bad(format!("'{}' is not a positive weight", w.trim()))),
+                    })
+                    .collect::<Result<Vec<u64>>>()?;
+                if weights.len() != self.external.len() {
+                    return Err(bad(format!(
+                        "{} weights for {} external paths (schema {source})",
+                        weights.len(),
+                        self.external.len()
+                    )));
+                }
+                self.cumulative_weights = weights
+                    .iter()
+                    .scan(0u64, |sum, w| {
+                        *sum += w;
+                        Some(*sum)
+                    })
+                    .collect();
+            }
         }
         if strategy != "none" && self.external.is_empty() {
             return Err(Error::invalid_option(
@@ -304,18 +339,28 @@ impl TablePaths {
         }
     }
 
-    /// The directory new files of a bucket go to: external root `pick` (modulo their number)
-    /// when the table has external paths, else the bucket directory. The flag says which.
+    /// The directory new files of a bucket go to when the table has external paths (else the
+    /// bucket directory; the flag says which): external root `pick` (modulo their number), or
+    /// with weights the root whose share of the total weight holds `draw` (a uniformly random
+    /// number from the caller: the core draws none itself).
     pub fn output_bucket_dir(
         &self,
         partition_path: &str,
         bucket: i32,
         pick: usize,
+        draw: u64,
     ) -> (String, bool) {
         if self.external.is_empty() {
             return (self.bucket_dir(partition_path, bucket), false);
         }
-        let root = &self.external[pick % self.external.len()];
+        let index = match self.cumulative_weights.last() {
+            Some(&total) => {
+                let point = draw % total;
+                self.cumulative_weights.partition_point(|&c| c <= point)
+            }
+            None => pick % self.external.len(),
+        };
+        let root = &self.external[index.min(self.external.len() - 1)];
         let dir = if partition_path.is_empty() {
             format!("{root}/bucket-{bucket}")
         } else {
@@ -407,7 +452,10 @@ mod tests {
             p.external_paths().is_empty(),
             "strategy none keeps the table dir"
         );
-        assert_eq!(p.output_bucket_dir("", 0, 0), ("t/bucket-0".into(), false));
+        assert_eq!(
+            p.output_bucket_dir("", 0, 0, 0),
+            ("t/bucket-0".into(), false)
+        );
         let p = TablePaths::new("t")
             .with_external_paths(
                 &opts(&[
@@ -418,11 +466,11 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            p.output_bucket_dir("dt=1", 2, 0),
+            p.output_bucket_dir("dt=1", 2, 0, 7),
             ("file:/e1/dt=1/bucket-2".into(), true)
         );
         assert_eq!(
-            p.output_bucket_dir("", 2, 1),
+            p.output_bucket_dir("", 2, 1, 7),
             ("s3://b/e2/bucket-2".into(), true)
         );
         let p = TablePaths::new("t")
@@ -436,6 +484,30 @@ mod tests {
             )
             .unwrap();
         assert_eq!(p.external_paths(), ["s3://b/e2".to_string()]);
+        // weight-robin with weights 1 and 3: draws 0 and 4 land on the first path, 1..=3 and
+        // 5 on the second; without weights it rotates.
+        let weighted = |weights: Option<&str>| {
+            let mut o = vec![
+                ("data-file.external-paths", paths),
+                ("data-file.external-paths.strategy", "weight-robin"),
+            ];
+            if let Some(w) = weights {
+                o.push(("data-file.external-paths.weights", w));
+            }
+            TablePaths::new("t").with_external_paths(&opts(&o), "s")
+        };
+        let p = weighted(Some("1, 3")).unwrap();
+        let roots: Vec<bool> = (0..6u64)
+            .map(|d| p.output_bucket_dir("", 0, 0, d).0.starts_with("file:"))
+            .collect();
+        assert_eq!(roots, [true, false, false, false, true, false]);
+        let p = weighted(None).unwrap();
+        assert!(p.output_bucket_dir("", 0, 0, 1).0.starts_with("file:"));
+        assert!(p.output_bucket_dir("", 0, 1, 1).0.starts_with("s3:"));
+        for bad in ["1", "1,0", "1,x", "1,2,3"] {
+            let e = weighted(Some(bad)).unwrap_err();
+            assert!(e.to_string().contains("weights"), "{bad}: {e}");
+        }
         let e = TablePaths::new("t")
             .with_external_paths(
                 &opts(&[

@@ -531,3 +531,25 @@ def test_full_manifest_compaction_of_a_primary_key_table(wh):
         if round_ > 0:
             # The previous compaction's DELETE entries met their ADDs.
             assert merge["entries_cancelled"] > 0, merge
+
+
+def test_weight_robin_external_paths_follow_their_weights(wh, tmp_path):
+    # Our new files go to an external path drawn with the probability of its weight.
+    light, heavy = tmp_path / "light", tmp_path / "heavy"
+    light.mkdir()
+    heavy.mkdir()
+    wh.create("t", APPEND, partition_keys=["dt"], options={
+        "bucket": "-1",
+        "data-file.external-paths": f"file://{light},file://{heavy}",
+        "data-file.external-paths.strategy": "weight-robin",
+        "data-file.external-paths.weights": "1,1000000"})
+    for c in range(6):
+        wh.write("t", append_rows(c, 12), APPEND)
+    before = wh.read("t")
+    files = lambda d: {str(p) for p in d.rglob("*.parquet")}
+    light_before, heavy_before = files(light), files(heavy)
+    report = wh.compact("t", "--allow-external", str(light), "--allow-external", str(heavy))
+    assert report["totals"]["files_added"] == 3, report
+    assert wh.read("t") == before
+    assert files(light) == light_before
+    assert len(files(heavy) - heavy_before) == 3
