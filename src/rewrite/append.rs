@@ -184,6 +184,7 @@ impl Settings {
             dictionary_page_size_limit: props.dictionary_page_size_limit(),
             write_batch_size: props.write_batch_size(),
             statistics: true,
+            primitive: crate::rewrite::primitive_dictionary_writer::enabled(options)?,
         });
         Ok(Settings {
             props,

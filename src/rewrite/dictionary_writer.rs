@@ -27,6 +27,7 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayAccessor, ArrayRef, AsArray, DictionaryArray, StringArray};
 use arrow::datatypes::{DataType, Int32Type};
 use bytes::Bytes;
+use parquet::arrow::arrow_writer::{PageKey, PageStore};
 use parquet::basic::{Compression, Encoding, PageType};
 use parquet::column::page::{CompressedPage, Page, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
@@ -53,6 +54,8 @@ pub(crate) struct DictWriterConfig {
     pub dictionary_page_size_limit: usize,
     pub write_batch_size: usize,
     pub statistics: bool,
+    /// INT32, INT64, FLOAT and DOUBLE columns go to [`super::primitive_dictionary_writer`].
+    pub primitive: bool,
 }
 
 /// What the writer did, for the rewrite's metrics.
@@ -99,16 +102,227 @@ impl DictIdentity {
     }
 }
 
-/// A finished data page waiting for the dictionary page to be written in front of it.
-struct PendingPage {
-    page: CompressedPage,
+/// A finished data page waiting for the dictionary page to be written in front of it; its
+/// compressed body is in the chunk's page store.
+pub(crate) struct PendingPage {
+    key: PageKey,
+    len: usize,
+    uncompressed: usize,
+    num_values: u32,
     rows: u64,
     encoding: Encoding,
-    /// The page's smallest and largest value (`None` for a page of nulls) and null count, for
-    /// the column index.
+    /// The page's smallest and largest value as PLAIN bytes (`None` for a page of nulls), its
+    /// null count and, for floating-point columns, its NaN count, for the column index.
     min: Option<Vec<u8>>,
     max: Option<Vec<u8>>,
     nulls: u64,
+    nans: Option<u64>,
+}
+
+/// The finished data pages of a column chunk, kept in a page store (in memory, or spilled
+/// with the file's other pages beyond `paimon-compact.write.spill-threshold`).
+pub(crate) struct ChunkPages {
+    store: Box<dyn PageStore>,
+    pages: Vec<PendingPage>,
+}
+
+/// What a finished data page holds besides its body.
+pub(crate) struct PageFacts {
+    pub num_values: u32,
+    pub rows: u64,
+    pub encoding: Encoding,
+    pub min: Option<Vec<u8>>,
+    pub max: Option<Vec<u8>>,
+    pub nulls: u64,
+    pub nans: Option<u64>,
+}
+
+impl ChunkPages {
+    pub(crate) fn new(store: Box<dyn PageStore>) -> Self {
+        ChunkPages {
+            store,
+            pages: Vec::new(),
+        }
+    }
+
+    /// Stores a compressed page body.
+    pub(crate) fn push(&mut self, body: Vec<u8>, uncompressed: usize, f: PageFacts) -> Result<()> {
+        let len = body.len();
+        let key = self
+            .store
+            .put(Bytes::from(body))
+            .map_err(|e| Error::illegal_state(format!("keeping a page: {e}")))?;
+        self.pages.push(PendingPage {
+            key,
+            len,
+            uncompressed,
+            num_values: f.num_values,
+            rows: f.rows,
+            encoding: f.encoding,
+            min: f.min,
+            max: f.max,
+            nulls: f.nulls,
+            nans: f.nans,
+        });
+        Ok(())
+    }
+
+    /// Compressed bytes of the finished pages.
+    pub(crate) fn compressed_len(&self) -> usize {
+        self.pages.iter().map(|p| p.len).sum()
+    }
+
+    pub(crate) fn uses_dictionary(&self) -> bool {
+        self.pages
+            .iter()
+            .any(|p| p.encoding == Encoding::RLE_DICTIONARY)
+    }
+}
+
+/// A column chunk's parts, for [`assemble_chunk`].
+pub(crate) struct ChunkParts {
+    pub descr: ColumnDescPtr,
+    pub compression: Compression,
+    pub physical: parquet::basic::Type,
+    /// The PLAIN dictionary page body (uncompressed) and its number of entries, when any page
+    /// is dictionary-encoded.
+    pub dictionary: Option<(Vec<u8>, u32)>,
+    pub pages: ChunkPages,
+    pub rows: u64,
+    /// Chunk statistics, and whether to write a column index from the pages' min/max.
+    pub statistics: Option<Statistics>,
+    pub column_index: bool,
+    pub unencoded_byte_array_bytes: Option<i64>,
+}
+
+/// Finishes a chunk: the dictionary page first, then the data pages, written by parquet-rs's
+/// page writer into a buffer that the row group splices in as is (headers, offsets, page
+/// encoding statistics and the column chunk metadata come from parquet itself).
+pub(crate) fn assemble_chunk(
+    mut parts: ChunkParts,
+    compressor: &mut PageCompressor,
+) -> Result<(Bytes, ColumnCloseResult)> {
+    let parquet_err =
+        |e: parquet::errors::ParquetError| Error::illegal_state(format!("writing pages: {e}"));
+    let estimate =
+        parts.pages.compressed_len() + parts.dictionary.as_ref().map_or(0, |(d, _)| d.len()) + 1024;
+    let mut sink = TrackedWrite::new(Vec::with_capacity(estimate));
+    let mut stats: Vec<PageEncodingStats> = Vec::new();
+    let mut encodings = vec![Encoding::RLE];
+    let mut locations = Vec::with_capacity(parts.pages.pages.len());
+    let mut column_index = parts
+        .column_index
+        .then(|| ColumnIndexBuilder::new(parts.physical));
+    let (mut compressed, mut uncompressed) = (0i64, 0i64);
+    let mut dictionary_offset = None;
+    let mut data_offset = None;
+    {
+        let mut writer = SerializedPageWriter::new(&mut sink);
+        if let Some((raw, entries)) = parts.dictionary.take() {
+            let uncompressed_len = raw.len();
+            let body = compressor.compress(&raw)?.unwrap_or(raw);
+            let page = Page::DictionaryPage {
+                buf: Bytes::from(body),
+                num_values: entries,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            };
+            let spec = writer
+                .write_page(CompressedPage::new(page, uncompressed_len))
+                .map_err(parquet_err)?;
+            dictionary_offset = Some(spec.offset as i64);
+            compressed += spec.compressed_size as i64;
+            uncompressed += spec.uncompressed_size as i64;
+            stats.push(PageEncodingStats {
+                page_type: PageType::DICTIONARY_PAGE,
+                encoding: Encoding::PLAIN,
+                count: 1,
+            });
+            encodings.push(Encoding::PLAIN);
+        }
+        let mut first_row = 0i64;
+        let ChunkPages { mut store, pages } = parts.pages;
+        for p in pages {
+            if let Some(ci) = column_index.as_mut() {
+                let null_page = p.min.is_none();
+                ci.append(
+                    null_page,
+                    p.min.unwrap_or_default(),
+                    p.max.unwrap_or_default(),
+                    p.nulls as i64,
+                    p.nans.map(|n| n as i64),
+                );
+            }
+            let body = store
+                .take(p.key)
+                .map_err(|e| Error::illegal_state(format!("reading a kept page back: {e}")))?;
+            let page = Page::DataPage {
+                buf: body,
+                num_values: p.num_values,
+                encoding: p.encoding,
+                def_level_encoding: Encoding::RLE,
+                rep_level_encoding: Encoding::RLE,
+                statistics: None,
+            };
+            let spec = writer
+                .write_page(CompressedPage::new(page, p.uncompressed))
+                .map_err(parquet_err)?;
+            data_offset.get_or_insert(spec.offset as i64);
+            compressed += spec.compressed_size as i64;
+            uncompressed += spec.uncompressed_size as i64;
+            locations.push(PageLocation {
+                offset: spec.offset as i64,
+                compressed_page_size: spec.compressed_size as i32,
+                first_row_index: first_row,
+            });
+            first_row += p.rows as i64;
+            match stats
+                .iter_mut()
+                .find(|s| s.page_type == PageType::DATA_PAGE && s.encoding == p.encoding)
+            {
+                Some(s) => s.count += 1,
+                None => stats.push(PageEncodingStats {
+                    page_type: PageType::DATA_PAGE,
+                    encoding: p.encoding,
+                    count: 1,
+                }),
+            }
+            if !encodings.contains(&p.encoding) {
+                encodings.push(p.encoding);
+            }
+        }
+        writer.close().map_err(parquet_err)?;
+    }
+    let bytes = sink.into_inner().map_err(parquet_err)?;
+    let mut builder = ColumnChunkMetaData::builder(parts.descr.clone())
+        .set_compression(parts.compression)
+        .set_encodings(encodings)
+        .set_total_compressed_size(compressed)
+        .set_total_uncompressed_size(uncompressed)
+        .set_num_values(parts.rows as i64)
+        .set_data_page_offset(data_offset.unwrap_or(0))
+        .set_dictionary_page_offset(dictionary_offset)
+        .set_page_encoding_stats(stats)
+        .set_unencoded_byte_array_data_bytes(parts.unencoded_byte_array_bytes);
+    if let Some(statistics) = parts.statistics {
+        builder = builder.set_statistics(statistics);
+    }
+    let metadata = builder.build().map_err(parquet_err)?;
+    let close = ColumnCloseResult {
+        bytes_written: bytes.len() as u64,
+        rows_written: parts.rows,
+        metadata,
+        bloom_filter: None,
+        column_index: column_index
+            .map(|ci| ci.build())
+            .transpose()
+            .map_err(parquet_err)?,
+        offset_index: Some(OffsetIndexMetaData {
+            page_locations: locations,
+            unencoded_byte_array_data_bytes: None,
+        }),
+    };
+    Ok((Bytes::from(bytes), close))
 }
 
 /// Writes one column chunk (one row group) of a non-nested STRING column.
@@ -141,7 +355,7 @@ pub(crate) struct DictColumnWriter {
     cache_values: Option<StringArray>,
     cache_map: Vec<u32>,
 
-    pages: Vec<PendingPage>,
+    pages: ChunkPages,
     rows: u64,
     nulls: u64,
     min: Option<Vec<u8>>,
@@ -151,7 +365,11 @@ pub(crate) struct DictColumnWriter {
 }
 
 impl DictColumnWriter {
-    pub(crate) fn new(descr: ColumnDescPtr, cfg: Arc<DictWriterConfig>) -> Result<Self> {
+    pub(crate) fn new(
+        descr: ColumnDescPtr,
+        cfg: Arc<DictWriterConfig>,
+        store: Box<dyn PageStore>,
+    ) -> Result<Self> {
         let compressor = PageCompressor::new(cfg.compression)?;
         let nullable = descr.max_def_level() > 0;
         if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
@@ -187,7 +405,7 @@ impl DictColumnWriter {
             cache_identity: None,
             cache_values: None,
             cache_map: Vec::new(),
-            pages: Vec::new(),
+            pages: ChunkPages::new(store),
             rows: 0,
             nulls: 0,
             min: None,
@@ -204,8 +422,7 @@ impl DictColumnWriter {
     /// Bytes this chunk will take, as parquet-rs estimates it for its own writers: finished
     /// pages as compressed, the open page and the dictionary as encoded.
     pub(crate) fn estimated_size(&self) -> usize {
-        let done: usize = self.pages.iter().map(|p| p.page.data().len()).sum();
-        done + self.dict_page.len() + self.estimated_page_size()
+        self.pages.compressed_len() + self.dict_page.len() + self.estimated_page_size()
     }
 
     /// Appends a column of a batch: a `Dictionary(Int32, Utf8)` array (the passthrough case) or
@@ -481,22 +698,19 @@ impl DictColumnWriter {
         };
         let uncompressed = buf.len();
         let body = self.compressor.compress(&buf)?.unwrap_or(buf);
-        let page = Page::DataPage {
-            buf: Bytes::from(body),
-            num_values: self.page_rows as u32,
-            encoding,
-            def_level_encoding: Encoding::RLE,
-            rep_level_encoding: Encoding::RLE,
-            statistics: None,
-        };
-        self.pages.push(PendingPage {
-            page: CompressedPage::new(page, uncompressed),
-            rows: self.page_rows as u64,
-            encoding,
-            min,
-            max,
-            nulls: self.page_nulls,
-        });
+        self.pages.push(
+            body,
+            uncompressed,
+            PageFacts {
+                num_values: self.page_rows as u32,
+                rows: self.page_rows as u64,
+                encoding,
+                min,
+                max,
+                nulls: self.page_nulls,
+                nans: None,
+            },
+        )?;
         self.page_ids.clear();
         self.page_defs.clear();
         self.page_plain.clear();
@@ -535,127 +749,36 @@ impl DictColumnWriter {
         (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec))
     }
 
-    /// Finishes the chunk: the dictionary page first, then the data pages, written by
-    /// parquet-rs's page writer into a buffer that the row group splices in as is.
+    /// Finishes the chunk ([`assemble_chunk`]).
     pub(crate) fn close(mut self) -> Result<(Bytes, ColumnCloseResult)> {
         self.flush_page()?;
-        let parquet_err =
-            |e: parquet::errors::ParquetError| Error::illegal_state(format!("writing pages: {e}"));
-        let mut sink = TrackedWrite::new(Vec::with_capacity(self.estimated_size() + 1024));
-        let mut stats: Vec<PageEncodingStats> = Vec::new();
-        let mut encodings = vec![Encoding::RLE];
-        let mut locations = Vec::with_capacity(self.pages.len());
-        let mut column_index = self
-            .cfg
-            .statistics
-            .then(|| ColumnIndexBuilder::new(parquet::basic::Type::BYTE_ARRAY));
-        let (mut compressed, mut uncompressed) = (0i64, 0i64);
-        let uses_dictionary = self
-            .pages
-            .iter()
-            .any(|p| p.encoding == Encoding::RLE_DICTIONARY);
-        let mut dictionary_offset = None;
-        let mut data_offset = None;
-        {
-            let mut writer = SerializedPageWriter::new(&mut sink);
-            if uses_dictionary {
-                let raw = std::mem::take(&mut self.dict_page);
-                let uncompressed_len = raw.len();
-                let body = self.compressor.compress(&raw)?.unwrap_or(raw);
-                let page = Page::DictionaryPage {
-                    buf: Bytes::from(body),
-                    num_values: self.dict_spans.len() as u32,
-                    encoding: Encoding::PLAIN,
-                    is_sorted: false,
-                };
-                let spec = writer
-                    .write_page(CompressedPage::new(page, uncompressed_len))
-                    .map_err(parquet_err)?;
-                dictionary_offset = Some(spec.offset as i64);
-                compressed += spec.compressed_size as i64;
-                uncompressed += spec.uncompressed_size as i64;
-                stats.push(PageEncodingStats {
-                    page_type: PageType::DICTIONARY_PAGE,
-                    encoding: Encoding::PLAIN,
-                    count: 1,
-                });
-                encodings.push(Encoding::PLAIN);
-            }
-            let mut first_row = 0i64;
-            for p in std::mem::take(&mut self.pages) {
-                if let Some(ci) = column_index.as_mut() {
-                    let null_page = p.min.is_none();
-                    ci.append(
-                        null_page,
-                        p.min.unwrap_or_default(),
-                        p.max.unwrap_or_default(),
-                        p.nulls as i64,
-                        None,
-                    );
-                }
-                let spec = writer.write_page(p.page).map_err(parquet_err)?;
-                data_offset.get_or_insert(spec.offset as i64);
-                compressed += spec.compressed_size as i64;
-                uncompressed += spec.uncompressed_size as i64;
-                locations.push(PageLocation {
-                    offset: spec.offset as i64,
-                    compressed_page_size: spec.compressed_size as i32,
-                    first_row_index: first_row,
-                });
-                first_row += p.rows as i64;
-                match stats
-                    .iter_mut()
-                    .find(|s| s.page_type == PageType::DATA_PAGE && s.encoding == p.encoding)
-                {
-                    Some(s) => s.count += 1,
-                    None => stats.push(PageEncodingStats {
-                        page_type: PageType::DATA_PAGE,
-                        encoding: p.encoding,
-                        count: 1,
-                    }),
-                }
-                if !encodings.contains(&p.encoding) {
-                    encodings.push(p.encoding);
-                }
-            }
-            writer.close().map_err(parquet_err)?;
-        }
-        let bytes = sink.into_inner().map_err(parquet_err)?;
-        let mut builder = ColumnChunkMetaData::builder(self.descr.clone())
-            .set_compression(self.cfg.compression)
-            .set_encodings(encodings)
-            .set_total_compressed_size(compressed)
-            .set_total_uncompressed_size(uncompressed)
-            .set_num_values(self.rows as i64)
-            .set_data_page_offset(data_offset.unwrap_or(0))
-            .set_dictionary_page_offset(dictionary_offset)
-            .set_page_encoding_stats(stats)
-            .set_unencoded_byte_array_data_bytes(Some(self.unencoded_bytes));
-        if self.cfg.statistics {
-            builder = builder.set_statistics(Statistics::byte_array(
+        let dictionary = self.pages.uses_dictionary().then(|| {
+            (
+                std::mem::take(&mut self.dict_page),
+                self.dict_spans.len() as u32,
+            )
+        });
+        let statistics = self.cfg.statistics.then(|| {
+            Statistics::byte_array(
                 self.min.take().map(ByteArray::from),
                 self.max.take().map(ByteArray::from),
                 None,
                 Some(self.nulls),
                 false,
-            ));
-        }
-        let metadata = builder.build().map_err(parquet_err)?;
-        let close = ColumnCloseResult {
-            bytes_written: bytes.len() as u64,
-            rows_written: self.rows,
-            metadata,
-            bloom_filter: None,
-            column_index: column_index
-                .map(|ci| ci.build())
-                .transpose()
-                .map_err(parquet_err)?,
-            offset_index: Some(OffsetIndexMetaData {
-                page_locations: locations,
-                unencoded_byte_array_data_bytes: None,
-            }),
+            )
+        });
+        let parts = ChunkParts {
+            descr: self.descr.clone(),
+            compression: self.cfg.compression,
+            physical: parquet::basic::Type::BYTE_ARRAY,
+            dictionary,
+            pages: self.pages,
+            rows: self.rows,
+            statistics,
+            column_index: self.cfg.statistics,
+            unencoded_byte_array_bytes: Some(self.unencoded_bytes),
         };
-        Ok((Bytes::from(bytes), close))
+        assemble_chunk(parts, &mut self.compressor)
     }
 }
 
@@ -682,12 +805,12 @@ fn update_min_max(min: &mut Option<Vec<u8>>, max: &mut Option<Vec<u8>>, v: &[u8]
 }
 
 /// Bits needed to store `max`.
-fn num_required_bits(max: u64) -> u8 {
+pub(crate) fn num_required_bits(max: u64) -> u8 {
     (64 - max.leading_zeros()) as u8
 }
 
 /// parquet-rs's bound for an RLE/bit-packed buffer, used for the same page-size decisions.
-fn rle_max_buffer_size(bit_width: u8, num_values: usize) -> usize {
+pub(crate) fn rle_max_buffer_size(bit_width: u8, num_values: usize) -> usize {
     let num_runs = num_values.div_ceil(8);
     let bit_packed = num_runs + num_runs * bit_width as usize;
     let min_rle_run = 1 + (bit_width as usize).div_ceil(8);

@@ -34,6 +34,7 @@ pub mod metrics;
 pub(crate) mod page_spill;
 mod page_stream;
 mod parquet_io;
+mod primitive_dictionary_writer;
 pub mod schema_evolution;
 pub mod stats;
 mod storage_ref;
@@ -48,4 +49,5 @@ pub use metrics::{
     FastCopyMetrics, FastCopyRefusal, FastCopyRefusalReason, NotForwarded, NotForwardedReason,
     PassthroughFile, PassthroughMetrics, PassthroughVeto, RewriteMetrics,
 };
+pub use primitive_dictionary_writer::PRIMITIVE_DICTIONARY_OPTION;
 pub use stats::{ColumnStats, StatValue};

@@ -259,6 +259,16 @@ impl<'s> PageSpill<'s> {
         }
     }
 
+    /// A page store for a column writer of ours (arrow-rs's writers get theirs from
+    /// [`Self::factory`]).
+    pub(crate) fn store(&self) -> Box<dyn PageStore> {
+        Box::new(SpillPageStore {
+            state: self.state.clone(),
+            pages: Vec::new(),
+            resident: 0,
+        })
+    }
+
     pub(crate) fn factory(&self) -> Arc<dyn PageStoreFactory> {
         Arc::new(SpillPageStoreFactory {
             state: self.state.clone(),

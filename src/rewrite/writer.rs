@@ -23,12 +23,15 @@ use parquet::arrow::arrow_writer::{
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::page_index::RowGroupPageIndex;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::SchemaDescriptor;
 
-use super::dictionary_writer::{DictColumnWriter, DictWriterConfig, DictWriterCounters};
+use super::dictionary_writer::{
+    ChunkPages, DictColumnWriter, DictWriterConfig, DictWriterCounters,
+};
+use super::primitive_dictionary_writer::{self, PrimitiveChunkWriter};
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 
@@ -162,6 +165,7 @@ impl PageStoreFactory for TightPageStoreFactory {
 enum Slot {
     Arrow(Box<ArrowColumnWriter>),
     Mapped(Box<DictColumnWriter>),
+    Primitive(Box<dyn PrimitiveChunkWriter>),
 }
 
 impl Slot {
@@ -169,6 +173,7 @@ impl Slot {
         match self {
             Slot::Arrow(w) => w.get_estimated_total_bytes(),
             Slot::Mapped(w) => w.estimated_size(),
+            Slot::Primitive(w) => w.estimated_size(),
         }
     }
 }
@@ -194,6 +199,8 @@ pub(crate) struct ParquetFileWriter<'s> {
     field_leaves: Vec<Range<usize>>,
     /// Top-level fields written by the dictionary-mapping writer.
     mapped: Vec<bool>,
+    /// Top-level INT32/INT64/FLOAT/DOUBLE fields written by the primitive dictionary writer.
+    primitive: Vec<bool>,
     /// Top-level fields whose dictionary arrays go to arrow-rs's writer as they are (it hashes
     /// every row again): the comparison point for the mapping writer, never the default.
     arrow_dictionaries: Vec<bool>,
@@ -235,6 +242,7 @@ impl<'s> ParquetFileWriter<'s> {
         dict_cfg: Arc<DictWriterConfig>,
         spill: Option<PageSpill<'s>>,
     ) -> Result<Self> {
+        let original = props;
         let mut props = props.clone();
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
         let max_row_group_bytes = props.max_row_group_bytes().unwrap_or(usize::MAX);
@@ -248,8 +256,28 @@ impl<'s> ParquetFileWriter<'s> {
         };
         let factory =
             ArrowRowGroupWriterFactory::new(&file, schema.clone()).with_page_store_factory(stores);
+        let leaves = field_leaves(descr);
+        let primitive = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(f, field)| {
+                let Some(range) = leaves.get(f).filter(|r| r.len() == 1) else {
+                    return false;
+                };
+                let column = descr.column(range.start);
+                let path = column.path();
+                dict_cfg.primitive
+                    && !mapped.get(f).copied().unwrap_or(false)
+                    && original.dictionary_enabled(path)
+                    && original.statistics_enabled(path) == EnabledStatistics::Page
+                    && original.bloom_filter_properties(path).is_none()
+                    && primitive_dictionary_writer::accepts(field.data_type(), &column)
+            })
+            .collect();
         Ok(ParquetFileWriter {
-            field_leaves: field_leaves(descr),
+            field_leaves: leaves,
+            primitive,
             file,
             sink,
             factory,
@@ -297,9 +325,32 @@ impl<'s> ParquetFileWriter<'s> {
             slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(
                 descr,
                 self.dict_cfg.clone(),
+                self.page_store(),
             )?));
         }
+        for (f, primitive) in self.primitive.iter().enumerate() {
+            if !primitive {
+                continue;
+            }
+            let leaf = self.field_leaves[f].start;
+            let descr = self.file.schema_descr().column(leaf);
+            slots[leaf] = Slot::Primitive(primitive_dictionary_writer::writer_for(
+                self.schema.field(f).data_type(),
+                descr,
+                self.dict_cfg.clone(),
+                ChunkPages::new(self.page_store()),
+            )?);
+        }
         Ok(InProgress { slots, rows: 0 })
+    }
+
+    /// Where a column writer of ours keeps its finished pages: with the file's spill when
+    /// there is one (so they count against its budget), else tightly in memory.
+    fn page_store(&self) -> Box<dyn PageStore> {
+        match &self.spill {
+            Some(s) => s.store(),
+            None => Box::<TightPageStore>::default(),
+        }
     }
 
     /// Bytes written so far plus the estimated size of the row group in progress.
@@ -362,6 +413,18 @@ impl<'s> ParquetFileWriter<'s> {
                     continue;
                 }
             }
+            if self.primitive[f] {
+                if let Slot::Primitive(w) = &mut ip.slots[leaves.start] {
+                    if column.data_type() == field.data_type() {
+                        w.write(column)?;
+                    } else {
+                        let plain =
+                            arrow::compute::cast(column, field.data_type()).map_err(write_err)?;
+                        w.write(&plain)?;
+                    }
+                    continue;
+                }
+            }
             // Passthrough is off or vetoed for this column: a dictionary array must not reach
             // the writer, whatever handed it over (unless arrow-rs's own dictionary path was
             // asked for, for comparison).
@@ -386,7 +449,7 @@ impl<'s> ParquetFileWriter<'s> {
             for (leaf, leaf_column) in leaves.zip(leaf_columns) {
                 match &mut ip.slots[leaf] {
                     Slot::Arrow(w) => w.write(&leaf_column).map_err(write_err)?,
-                    Slot::Mapped(_) => {
+                    Slot::Mapped(_) | Slot::Primitive(_) => {
                         return Err(Error::illegal_state(
                             "mapped column given to the Arrow writer",
                         ))
@@ -424,6 +487,10 @@ impl<'s> ParquetFileWriter<'s> {
                 }
                 Slot::Mapped(w) => {
                     self.counters.add(&w.counters());
+                    let (bytes, close) = w.close()?;
+                    rg.append_column(&bytes, close).map_err(write_err)?;
+                }
+                Slot::Primitive(w) => {
                     let (bytes, close) = w.close()?;
                     rg.append_column(&bytes, close).map_err(write_err)?;
                 }
@@ -518,6 +585,7 @@ mod tests {
             dictionary_page_size_limit: 1 << 20,
             write_batch_size: 1024,
             statistics: true,
+            primitive: false,
         });
         let props = WriterProperties::builder().build();
         let mut w =

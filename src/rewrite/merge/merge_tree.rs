@@ -50,6 +50,11 @@ pub(crate) struct Slot {
     /// The first eight bytes of each key row (big-endian, zero-padded): most comparisons are
     /// decided here without touching the rows.
     prefixes: Vec<u64>,
+    /// Bytes 8..16 of each key row, when every key row of the batch has the same length of at
+    /// most 16 bytes (`short_len`): keys of fixed-width columns (a BIGINT key is 9 bytes) are
+    /// then compared in full from these two words, without touching the rows.
+    tails: Vec<u64>,
+    short_len: Option<usize>,
     user_seq: Option<Rows>,
     seqs: ScalarBuffer<i64>,
     pub(crate) kinds: Vec<RowKind>,
@@ -83,10 +88,20 @@ impl Arena {
     }
 
     pub(crate) fn cmp_keys(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
-        let (pa, pb) = (self.slots[a.0].prefixes[a.1], self.slots[b.0].prefixes[b.1]);
-        match pa.cmp(&pb) {
-            Ordering::Equal => self.key(a).cmp(&self.key(b)),
+        let (sa, sb) = (&self.slots[a.0], &self.slots[b.0]);
+        match sa.prefixes[a.1].cmp(&sb.prefixes[b.1]) {
+            Ordering::Equal => self.cmp_after_prefix(a, b),
             o => o,
+        }
+    }
+
+    /// The order of two keys whose first eight bytes are equal.
+    fn cmp_after_prefix(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
+        let (sa, sb) = (&self.slots[a.0], &self.slots[b.0]);
+        match (sa.short_len, sb.short_len) {
+            // Zero-padded big-endian words of equal-length rows order as the rows do.
+            (Some(la), Some(lb)) if la == lb => sa.tails[a.1].cmp(&sb.tails[b.1]),
+            _ => self.key(a).cmp(&self.key(b)),
         }
     }
 }
@@ -301,20 +316,30 @@ impl<'s> Reader<'s> {
             .values()
             .clone();
         let kinds = kinds_of(batch.column(self.layout.kind_col), path)?;
+        let word = |b: &[u8]| {
+            let mut w = [0u8; 8];
+            let n = b.len().min(8);
+            w[..n].copy_from_slice(&b[..n]);
+            u64::from_be_bytes(w)
+        };
         let prefixes = (0..keys.num_rows())
-            .map(|i| {
-                let b = keys.row(i);
-                let b = b.as_ref();
-                let mut head = [0u8; 8];
-                let n = b.len().min(8);
-                head[..n].copy_from_slice(&b[..n]);
-                u64::from_be_bytes(head)
-            })
+            .map(|i| word(keys.row(i).as_ref()))
             .collect();
+        let first_len = (keys.num_rows() > 0).then(|| keys.row(0).as_ref().len());
+        let short_len = first_len
+            .filter(|&l| l <= 16 && (0..keys.num_rows()).all(|i| keys.row(i).as_ref().len() == l));
+        let tails = match short_len {
+            Some(_) => (0..keys.num_rows())
+                .map(|i| word(keys.row(i).as_ref().get(8..).unwrap_or(&[])))
+                .collect(),
+            None => Vec::new(),
+        };
         Ok(Slot {
             batch,
             keys,
             prefixes,
+            tails,
+            short_len,
             user_seq,
             seqs,
             kinds,
@@ -521,8 +546,7 @@ impl Merge<'_, '_> {
         let by_prefix = ca.head.cmp(&cb.head);
         let ord = if by_prefix == Ordering::Equal {
             self.arena
-                .key((ca.slot, ca.row))
-                .cmp(&self.arena.key((cb.slot, cb.row)))
+                .cmp_after_prefix((ca.slot, ca.row), (cb.slot, cb.row))
         } else {
             by_prefix
         };
@@ -927,6 +951,7 @@ pub fn rewrite_merge_tree(
             dictionary_page_size_limit: props.dictionary_page_size_limit(),
             write_batch_size: props.write_batch_size(),
             statistics: true,
+            primitive: crate::rewrite::primitive_dictionary_writer::enabled(options)?,
         }),
         props,
         target_file_size: options.target_file_size,
