@@ -50,9 +50,9 @@ pub(crate) struct Slot {
     /// The first eight bytes of each key row (big-endian, zero-padded): most comparisons are
     /// decided here without touching the rows.
     prefixes: Vec<u64>,
-    /// Bytes 8..16 of each key row, when every key row of the batch has the same length of at
-    /// most 16 bytes (`short_len`): keys of fixed-width columns (a BIGINT key is 9 bytes) are
-    /// then compared in full from these two words, without touching the rows.
+    /// Bytes 8..16 of each key row (zero-padded): with the prefix, the first 16 bytes. When
+    /// every key row of the batch has the same length of at most 16 bytes (`short_len`; a
+    /// BIGINT key is 9 bytes) the two words are the whole key and the rows are never touched.
     tails: Vec<u64>,
     short_len: Option<usize>,
     user_seq: Option<Rows>,
@@ -68,6 +68,9 @@ impl Slot {
     }
     pub(crate) fn seq(&self, row: usize) -> i64 {
         self.seqs[row]
+    }
+    fn head(&self, row: usize) -> (u64, u64) {
+        (self.prefixes[row], self.tails[row])
     }
 }
 
@@ -89,18 +92,19 @@ impl Arena {
 
     pub(crate) fn cmp_keys(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
         let (sa, sb) = (&self.slots[a.0], &self.slots[b.0]);
-        match sa.prefixes[a.1].cmp(&sb.prefixes[b.1]) {
-            Ordering::Equal => self.cmp_after_prefix(a, b),
+        match (sa.prefixes[a.1], sa.tails[a.1]).cmp(&(sb.prefixes[b.1], sb.tails[b.1])) {
+            Ordering::Equal => self.cmp_after_head(a, b),
             o => o,
         }
     }
 
-    /// The order of two keys whose first eight bytes are equal.
-    fn cmp_after_prefix(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
+    /// The order of two keys whose first 16 bytes (zero-padded) are equal: equal when both
+    /// rows are that short and equally long, else decided by the rows.
+    #[inline]
+    fn cmp_after_head(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
         let (sa, sb) = (&self.slots[a.0], &self.slots[b.0]);
         match (sa.short_len, sb.short_len) {
-            // Zero-padded big-endian words of equal-length rows order as the rows do.
-            (Some(la), Some(lb)) if la == lb => sa.tails[a.1].cmp(&sb.tails[b.1]),
+            (Some(la), Some(lb)) if la == lb => Ordering::Equal,
             _ => self.key(a).cmp(&self.key(b)),
         }
     }
@@ -322,18 +326,23 @@ impl<'s> Reader<'s> {
             w[..n].copy_from_slice(&b[..n]);
             u64::from_be_bytes(w)
         };
-        let prefixes = (0..keys.num_rows())
-            .map(|i| word(keys.row(i).as_ref()))
-            .collect();
-        let first_len = (keys.num_rows() > 0).then(|| keys.row(0).as_ref().len());
-        let short_len = first_len
-            .filter(|&l| l <= 16 && (0..keys.num_rows()).all(|i| keys.row(i).as_ref().len() == l));
-        let tails = match short_len {
-            Some(_) => (0..keys.num_rows())
-                .map(|i| word(keys.row(i).as_ref().get(8..).unwrap_or(&[])))
-                .collect(),
-            None => Vec::new(),
-        };
+        // One pass over the rows: the first 16 bytes of each, and whether every row has the
+        // first row's length of at most 16 bytes.
+        let n = keys.num_rows();
+        let mut prefixes = Vec::with_capacity(n);
+        let mut tails = Vec::with_capacity(n);
+        let mut short_len = None;
+        for i in 0..n {
+            let row = keys.row(i);
+            let b = row.as_ref();
+            prefixes.push(word(b));
+            tails.push(word(b.get(8..).unwrap_or(&[])));
+            if i == 0 {
+                short_len = (b.len() <= 16).then_some(b.len());
+            } else if short_len.is_some_and(|l| l != b.len()) {
+                short_len = None;
+            }
+        }
         Ok(Slot {
             batch,
             keys,
@@ -378,9 +387,10 @@ struct RunCursor<'s> {
     slot: usize,
     row: usize,
     len: usize,
-    /// The key prefix of the current row (a copy of `Slot::prefixes[row]`): the heap compares
-    /// it without following the cursor into the arena, which decides almost every comparison.
-    head: u64,
+    /// The first 16 key bytes of the current row (copies of `Slot::prefixes[row]` and
+    /// `Slot::tails[row]`): the heap compares them without following the cursor into the
+    /// arena, which decides almost every comparison.
+    head: (u64, u64),
     /// The last key read and its file, to check that keys never go backwards.
     last: Option<(OwnedRow, usize)>,
 }
@@ -534,7 +544,7 @@ impl Merge<'_, '_> {
                     cur.slot = id;
                     cur.row = 0;
                     cur.len = n;
-                    cur.head = self.arena.slots[id].prefixes[0];
+                    cur.head = self.arena.slots[id].head(0);
                     return Ok(true);
                 }
             }
@@ -543,12 +553,12 @@ impl Merge<'_, '_> {
 
     fn less(&self, a: usize, b: usize) -> bool {
         let (ca, cb) = (&self.cursors[a], &self.cursors[b]);
-        let by_prefix = ca.head.cmp(&cb.head);
-        let ord = if by_prefix == Ordering::Equal {
+        let by_head = ca.head.cmp(&cb.head);
+        let ord = if by_head == Ordering::Equal {
             self.arena
-                .cmp_after_prefix((ca.slot, ca.row), (cb.slot, cb.row))
+                .cmp_after_head((ca.slot, ca.row), (cb.slot, cb.row))
         } else {
-            by_prefix
+            by_head
         };
         match ord {
             Ordering::Less => true,
@@ -582,7 +592,7 @@ impl Merge<'_, '_> {
         let cur = &mut self.cursors[c];
         cur.row += 1;
         let alive = if cur.row < cur.len {
-            cur.head = self.arena.slots[cur.slot].prefixes[cur.row];
+            cur.head = self.arena.slots[cur.slot].head(cur.row);
             true
         } else {
             self.load(c)?
@@ -1176,7 +1186,7 @@ fn run_merge(
                 slot: 0,
                 row: 0,
                 len: 0,
-                head: 0,
+                head: (0, 0),
                 last: None,
             });
             input_base += n;
