@@ -628,8 +628,14 @@ impl Merge<'_, '_> {
 /// Keys of one batch must not decrease.
 fn check_order(slot: &Slot, path: &str) -> Result<()> {
     for i in 1..slot.len() {
-        let (a, b) = (slot.prefixes[i - 1], slot.prefixes[i]);
-        if b < a || (b == a && slot.keys.row(i) < slot.keys.row(i - 1)) {
+        let (a, b) = (slot.head(i - 1), slot.head(i));
+        let below = match b.cmp(&a) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            // Equal first 16 bytes: equal keys when that short, else the rows decide.
+            Ordering::Equal => slot.short_len.is_none() && slot.keys.row(i) < slot.keys.row(i - 1),
+        };
+        if below {
             return Err(Error::corrupt(
                 Some(path),
                 format!(
