@@ -49,6 +49,8 @@ pub(crate) trait DictPrimitive:
     fn is_nan(self) -> bool;
     /// `a > b` in parquet-rs's statistics order.
     fn greater(a: Self, b: Self) -> bool;
+    /// Min and max of a non-empty slice by [`update_min`] / [`update_max`]'s rules.
+    fn slice_min_max(values: &[Self]) -> Option<(Self, Self)>;
     fn statistics(stats: ValueStatistics<Self>) -> Statistics;
 }
 
@@ -69,6 +71,9 @@ macro_rules! int_primitive {
             fn greater(a: Self, b: Self) -> bool {
                 a > b
             }
+            fn slice_min_max(values: &[Self]) -> Option<(Self, Self)> {
+                Some((*values.iter().min()?, *values.iter().max()?))
+            }
             fn statistics(stats: ValueStatistics<Self>) -> Statistics {
                 Statistics::$variant(stats)
             }
@@ -77,7 +82,7 @@ macro_rules! int_primitive {
 }
 
 macro_rules! float_primitive {
-    ($t:ty, $phys:expr, $variant:ident) => {
+    ($t:ty, $phys:expr, $variant:ident, $int:ty, $uint:ty) => {
         impl DictPrimitive for $t {
             const PHYSICAL: PhysicalType = $phys;
             const FLOAT: bool = true;
@@ -93,6 +98,24 @@ macro_rules! float_primitive {
             fn greater(a: Self, b: Self) -> bool {
                 a.total_cmp(&b) == std::cmp::Ordering::Greater
             }
+            fn slice_min_max(values: &[Self]) -> Option<(Self, Self)> {
+                if values.iter().any(|v| v.is_nan()) {
+                    let (mut lo, mut hi) = (None, None);
+                    for &v in values {
+                        update_min(&mut lo, v);
+                        update_max(&mut hi, v);
+                    }
+                    return lo.zip(hi);
+                }
+                // No NaN: total order is the order of these integer keys (vectorisable).
+                let key = |v: Self| {
+                    let b = v.to_bits() as $int;
+                    b ^ (((b >> (<$int>::BITS - 1)) as $uint) >> 1) as $int
+                };
+                let lo = values.iter().copied().min_by_key(|&v| key(v))?;
+                let hi = values.iter().copied().max_by_key(|&v| key(v))?;
+                Some((lo, hi))
+            }
             fn statistics(stats: ValueStatistics<Self>) -> Statistics {
                 Statistics::$variant(stats)
             }
@@ -102,8 +125,8 @@ macro_rules! float_primitive {
 
 int_primitive!(i32, PhysicalType::INT32, Int32);
 int_primitive!(i64, PhysicalType::INT64, Int64);
-float_primitive!(f32, PhysicalType::FLOAT, Float);
-float_primitive!(f64, PhysicalType::DOUBLE, Double);
+float_primitive!(f32, PhysicalType::FLOAT, Float, i32, u32);
+float_primitive!(f64, PhysicalType::DOUBLE, Double, i64, u64);
 
 /// parquet-rs's running minimum: a NaN never replaces a number, a number replaces a NaN.
 fn update_min<T: DictPrimitive>(min: &mut Option<T>, v: T) {
@@ -346,6 +369,16 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         let mut start = 0;
         while start < n {
             let end = self.mini_batch_end(start, n);
+            let no_nulls = nulls.is_none_or(|b| b.slice(start, end - start).null_count() == 0);
+            if self.fallback && no_nulls {
+                // PLAIN without nulls: the bytes in bulk and min/max of the slice at once (the
+                // per-value path below is branchy; parquet-rs's is vectorised).
+                self.write_plain_slice(&values[start..end]);
+                self.rows += (end - start) as u64;
+                self.after_mini_batch()?;
+                start = end;
+                continue;
+            }
             for (i, &v) in values.iter().enumerate().take(end).skip(start) {
                 if nulls.is_some_and(|b| b.is_null(i)) {
                     self.page_defs.push(0);
@@ -385,6 +418,30 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             start = end;
         }
         Ok(())
+    }
+
+    fn write_plain_slice(&mut self, slice: &[T]) {
+        if self.nullable {
+            self.page_defs.resize(self.page_defs.len() + slice.len(), 1);
+        }
+        self.page_rows += slice.len();
+        self.page_plain.reserve(std::mem::size_of_val(slice));
+        for &v in slice {
+            v.put_plain(&mut self.page_plain);
+        }
+        if T::FLOAT {
+            let nans = slice.iter().filter(|v| v.is_nan()).count() as u64;
+            self.page_nans += nans;
+            self.nans += nans;
+        }
+        if self.cfg.statistics {
+            if let Some((lo, hi)) = T::slice_min_max(slice) {
+                update_min(&mut self.page_min, lo);
+                update_max(&mut self.page_max, hi);
+                update_min(&mut self.min, lo);
+                update_max(&mut self.max, hi);
+            }
+        }
     }
 
     /// Mini-batches stop at the page's row limit, like parquet-rs's column writer.
@@ -645,6 +702,15 @@ mod tests {
             .map(|i| (i % 11 != 0).then_some((i % 300) as i32 - 150))
             .collect();
         let dates: Date32Array = (0..rows).map(|i| Some(18_000 + (i % 40) as i32)).collect();
+        // Unique doubles without nulls or NaN (fallback to PLAIN in whole slices), zeros of both
+        // signs among them.
+        let f64_unique: Float64Array = (0..rows)
+            .map(|i| match i % 5000 {
+                10 => Some(-0.0),
+                11 => Some(0.0),
+                _ => Some(i as f64 * 0.37 - 1000.0),
+            })
+            .collect();
         let i8s: arrow::array::Int8Array = (0..rows)
             .map(|i| (i % 9 != 4).then_some((i % 7) as i8 - 3))
             .collect();
@@ -655,6 +721,7 @@ mod tests {
             Field::new("i32", DataType::Int32, true),
             Field::new("d", DataType::Date32, true),
             Field::new("i8", DataType::Int8, true),
+            Field::new("f64u", DataType::Float64, false),
         ]));
         RecordBatch::try_new(
             schema,
@@ -665,6 +732,7 @@ mod tests {
                 Arc::new(i32s),
                 Arc::new(dates),
                 Arc::new(i8s),
+                Arc::new(f64_unique),
             ],
         )
         .unwrap()
