@@ -325,6 +325,109 @@ pub(crate) fn assemble_chunk(
     Ok((Bytes::from(bytes), close))
 }
 
+/// The data page a dictionary writer is building: definition levels, and dictionary ids or
+/// (after the fallback) PLAIN bytes. Both dictionary writers keep their page in one of these
+/// and share its encoding, size estimate and page cuts; only values and statistics differ.
+#[derive(Default)]
+pub(crate) struct PageBuffer {
+    pub ids: Vec<u32>,
+    pub defs: Vec<u32>,
+    pub plain: Vec<u8>,
+    pub rows: usize,
+    pub nulls: u64,
+}
+
+impl PageBuffer {
+    /// A null row (the chunk's null count is the writer's).
+    pub(crate) fn push_null(&mut self) {
+        self.defs.push(0);
+        self.rows += 1;
+        self.nulls += 1;
+    }
+
+    /// Mini-batches stop at the page's row limit, like parquet-rs's column writer.
+    pub(crate) fn mini_batch_end(&self, cfg: &DictWriterConfig, start: usize, n: usize) -> usize {
+        let room = cfg
+            .data_page_row_count_limit
+            .saturating_sub(self.rows)
+            .max(1);
+        start + (n - start).min(cfg.write_batch_size.max(1)).min(room)
+    }
+
+    /// parquet-rs's estimate of the encoded page, for the same page-size decisions.
+    pub(crate) fn estimated_size(&self, fallback: bool, dictionary_len: usize) -> usize {
+        if fallback {
+            self.plain.len()
+        } else {
+            1 + rle_max_buffer_size(dictionary_bit_width(dictionary_len), self.ids.len())
+        }
+    }
+
+    /// The page body (RLE definition levels when `nullable`, then the values) and its encoding.
+    pub(crate) fn encode(
+        &self,
+        nullable: bool,
+        fallback: bool,
+        dictionary_len: usize,
+    ) -> (Vec<u8>, Encoding) {
+        let mut buf = Vec::with_capacity(
+            self.estimated_size(fallback, dictionary_len) + self.defs.len() / 8 + 16,
+        );
+        if nullable {
+            let mut levels = Vec::with_capacity(self.defs.len() / 8 + 8);
+            encode_hybrid(&self.defs, 1, &mut levels);
+            buf.extend_from_slice(&(levels.len() as u32).to_le_bytes());
+            buf.extend_from_slice(&levels);
+        }
+        let encoding = if fallback {
+            buf.extend_from_slice(&self.plain);
+            Encoding::PLAIN
+        } else if self.ids.is_empty() && dictionary_len == 0 {
+            // Only nulls so far and no dictionary: a PLAIN page with no values needs none.
+            Encoding::PLAIN
+        } else {
+            let width = dictionary_bit_width(dictionary_len);
+            buf.push(width);
+            encode_hybrid(&self.ids, width, &mut buf);
+            Encoding::RLE_DICTIONARY
+        };
+        (buf, encoding)
+    }
+
+    /// Each dictionary id the page uses, once, in id order (a bit per dictionary entry, not a
+    /// comparison per row: the page's min/max come from these entries).
+    pub(crate) fn distinct_ids(&self, dictionary_len: usize) -> Vec<usize> {
+        let mut seen = vec![0u64; dictionary_len.div_ceil(64)];
+        for &id in &self.ids {
+            if let Some(w) = seen.get_mut(id as usize / 64) {
+                *w |= 1 << (id % 64);
+            }
+        }
+        let mut out = Vec::new();
+        for (w, bits) in seen.iter().enumerate() {
+            let mut bits = *bits;
+            while bits != 0 {
+                out.push(w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+        out
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.ids.clear();
+        self.defs.clear();
+        self.plain.clear();
+        self.rows = 0;
+        self.nulls = 0;
+    }
+}
+
+/// Bits per id of a dictionary of `len` entries.
+pub(crate) fn dictionary_bit_width(len: usize) -> u8 {
+    num_required_bits(len.saturating_sub(1) as u64)
+}
+
 /// Writes one column chunk (one row group) of a non-nested STRING column.
 pub(crate) struct DictColumnWriter {
     descr: ColumnDescPtr,
@@ -341,11 +444,7 @@ pub(crate) struct DictColumnWriter {
     fallback: bool,
 
     // The data page being built.
-    page_ids: Vec<u32>,
-    page_defs: Vec<u32>,
-    page_plain: Vec<u8>,
-    page_rows: usize,
-    page_nulls: u64,
+    page: PageBuffer,
     /// Min/max of the PLAIN values of the page (dictionary ids are resolved at flush).
     page_min: Option<Vec<u8>>,
     page_max: Option<Vec<u8>>,
@@ -395,11 +494,7 @@ impl DictColumnWriter {
             dict_page: Vec::new(),
             dict_spans: Vec::new(),
             fallback: false,
-            page_ids: Vec::new(),
-            page_defs: Vec::new(),
-            page_plain: Vec::new(),
-            page_rows: 0,
-            page_nulls: 0,
+            page: PageBuffer::default(),
             page_min: None,
             page_max: None,
             cache_identity: None,
@@ -499,10 +594,10 @@ impl DictColumnWriter {
                         self.cache_map[k] = id;
                     }
                     if self.nullable {
-                        self.page_defs.push(1);
+                        self.page.defs.push(1);
                     }
-                    self.page_ids.push(id);
-                    self.page_rows += 1;
+                    self.page.ids.push(id);
+                    self.page.rows += 1;
                     self.unencoded_bytes += values.value_length(k) as i64;
                 }
                 self.counters.rows_mapped += (end - start) as u64;
@@ -554,10 +649,10 @@ impl DictColumnWriter {
                     let v = array.value(i).as_bytes();
                     let id = self.intern(v);
                     if self.nullable {
-                        self.page_defs.push(1);
+                        self.page.defs.push(1);
                     }
-                    self.page_ids.push(id);
-                    self.page_rows += 1;
+                    self.page.ids.push(id);
+                    self.page.rows += 1;
                     self.unencoded_bytes += v.len() as i64;
                 }
             }
@@ -573,31 +668,24 @@ impl DictColumnWriter {
         Ok(())
     }
 
-    /// Mini-batches stop at the page's row limit, like parquet-rs's column writer.
     fn mini_batch_end(&self, start: usize, n: usize) -> usize {
-        let room = self
-            .cfg
-            .data_page_row_count_limit
-            .saturating_sub(self.page_rows)
-            .max(1);
-        start + (n - start).min(self.cfg.write_batch_size.max(1)).min(room)
+        self.page.mini_batch_end(&self.cfg, start, n)
     }
 
     fn push_null(&mut self) {
-        self.page_defs.push(0);
-        self.page_rows += 1;
-        self.page_nulls += 1;
+        self.page.push_null();
         self.nulls += 1;
     }
 
     fn push_plain(&mut self, v: &[u8]) {
         if self.nullable {
-            self.page_defs.push(1);
+            self.page.defs.push(1);
         }
-        self.page_plain
+        self.page
+            .plain
             .extend_from_slice(&(v.len() as u32).to_le_bytes());
-        self.page_plain.extend_from_slice(v);
-        self.page_rows += 1;
+        self.page.plain.extend_from_slice(v);
+        self.page.rows += 1;
         self.unencoded_bytes += v.len() as i64;
         if self.cfg.statistics {
             update_min_max(&mut self.min, &mut self.max, v);
@@ -637,15 +725,8 @@ impl DictColumnWriter {
     }
 
     fn estimated_page_size(&self) -> usize {
-        if self.fallback {
-            self.page_plain.len()
-        } else {
-            1 + rle_max_buffer_size(self.bit_width(), self.page_ids.len())
-        }
-    }
-
-    fn bit_width(&self) -> u8 {
-        num_required_bits(self.dict_spans.len().saturating_sub(1) as u64)
+        self.page
+            .estimated_size(self.fallback, self.dict_spans.len())
     }
 
     fn after_mini_batch(&mut self) -> Result<()> {
@@ -657,7 +738,7 @@ impl DictColumnWriter {
             self.counters.fallbacks += 1;
             return Ok(());
         }
-        if self.page_rows >= self.cfg.data_page_row_count_limit
+        if self.page.rows >= self.cfg.data_page_row_count_limit
             || self.estimated_page_size() >= self.cfg.data_page_size_limit
         {
             self.flush_page()?;
@@ -666,29 +747,12 @@ impl DictColumnWriter {
     }
 
     fn flush_page(&mut self) -> Result<()> {
-        if self.page_rows == 0 {
+        if self.page.rows == 0 {
             return Ok(());
         }
-        let mut buf =
-            Vec::with_capacity(self.estimated_page_size() + self.page_defs.len() / 8 + 16);
-        if self.nullable {
-            let mut levels = Vec::with_capacity(self.page_defs.len() / 8 + 8);
-            encode_hybrid(&self.page_defs, 1, &mut levels);
-            buf.extend_from_slice(&(levels.len() as u32).to_le_bytes());
-            buf.extend_from_slice(&levels);
-        }
-        let encoding = if self.fallback {
-            buf.extend_from_slice(&self.page_plain);
-            Encoding::PLAIN
-        } else if self.page_ids.is_empty() && self.dict_spans.is_empty() {
-            // Only nulls so far and no dictionary: a PLAIN page with no values needs none.
-            Encoding::PLAIN
-        } else {
-            let width = self.bit_width();
-            buf.push(width);
-            encode_hybrid(&self.page_ids, width, &mut buf);
-            Encoding::RLE_DICTIONARY
-        };
+        let (buf, encoding) = self
+            .page
+            .encode(self.nullable, self.fallback, self.dict_spans.len());
         let (min, max) = if !self.cfg.statistics {
             (None, None)
         } else if self.fallback {
@@ -702,20 +766,16 @@ impl DictColumnWriter {
             body,
             uncompressed,
             PageFacts {
-                num_values: self.page_rows as u32,
-                rows: self.page_rows as u64,
+                num_values: self.page.rows as u32,
+                rows: self.page.rows as u64,
                 encoding,
                 min,
                 max,
-                nulls: self.page_nulls,
+                nulls: self.page.nulls,
                 nans: None,
             },
         )?;
-        self.page_ids.clear();
-        self.page_defs.clear();
-        self.page_plain.clear();
-        self.page_rows = 0;
-        self.page_nulls = 0;
+        self.page.clear();
         self.page_min = None;
         self.page_max = None;
         Ok(())
@@ -724,26 +784,15 @@ impl DictColumnWriter {
     /// Min and max of the values a dictionary-encoded page refers to: each distinct id once
     /// (a bit per dictionary entry), not a comparison per row.
     fn dictionary_page_min_max(&self) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
-        let mut seen = vec![0u64; self.dict_spans.len().div_ceil(64)];
-        for &id in &self.page_ids {
-            if let Some(w) = seen.get_mut(id as usize / 64) {
-                *w |= 1 << (id % 64);
-            }
-        }
         let (mut min, mut max) = (None::<&[u8]>, None::<&[u8]>);
-        for (w, bits) in seen.iter().enumerate() {
-            let mut bits = *bits;
-            while bits != 0 {
-                let id = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let (start, len) = self.dict_spans[id];
-                let v = &self.dict_page[start as usize..(start + len) as usize];
-                if min.is_none_or(|m| v < m) {
-                    min = Some(v);
-                }
-                if max.is_none_or(|m| v > m) {
-                    max = Some(v);
-                }
+        for id in self.page.distinct_ids(self.dict_spans.len()) {
+            let (start, len) = self.dict_spans[id];
+            let v = &self.dict_page[start as usize..(start + len) as usize];
+            if min.is_none_or(|m| v < m) {
+                min = Some(v);
+            }
+            if max.is_none_or(|m| v > m) {
+                max = Some(v);
             }
         }
         (min.map(<[u8]>::to_vec), max.map(<[u8]>::to_vec))

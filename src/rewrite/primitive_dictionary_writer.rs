@@ -24,15 +24,14 @@ use arrow::buffer::{NullBuffer, ScalarBuffer};
 use arrow::datatypes::ArrowNativeType;
 use arrow::datatypes::{DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type};
 use bytes::Bytes;
-use parquet::basic::{Encoding, SortOrder, Type as PhysicalType};
+use parquet::basic::{SortOrder, Type as PhysicalType};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
 use super::codec::PageCompressor;
 use super::dictionary_writer::{
-    assemble_chunk, encode_hybrid, num_required_bits, rle_max_buffer_size, ChunkPages, ChunkParts,
-    DictWriterConfig, PageFacts,
+    assemble_chunk, ChunkPages, ChunkParts, DictWriterConfig, PageBuffer, PageFacts,
 };
 use crate::error::{Error, Result};
 
@@ -260,11 +259,7 @@ pub(crate) struct PrimitiveDictWriter<T: DictPrimitive> {
     fallback: bool,
 
     // The data page being built.
-    page_ids: Vec<u32>,
-    page_defs: Vec<u32>,
-    page_plain: Vec<u8>,
-    page_rows: usize,
-    page_nulls: u64,
+    page: PageBuffer,
     page_nans: u64,
     page_min: Option<T>,
     page_max: Option<T>,
@@ -299,11 +294,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             table: vec![EMPTY; INITIAL],
             shift: 64 - INITIAL.trailing_zeros(),
             fallback: false,
-            page_ids: Vec::new(),
-            page_defs: Vec::new(),
-            page_plain: Vec::new(),
-            page_rows: 0,
-            page_nulls: 0,
+            page: PageBuffer::default(),
             page_nans: 0,
             page_min: None,
             page_max: None,
@@ -381,22 +372,20 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             }
             for (i, &v) in values.iter().enumerate().take(end).skip(start) {
                 if nulls.is_some_and(|b| b.is_null(i)) {
-                    self.page_defs.push(0);
-                    self.page_rows += 1;
-                    self.page_nulls += 1;
+                    self.page.push_null();
                     self.nulls += 1;
                     continue;
                 }
                 if self.nullable {
-                    self.page_defs.push(1);
+                    self.page.defs.push(1);
                 }
-                self.page_rows += 1;
+                self.page.rows += 1;
                 if T::FLOAT && v.is_nan() {
                     self.page_nans += 1;
                     self.nans += 1;
                 }
                 if self.fallback {
-                    v.put_plain(&mut self.page_plain);
+                    v.put_plain(&mut self.page.plain);
                     if self.cfg.statistics {
                         update_min(&mut self.page_min, v);
                         update_max(&mut self.page_max, v);
@@ -410,7 +399,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
                         update_min(&mut self.min, v);
                         update_max(&mut self.max, v);
                     }
-                    self.page_ids.push(id);
+                    self.page.ids.push(id);
                 }
             }
             self.rows += (end - start) as u64;
@@ -422,12 +411,12 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
 
     fn write_plain_slice(&mut self, slice: &[T]) {
         if self.nullable {
-            self.page_defs.resize(self.page_defs.len() + slice.len(), 1);
+            self.page.defs.resize(self.page.defs.len() + slice.len(), 1);
         }
-        self.page_rows += slice.len();
-        self.page_plain.reserve(std::mem::size_of_val(slice));
+        self.page.rows += slice.len();
+        self.page.plain.reserve(std::mem::size_of_val(slice));
         for &v in slice {
-            v.put_plain(&mut self.page_plain);
+            v.put_plain(&mut self.page.plain);
         }
         if T::FLOAT {
             let nans = slice.iter().filter(|v| v.is_nan()).count() as u64;
@@ -444,30 +433,16 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         }
     }
 
-    /// Mini-batches stop at the page's row limit, like parquet-rs's column writer.
     fn mini_batch_end(&self, start: usize, n: usize) -> usize {
-        let room = self
-            .cfg
-            .data_page_row_count_limit
-            .saturating_sub(self.page_rows)
-            .max(1);
-        start + (n - start).min(self.cfg.write_batch_size.max(1)).min(room)
+        self.page.mini_batch_end(&self.cfg, start, n)
     }
 
     fn dictionary_bytes(&self) -> usize {
         self.values.len() * std::mem::size_of::<T>()
     }
 
-    fn bit_width(&self) -> u8 {
-        num_required_bits(self.values.len().saturating_sub(1) as u64)
-    }
-
     fn estimated_page_size(&self) -> usize {
-        if self.fallback {
-            self.page_plain.len()
-        } else {
-            1 + rle_max_buffer_size(self.bit_width(), self.page_ids.len())
-        }
+        self.page.estimated_size(self.fallback, self.values.len())
     }
 
     fn after_mini_batch(&mut self) -> Result<()> {
@@ -478,7 +453,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             self.fallback = true;
             return Ok(());
         }
-        if self.page_rows >= self.cfg.data_page_row_count_limit
+        if self.page.rows >= self.cfg.data_page_row_count_limit
             || self.estimated_page_size() >= self.cfg.data_page_size_limit
         {
             self.flush_page()?;
@@ -488,49 +463,21 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
 
     /// Min and max of the dictionary entries a page uses.
     fn dictionary_page_min_max(&self) -> (Option<T>, Option<T>) {
-        let mut seen = vec![0u64; self.values.len().div_ceil(64)];
-        for &id in &self.page_ids {
-            if let Some(w) = seen.get_mut(id as usize / 64) {
-                *w |= 1 << (id % 64);
-            }
-        }
         let (mut min, mut max) = (None, None);
-        for (w, bits) in seen.iter().enumerate() {
-            let mut bits = *bits;
-            while bits != 0 {
-                let v = self.values[w * 64 + bits.trailing_zeros() as usize];
-                bits &= bits - 1;
-                update_min(&mut min, v);
-                update_max(&mut max, v);
-            }
+        for id in self.page.distinct_ids(self.values.len()) {
+            update_min(&mut min, self.values[id]);
+            update_max(&mut max, self.values[id]);
         }
         (min, max)
     }
 
     fn flush_page(&mut self) -> Result<()> {
-        if self.page_rows == 0 {
+        if self.page.rows == 0 {
             return Ok(());
         }
-        let mut buf =
-            Vec::with_capacity(self.estimated_page_size() + self.page_defs.len() / 8 + 16);
-        if self.nullable {
-            let mut levels = Vec::with_capacity(self.page_defs.len() / 8 + 8);
-            encode_hybrid(&self.page_defs, 1, &mut levels);
-            buf.extend_from_slice(&(levels.len() as u32).to_le_bytes());
-            buf.extend_from_slice(&levels);
-        }
-        let encoding = if self.fallback {
-            buf.extend_from_slice(&self.page_plain);
-            Encoding::PLAIN
-        } else if self.page_ids.is_empty() && self.values.is_empty() {
-            // Only nulls so far and no dictionary: a PLAIN page with no values needs none.
-            Encoding::PLAIN
-        } else {
-            let width = self.bit_width();
-            buf.push(width);
-            encode_hybrid(&self.page_ids, width, &mut buf);
-            Encoding::RLE_DICTIONARY
-        };
+        let (buf, encoding) = self
+            .page
+            .encode(self.nullable, self.fallback, self.values.len());
         let (min, max) = if !self.cfg.statistics {
             (None, None)
         } else if self.fallback {
@@ -544,20 +491,16 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             body,
             uncompressed,
             PageFacts {
-                num_values: self.page_rows as u32,
-                rows: self.page_rows as u64,
+                num_values: self.page.rows as u32,
+                rows: self.page.rows as u64,
                 encoding,
                 min: min.map(plain_bytes),
                 max: max.map(plain_bytes),
-                nulls: self.page_nulls,
+                nulls: self.page.nulls,
                 nans: T::FLOAT.then_some(self.page_nans),
             },
         )?;
-        self.page_ids.clear();
-        self.page_defs.clear();
-        self.page_plain.clear();
-        self.page_rows = 0;
-        self.page_nulls = 0;
+        self.page.clear();
         self.page_nans = 0;
         self.page_min = None;
         self.page_max = None;
