@@ -18,7 +18,7 @@ use paimon_compact::table::binary_row::Datum;
 use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
 use paimon_compact::table::scan::{planner_meta, scan};
 use paimon_compact::table::{compact_table, CompactOptions};
-use table_support::{read_changelog, read_rows, read_rows_without_merge, FaultyStorage};
+use table_support::{clone_of, read_changelog, read_rows, read_rows_without_merge, FaultyStorage};
 
 const NOW: i64 = 1_760_000_000_000;
 
@@ -203,14 +203,6 @@ fn write_round(st: &MemoryStorage, path: &str, round: i64, deletes: bool) {
 }
 
 /// An independent copy of the storage (a `MemoryStorage` clone shares its objects).
-fn clone_of(m: &MemoryStorage) -> MemoryStorage {
-    let c = MemoryStorage::new();
-    for p in m.paths() {
-        c.put(&p, m.get(&p).unwrap().to_vec());
-    }
-    c
-}
-
 fn paths_of(st: &MemoryStorage) -> BTreeSet<String> {
     st.paths().into_iter().collect()
 }

@@ -19,7 +19,7 @@ use paimon_compact::table::scan::{read_manifest_list, scan, Table};
 use paimon_compact::table::snapshot::{latest_snapshot_id, read_snapshot, CommitKind};
 use paimon_compact::table::{compact_table, plan_table, CompactOptions, PlanRequest};
 use paimon_compact::ErrorKind;
-use table_support::{read_rows, FaultyStorage, HookStorage};
+use table_support::{clone_of, read_rows, FaultyStorage, HookStorage};
 
 const NOW: i64 = 1_750_000_000_000;
 
@@ -122,6 +122,17 @@ fn pk_table(st: &dyn Storage, path: &str, extra: &[(&str, &str)], disjoint: bool
             .collect();
         w.commit(&rows, NOW + c).unwrap();
     }
+}
+
+/// Sets an option in the table's first schema file, after its files were written (as if the
+/// table had always had it).
+fn set_table_option(st: &MemoryStorage, path: &str, key: &str, value: &str) {
+    let p = paimon_compact::table::path::TablePaths::new(path);
+    let mut schema = paimon_compact::table::scan::Table::load(st, path)
+        .unwrap()
+        .schema;
+    schema.options.insert(key.into(), value.into());
+    st.put(&p.schema(0), schema.to_json());
 }
 
 fn file_set(st: &MemoryStorage) -> BTreeSet<String> {
@@ -446,13 +457,6 @@ fn a_failure_at_any_storage_call_leaves_unchanged(extra: &[(&str, &str)]) {
     let base = MemoryStorage::new();
     append_table_with(&base, "t", "-1", 6, extra);
     let rows = read_rows(&base, "t");
-    let clone_of = |m: &MemoryStorage| {
-        let c = MemoryStorage::new();
-        for p in m.paths() {
-            c.put(&p, m.get(&p).unwrap().to_vec());
-        }
-        c
-    };
     let probe = FaultyStorage::new(clone_of(&base), None);
     compact_table(&probe, "t", &opts(1)).unwrap();
     let total = probe.calls.load(std::sync::atomic::Ordering::SeqCst);
@@ -551,14 +555,7 @@ fn deletion_vectors_are_applied_and_dropped_with_their_files() {
     append_table(&st, "t", "-1", 6);
     let all = read_rows(&st, "t");
     // The schema says DVs are on (the writer above wrote none yet).
-    let p = paimon_compact::table::path::TablePaths::new("t");
-    let mut schema = paimon_compact::table::scan::Table::load(&st, "t")
-        .unwrap()
-        .schema;
-    schema
-        .options
-        .insert("deletion-vectors.enabled".into(), "true".into());
-    st.put(&p.schema(0), schema.to_json());
+    set_table_option(&st, "t", "deletion-vectors.enabled", "true");
     add_deletion_vectors(&st, "t");
     let visible = read_rows(&st, "t");
     assert_eq!(
@@ -593,26 +590,12 @@ fn deletion_vectors_are_applied_and_dropped_with_their_files() {
 fn a_failure_at_any_call_with_deletion_vectors_or_upgrades_leaves_the_table_unchanged() {
     let dv = MemoryStorage::new();
     append_table(&dv, "t", "-1", 6);
-    let p = paimon_compact::table::path::TablePaths::new("t");
-    let mut schema = paimon_compact::table::scan::Table::load(&dv, "t")
-        .unwrap()
-        .schema;
-    schema
-        .options
-        .insert("deletion-vectors.enabled".into(), "true".into());
-    dv.put(&p.schema(0), schema.to_json());
+    set_table_option(&dv, "t", "deletion-vectors.enabled", "true");
     add_deletion_vectors(&dv, "t");
     let pk = MemoryStorage::new();
     pk_table(&pk, "t", &[("target-file-size", "1 kb")], true);
     for (base, full) in [(dv, false), (pk, true)] {
         let rows = read_rows(&base, "t");
-        let clone_of = |m: &MemoryStorage| {
-            let c = MemoryStorage::new();
-            for p in m.paths() {
-                c.put(&p, m.get(&p).unwrap().to_vec());
-            }
-            c
-        };
         let mut o = opts(1);
         o.full = full;
         let probe = FaultyStorage::new(clone_of(&base), None);
@@ -639,14 +622,7 @@ fn compacted_append_files_carry_exact_value_statistics() {
     let st = MemoryStorage::new();
     append_table(&st, "t", "-1", 6);
     // `v` opts out of statistics; `dt` and `id` follow the default truncate(16).
-    let p = paimon_compact::table::path::TablePaths::new("t");
-    let mut schema = paimon_compact::table::scan::Table::load(&st, "t")
-        .unwrap()
-        .schema;
-    schema
-        .options
-        .insert("fields.v.stats-mode".into(), "none".into());
-    st.put(&p.schema(0), schema.to_json());
+    set_table_option(&st, "t", "fields.v.stats-mode", "none");
     let report = compact_table(&st, "t", &opts(1)).unwrap();
     assert!(report.snapshot_after.is_some());
     let state = scan(&st, "t").unwrap();

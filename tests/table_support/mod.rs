@@ -187,6 +187,15 @@ fn open_live_file(
 /// Every visible row of the table at its latest snapshot, each as `v1|v2|...`, sorted.
 /// Independent of the job: reads the Parquet files directly, applies deletion vectors, and for
 /// primary-key tables keeps the newest record of each key and drops retracted keys.
+/// An independent copy of a storage (fault-injection runs each start from one).
+pub fn clone_of(m: &MemoryStorage) -> MemoryStorage {
+    let c = MemoryStorage::new();
+    for p in m.paths() {
+        c.put(&p, m.get(&p).unwrap().to_vec());
+    }
+    c
+}
+
 pub fn read_rows(storage: &dyn Storage, table_path: &str) -> Vec<String> {
     let state = scan(storage, table_path).unwrap();
     let table = &state.table;
