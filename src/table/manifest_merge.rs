@@ -220,18 +220,26 @@ fn write_rolling(
     entries.chunks(per_file).map(write).collect()
 }
 
-/// Reads the manifests at `indices` and folds their entries; also returns bytes per entry.
+/// Manifests already read, by position in the list (path and entries), so none is read twice.
+type ReadManifests = HashMap<usize, (String, Vec<ManifestEntry>)>;
+
+/// Reads the manifests at `indices` (or takes them from `read`) and folds their entries; also
+/// returns bytes per entry.
 fn read_and_fold(
     storage: &dyn Storage,
     table: &Table,
     metas: &[ManifestFileMeta],
     indices: impl Iterator<Item = usize>,
+    read: &mut ReadManifests,
     drop_deletes: bool,
     source: &str,
 ) -> Result<(Vec<ManifestEntry>, usize, u64)> {
     let (mut all, mut bytes) = (Vec::new(), 0u64);
     for i in indices {
-        let (path, entries) = read_manifest(storage, &table.paths, &metas[i], source)?;
+        let (path, entries) = match read.remove(&i) {
+            Some(done) => done,
+            None => read_manifest(storage, &table.paths, &metas[i], source)?,
+        };
         bytes = bytes.saturating_add(size_of(&metas[i]));
         all.extend(entries.into_iter().map(|e| (e, path.clone())));
     }
@@ -240,26 +248,29 @@ fn read_and_fold(
     Ok((folded, cancelled, bytes / n))
 }
 
-/// The partitions of the DELETE entries of the manifests that must change.
+/// The partitions of the DELETE entries of the manifests that must change (which the full
+/// compaction rewrites anyway: they stay in `read` for it).
 fn deleted_partitions(
     storage: &dyn Storage,
     table: &Table,
     metas: &[ManifestFileMeta],
     o: &ManifestOptions,
+    read: &mut ReadManifests,
     source: &str,
 ) -> Result<HashSet<BinaryRow>> {
     let mut out = HashSet::new();
-    for m in metas
-        .iter()
-        .filter(|m| must_change(m, o) && m.num_deleted_files > 0)
-    {
-        let (_, entries) = read_manifest(storage, &table.paths, m, source)?;
+    for (i, m) in metas.iter().enumerate() {
+        if !(must_change(m, o) && m.num_deleted_files > 0) {
+            continue;
+        }
+        let (path, entries) = read_manifest(storage, &table.paths, m, source)?;
         out.extend(
             entries
-                .into_iter()
+                .iter()
                 .filter(|e| e.kind == FileKind::Delete)
-                .map(|e| e.partition),
+                .map(|e| e.partition.clone()),
         );
+        read.insert(i, (path, entries));
     }
     Ok(out)
 }
@@ -277,7 +288,8 @@ fn full(
     if !full_triggered(metas, o) {
         return Ok(None);
     }
-    let deleted = deleted_partitions(storage, table, metas, o, source)?;
+    let mut read = ReadManifests::new();
+    let deleted = deleted_partitions(storage, table, metas, o, &mut read, source)?;
     let mut decoded: Vec<Vec<Datum>> = Vec::with_capacity(deleted.len());
     for p in &deleted {
         decoded.push(table.partition_values(p, source)?);
@@ -319,6 +331,7 @@ fn full(
         table,
         metas,
         (0..metas.len()).filter(|&i| rewrite[i]),
+        &mut read,
         true,
         source,
     )?;
@@ -363,8 +376,15 @@ pub fn merge(
             MinorStep::Keep(i) => out.push(metas[i].clone()),
             MinorStep::Merge(r) => {
                 merged += r.len();
-                let (folded, c, per_entry) =
-                    read_and_fold(storage, table, metas, r, false, source)?;
+                let (folded, c, per_entry) = read_and_fold(
+                    storage,
+                    table,
+                    metas,
+                    r,
+                    &mut ReadManifests::new(),
+                    false,
+                    source,
+                )?;
                 cancelled += c;
                 // One file per batch, as Java writes it (the batch is about the target size).
                 let files = write_rolling(&folded, per_entry, u64::MAX, write)?;
