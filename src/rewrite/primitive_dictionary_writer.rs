@@ -361,10 +361,14 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         while start < n {
             let end = self.mini_batch_end(start, n);
             let no_nulls = nulls.is_none_or(|b| b.slice(start, end - start).null_count() == 0);
-            if self.fallback && no_nulls {
-                // PLAIN without nulls: the bytes in bulk and min/max of the slice at once (the
-                // per-value path below is branchy; parquet-rs's is vectorised).
-                self.write_plain_slice(&values[start..end]);
+            if no_nulls {
+                if self.fallback {
+                    // PLAIN without nulls: the bytes in bulk and min/max of the slice at once
+                    // (the per-value path below is branchy; parquet-rs's is vectorised).
+                    self.write_plain_slice(&values[start..end]);
+                } else {
+                    self.write_dictionary_slice(&values[start..end]);
+                }
                 self.rows += (end - start) as u64;
                 self.after_mini_batch()?;
                 start = end;
@@ -407,6 +411,51 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             start = end;
         }
         Ok(())
+    }
+
+    /// Dictionary ids for a slice without nulls. Once the dictionary outgrows the cache (100 000
+    /// distinct doubles are 1.8 MB of table and values) nearly every probe misses it, and one
+    /// row at a time those misses queue behind each other. So rows are probed in groups: all
+    /// table loads of a group, then all dictionary loads, each set independent and in flight
+    /// together. A row whose first probe does not settle it goes through [`Self::intern`].
+    /// Accepting an id only when its dictionary value has the row's bits keeps this exact
+    /// whatever the table did meanwhile (ids never change value; growing only moves them).
+    fn write_dictionary_slice(&mut self, slice: &[T]) {
+        const GROUP: usize = 16;
+        if self.nullable {
+            self.page.defs.resize(self.page.defs.len() + slice.len(), 1);
+        }
+        self.page.rows += slice.len();
+        if T::FLOAT {
+            let nans = slice.iter().filter(|v| v.is_nan()).count() as u64;
+            self.page_nans += nans;
+            self.nans += nans;
+        }
+        self.page.ids.reserve(slice.len());
+        for group in slice.chunks(GROUP) {
+            let mut ids = [EMPTY; GROUP];
+            for (id, v) in ids.iter_mut().zip(group) {
+                *id = self.table[self.slot_of(v.bits())];
+            }
+            let mut hit = [false; GROUP];
+            for ((h, &id), v) in hit.iter_mut().zip(&ids).zip(group) {
+                *h = id != EMPTY && self.values[id as usize].bits() == v.bits();
+            }
+            for (j, &v) in group.iter().enumerate() {
+                let id = if hit[j] {
+                    ids[j]
+                } else {
+                    let before = self.values.len();
+                    let id = self.intern(v);
+                    if self.cfg.statistics && self.values.len() > before {
+                        update_min(&mut self.min, v);
+                        update_max(&mut self.max, v);
+                    }
+                    id
+                };
+                self.page.ids.push(id);
+            }
+        }
     }
 
     fn write_plain_slice(&mut self, slice: &[T]) {
