@@ -435,8 +435,8 @@ fn a_failing_storage_call_at_any_point_leaves_no_output() {
     // and the windowed reader.
     for (offset_index, spill, window) in [
         (true, "0", None),
-        (true, "512b", None),
-        (false, "512b", None),
+        (true, "1b", None),
+        (false, "1b", None),
         (true, "0", Some("16")),
     ] {
         fail_every_call(offset_index, spill, window);

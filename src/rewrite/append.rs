@@ -184,7 +184,10 @@ impl Settings {
             dictionary_page_size_limit: props.dictionary_page_size_limit(),
             write_batch_size: props.write_batch_size(),
             statistics: true,
+            statistics_truncate_length: props.statistics_truncate_length(),
+            column_index_truncate_length: props.column_index_truncate_length(),
             primitive: crate::rewrite::primitive_dictionary_writer::enabled(options)?,
+            strings: crate::rewrite::dictionary_writer::strings_enabled(options)?,
         });
         Ok(Settings {
             props,

@@ -26,20 +26,18 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayAccessor, ArrayRef, AsArray, DictionaryArray, StringArray};
 use arrow::datatypes::{DataType, Int32Type};
-use bytes::Bytes;
-use parquet::arrow::arrow_writer::{PageKey, PageStore};
-use parquet::basic::{Compression, Encoding, PageType};
-use parquet::column::page::{CompressedPage, Page, PageWriter};
+use parquet::arrow::arrow_writer::PageStore;
+use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
-use parquet::file::metadata::ColumnIndexBuilder;
-use parquet::file::metadata::{ColumnChunkMetaData, PageEncodingStats};
-use parquet::file::page_index::offset_index::{OffsetIndexMetaData, PageLocation};
-use parquet::file::statistics::Statistics;
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
+use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
 use super::codec::PageCompressor;
+pub(crate) use super::column_chunk::{
+    assemble_chunk, ChunkPages, ChunkParts, ChunkSource, PageFacts,
+};
+use super::statistics_truncation;
 use crate::error::{Error, Result};
 
 /// Marks a key of the current input dictionary that has no output id yet.
@@ -54,8 +52,51 @@ pub(crate) struct DictWriterConfig {
     pub dictionary_page_size_limit: usize,
     pub write_batch_size: usize,
     pub statistics: bool,
+    /// Longest STRING min/max in the chunk statistics and in the column index (parquet-rs's
+    /// `statistics_truncate_length` and `column_index_truncate_length`).
+    pub statistics_truncate_length: Option<usize>,
+    pub column_index_truncate_length: Option<usize>,
     /// INT32, INT64, FLOAT and DOUBLE columns go to [`super::primitive_dictionary_writer`].
     pub primitive: bool,
+    /// STRING columns go to [`DictColumnWriter`] even when no dictionary is forwarded
+    /// ([`STRING_DICTIONARY_OPTION`]).
+    pub strings: bool,
+}
+
+/// Which writer dictionary-encodes STRING columns that arrive as plain strings:
+/// `paimon-compact` (default: [`DictColumnWriter`], one probe of its own table per row and no
+/// per-row statistics; the page min/max come from the dictionary entries a page uses) or
+/// `arrow` (arrow-rs's writer: its interner, and a min/max comparison per row).
+pub const STRING_DICTIONARY_OPTION: &str = "paimon-compact.write.string-dictionary-writer";
+
+/// Whether the options ask for this writer on STRING columns (see [`STRING_DICTIONARY_OPTION`]).
+pub(crate) fn strings_enabled(options: &crate::options::CoreOptions) -> Result<bool> {
+    match options.raw.get(STRING_DICTIONARY_OPTION).map(|v| v.trim()) {
+        None | Some("paimon-compact") => Ok(true),
+        Some("arrow") => Ok(false),
+        Some(other) => Err(Error::invalid_option(
+            STRING_DICTIONARY_OPTION,
+            other,
+            "expected paimon-compact or arrow",
+        )),
+    }
+}
+
+/// Whether a column can go to [`DictColumnWriter`]: a non-nested UTF-8 column (byte order is
+/// its statistics order). BINARY stays with arrow-rs, as in passthrough.
+pub(crate) fn accepts_strings(data_type: &DataType, descr: &ColumnDescPtr) -> bool {
+    descr.max_rep_level() == 0
+        && descr.max_def_level() <= 1
+        && descr.physical_type() == parquet::basic::Type::BYTE_ARRAY
+        && descr.sort_order() == parquet::basic::SortOrder::UNSIGNED
+        && matches!(
+            descr.logical_type_ref(),
+            Some(parquet::basic::LogicalType::String)
+        )
+        && matches!(
+            data_type,
+            DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+        )
 }
 
 /// What the writer did, for the rewrite's metrics.
@@ -100,229 +141,6 @@ impl DictIdentity {
             len: values.len(),
         }
     }
-}
-
-/// A finished data page waiting for the dictionary page to be written in front of it; its
-/// compressed body is in the chunk's page store.
-pub(crate) struct PendingPage {
-    key: PageKey,
-    len: usize,
-    uncompressed: usize,
-    num_values: u32,
-    rows: u64,
-    encoding: Encoding,
-    /// The page's smallest and largest value as PLAIN bytes (`None` for a page of nulls), its
-    /// null count and, for floating-point columns, its NaN count, for the column index.
-    min: Option<Vec<u8>>,
-    max: Option<Vec<u8>>,
-    nulls: u64,
-    nans: Option<u64>,
-}
-
-/// The finished data pages of a column chunk, kept in a page store (in memory, or spilled
-/// with the file's other pages beyond `paimon-compact.write.spill-threshold`).
-pub(crate) struct ChunkPages {
-    store: Box<dyn PageStore>,
-    pages: Vec<PendingPage>,
-}
-
-/// What a finished data page holds besides its body.
-pub(crate) struct PageFacts {
-    pub num_values: u32,
-    pub rows: u64,
-    pub encoding: Encoding,
-    pub min: Option<Vec<u8>>,
-    pub max: Option<Vec<u8>>,
-    pub nulls: u64,
-    pub nans: Option<u64>,
-}
-
-impl ChunkPages {
-    pub(crate) fn new(store: Box<dyn PageStore>) -> Self {
-        ChunkPages {
-            store,
-            pages: Vec::new(),
-        }
-    }
-
-    /// Stores a compressed page body.
-    pub(crate) fn push(&mut self, body: Vec<u8>, uncompressed: usize, f: PageFacts) -> Result<()> {
-        let len = body.len();
-        let key = self
-            .store
-            .put(Bytes::from(body))
-            .map_err(|e| Error::illegal_state(format!("keeping a page: {e}")))?;
-        self.pages.push(PendingPage {
-            key,
-            len,
-            uncompressed,
-            num_values: f.num_values,
-            rows: f.rows,
-            encoding: f.encoding,
-            min: f.min,
-            max: f.max,
-            nulls: f.nulls,
-            nans: f.nans,
-        });
-        Ok(())
-    }
-
-    /// Compressed bytes of the finished pages.
-    pub(crate) fn compressed_len(&self) -> usize {
-        self.pages.iter().map(|p| p.len).sum()
-    }
-
-    pub(crate) fn uses_dictionary(&self) -> bool {
-        self.pages
-            .iter()
-            .any(|p| p.encoding == Encoding::RLE_DICTIONARY)
-    }
-}
-
-/// A column chunk's parts, for [`assemble_chunk`].
-pub(crate) struct ChunkParts {
-    pub descr: ColumnDescPtr,
-    pub compression: Compression,
-    pub physical: parquet::basic::Type,
-    /// The PLAIN dictionary page body (uncompressed) and its number of entries, when any page
-    /// is dictionary-encoded.
-    pub dictionary: Option<(Vec<u8>, u32)>,
-    pub pages: ChunkPages,
-    pub rows: u64,
-    /// Chunk statistics, and whether to write a column index from the pages' min/max.
-    pub statistics: Option<Statistics>,
-    pub column_index: bool,
-    pub unencoded_byte_array_bytes: Option<i64>,
-}
-
-/// Finishes a chunk: the dictionary page first, then the data pages, written by parquet-rs's
-/// page writer into a buffer that the row group splices in as is (headers, offsets, page
-/// encoding statistics and the column chunk metadata come from parquet itself).
-pub(crate) fn assemble_chunk(
-    mut parts: ChunkParts,
-    compressor: &mut PageCompressor,
-) -> Result<(Bytes, ColumnCloseResult)> {
-    let parquet_err =
-        |e: parquet::errors::ParquetError| Error::illegal_state(format!("writing pages: {e}"));
-    let estimate =
-        parts.pages.compressed_len() + parts.dictionary.as_ref().map_or(0, |(d, _)| d.len()) + 1024;
-    let mut sink = TrackedWrite::new(Vec::with_capacity(estimate));
-    let mut stats: Vec<PageEncodingStats> = Vec::new();
-    let mut encodings = vec![Encoding::RLE];
-    let mut locations = Vec::with_capacity(parts.pages.pages.len());
-    let mut column_index = parts
-        .column_index
-        .then(|| ColumnIndexBuilder::new(parts.physical));
-    let (mut compressed, mut uncompressed) = (0i64, 0i64);
-    let mut dictionary_offset = None;
-    let mut data_offset = None;
-    {
-        let mut writer = SerializedPageWriter::new(&mut sink);
-        if let Some((raw, entries)) = parts.dictionary.take() {
-            let uncompressed_len = raw.len();
-            let body = compressor.compress(&raw)?.unwrap_or(raw);
-            let page = Page::DictionaryPage {
-                buf: Bytes::from(body),
-                num_values: entries,
-                encoding: Encoding::PLAIN,
-                is_sorted: false,
-            };
-            let spec = writer
-                .write_page(CompressedPage::new(page, uncompressed_len))
-                .map_err(parquet_err)?;
-            dictionary_offset = Some(spec.offset as i64);
-            compressed += spec.compressed_size as i64;
-            uncompressed += spec.uncompressed_size as i64;
-            stats.push(PageEncodingStats {
-                page_type: PageType::DICTIONARY_PAGE,
-                encoding: Encoding::PLAIN,
-                count: 1,
-            });
-            encodings.push(Encoding::PLAIN);
-        }
-        let mut first_row = 0i64;
-        let ChunkPages { mut store, pages } = parts.pages;
-        for p in pages {
-            if let Some(ci) = column_index.as_mut() {
-                let null_page = p.min.is_none();
-                ci.append(
-                    null_page,
-                    p.min.unwrap_or_default(),
-                    p.max.unwrap_or_default(),
-                    p.nulls as i64,
-                    p.nans.map(|n| n as i64),
-                );
-            }
-            let body = store
-                .take(p.key)
-                .map_err(|e| Error::illegal_state(format!("reading a kept page back: {e}")))?;
-            let page = Page::DataPage {
-                buf: body,
-                num_values: p.num_values,
-                encoding: p.encoding,
-                def_level_encoding: Encoding::RLE,
-                rep_level_encoding: Encoding::RLE,
-                statistics: None,
-            };
-            let spec = writer
-                .write_page(CompressedPage::new(page, p.uncompressed))
-                .map_err(parquet_err)?;
-            data_offset.get_or_insert(spec.offset as i64);
-            compressed += spec.compressed_size as i64;
-            uncompressed += spec.uncompressed_size as i64;
-            locations.push(PageLocation {
-                offset: spec.offset as i64,
-                compressed_page_size: spec.compressed_size as i32,
-                first_row_index: first_row,
-            });
-            first_row += p.rows as i64;
-            match stats
-                .iter_mut()
-                .find(|s| s.page_type == PageType::DATA_PAGE && s.encoding == p.encoding)
-            {
-                Some(s) => s.count += 1,
-                None => stats.push(PageEncodingStats {
-                    page_type: PageType::DATA_PAGE,
-                    encoding: p.encoding,
-                    count: 1,
-                }),
-            }
-            if !encodings.contains(&p.encoding) {
-                encodings.push(p.encoding);
-            }
-        }
-        writer.close().map_err(parquet_err)?;
-    }
-    let bytes = sink.into_inner().map_err(parquet_err)?;
-    let mut builder = ColumnChunkMetaData::builder(parts.descr.clone())
-        .set_compression(parts.compression)
-        .set_encodings(encodings)
-        .set_total_compressed_size(compressed)
-        .set_total_uncompressed_size(uncompressed)
-        .set_num_values(parts.rows as i64)
-        .set_data_page_offset(data_offset.unwrap_or(0))
-        .set_dictionary_page_offset(dictionary_offset)
-        .set_page_encoding_stats(stats)
-        .set_unencoded_byte_array_data_bytes(parts.unencoded_byte_array_bytes);
-    if let Some(statistics) = parts.statistics {
-        builder = builder.set_statistics(statistics);
-    }
-    let metadata = builder.build().map_err(parquet_err)?;
-    let close = ColumnCloseResult {
-        bytes_written: bytes.len() as u64,
-        rows_written: parts.rows,
-        metadata,
-        bloom_filter: None,
-        column_index: column_index
-            .map(|ci| ci.build())
-            .transpose()
-            .map_err(parquet_err)?,
-        offset_index: Some(OffsetIndexMetaData {
-            page_locations: locations,
-            unencoded_byte_array_data_bytes: None,
-        }),
-    };
-    Ok((Bytes::from(bytes), close))
 }
 
 /// The data page a dictionary writer is building: definition levels, and dictionary ids or
@@ -760,6 +578,9 @@ impl DictColumnWriter {
         } else {
             self.dictionary_page_min_max()
         };
+        let limit = self.cfg.column_index_truncate_length;
+        let min = min.map(|v| statistics_truncation::lower_bound(&v, limit).0);
+        let max = max.map(|v| statistics_truncation::upper_bound(&v, limit).0);
         let uncompressed = buf.len();
         let body = self.compressor.compress(&buf)?.unwrap_or(buf);
         self.pages.push(
@@ -799,7 +620,7 @@ impl DictColumnWriter {
     }
 
     /// Finishes the chunk ([`assemble_chunk`]).
-    pub(crate) fn close(mut self) -> Result<(Bytes, ColumnCloseResult)> {
+    pub(crate) fn close(mut self) -> Result<(ChunkSource, ColumnCloseResult)> {
         self.flush_page()?;
         let dictionary = self.pages.uses_dictionary().then(|| {
             (
@@ -808,12 +629,27 @@ impl DictColumnWriter {
             )
         });
         let statistics = self.cfg.statistics.then(|| {
-            Statistics::byte_array(
-                self.min.take().map(ByteArray::from),
-                self.max.take().map(ByteArray::from),
-                None,
-                Some(self.nulls),
-                false,
+            let limit = self.cfg.statistics_truncate_length;
+            let min = self
+                .min
+                .take()
+                .map(|v| statistics_truncation::lower_bound(&v, limit));
+            let max = self
+                .max
+                .take()
+                .map(|v| statistics_truncation::upper_bound(&v, limit));
+            let exact = |b: &Option<(Vec<u8>, bool)>| b.as_ref().is_none_or(|(_, e)| *e);
+            let (min_exact, max_exact) = (exact(&min), exact(&max));
+            Statistics::ByteArray(
+                ValueStatistics::new(
+                    min.map(|(v, _)| ByteArray::from(v)),
+                    max.map(|(v, _)| ByteArray::from(v)),
+                    None,
+                    Some(self.nulls),
+                    false,
+                )
+                .with_min_is_exact(min_exact)
+                .with_max_is_exact(max_exact),
             )
         });
         let parts = ChunkParts {

@@ -26,6 +26,7 @@
 
 pub mod append;
 mod codec;
+mod column_chunk;
 mod dictionary_passthrough;
 mod dictionary_writer;
 mod fast_copy;
@@ -36,6 +37,7 @@ mod page_stream;
 mod parquet_io;
 mod primitive_dictionary_writer;
 pub mod schema_evolution;
+mod statistics_truncation;
 pub mod stats;
 mod storage_ref;
 mod writer;
@@ -44,6 +46,7 @@ pub use append::{
     rewrite_append, AppendInput, AppendRewrite, AppendRewriteResult, RewrittenFile,
     PASSTHROUGH_WRITER_OPTION,
 };
+pub use dictionary_writer::STRING_DICTIONARY_OPTION;
 pub use fast_copy::FAST_COPY_OPTION;
 pub use metrics::{
     FastCopyMetrics, FastCopyRefusal, FastCopyRefusalReason, NotForwarded, NotForwardedReason,

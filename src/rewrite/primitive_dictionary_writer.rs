@@ -23,7 +23,6 @@ use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::buffer::{NullBuffer, ScalarBuffer};
 use arrow::datatypes::ArrowNativeType;
 use arrow::datatypes::{DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type};
-use bytes::Bytes;
 use parquet::basic::{SortOrder, Type as PhysicalType};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::statistics::{Statistics, ValueStatistics};
@@ -31,7 +30,7 @@ use parquet::schema::types::ColumnDescPtr;
 
 use super::codec::PageCompressor;
 use super::dictionary_writer::{
-    assemble_chunk, ChunkPages, ChunkParts, DictWriterConfig, PageBuffer, PageFacts,
+    assemble_chunk, ChunkPages, ChunkParts, ChunkSource, DictWriterConfig, PageBuffer, PageFacts,
 };
 use crate::error::{Error, Result};
 
@@ -219,7 +218,7 @@ pub(crate) fn accepts(data_type: &DataType, descr: &ColumnDescPtr) -> bool {
 pub(crate) trait PrimitiveChunkWriter {
     fn write(&mut self, array: &ArrayRef) -> Result<()>;
     fn estimated_size(&self) -> usize;
-    fn close(self: Box<Self>) -> Result<(Bytes, ColumnCloseResult)>;
+    fn close(self: Box<Self>) -> Result<(ChunkSource, ColumnCloseResult)>;
 }
 
 /// A writer for `descr` fed arrays of `data_type` (one [`accepts`] allowed).
@@ -594,7 +593,7 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
         self.pages.compressed_len() + self.dictionary_bytes() + self.estimated_page_size()
     }
 
-    fn close(mut self: Box<Self>) -> Result<(Bytes, ColumnCloseResult)> {
+    fn close(mut self: Box<Self>) -> Result<(ChunkSource, ColumnCloseResult)> {
         self.flush_page()?;
         let this = *self;
         let PrimitiveDictWriter {
@@ -657,6 +656,7 @@ mod tests {
         Date32Array, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch,
     };
     use arrow::datatypes::{Field, Schema};
+    use bytes::Bytes;
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ArrowSchemaConverter;
     use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
@@ -706,6 +706,22 @@ mod tests {
         let i8s: arrow::array::Int8Array = (0..rows)
             .map(|i| (i % 9 != 4).then_some((i % 7) as i8 - 3))
             .collect();
+        // STRING columns go to the string dictionary writer: few values with nulls, and
+        // unique long values (multi-byte characters across the 64-byte statistics cut, some
+        // ending in characters that cannot be moved up) that outgrow the dictionary.
+        let words: arrow::array::StringArray = (0..rows)
+            .map(|i| (i % 13 != 5).then(|| format!("w{:02}é", (i * 7) % 31)))
+            .collect();
+        let long: arrow::array::StringArray = (0..rows)
+            .map(|i| {
+                let tail = if i % 3 == 0 { "\u{7f}\u{7f}" } else { "☃" };
+                Some(format!(
+                    "{:05}{}{tail}",
+                    (i * 7919) % rows,
+                    "ñ".repeat(30 + i % 5)
+                ))
+            })
+            .collect();
         let schema = Arc::new(Schema::new(vec![
             Field::new("f64", DataType::Float64, true),
             Field::new("f32", DataType::Float32, true),
@@ -714,6 +730,8 @@ mod tests {
             Field::new("d", DataType::Date32, true),
             Field::new("i8", DataType::Int8, true),
             Field::new("f64u", DataType::Float64, false),
+            Field::new("words", DataType::Utf8, true),
+            Field::new("long", DataType::Utf8, false),
         ]));
         RecordBatch::try_new(
             schema,
@@ -725,12 +743,15 @@ mod tests {
                 Arc::new(dates),
                 Arc::new(i8s),
                 Arc::new(f64_unique),
+                Arc::new(words),
+                Arc::new(long),
             ],
         )
         .unwrap()
     }
 
-    fn write(batch: &RecordBatch, primitive: bool, props: &WriterProperties) -> Bytes {
+    /// `ours`: this project's dictionary writers (primitive and STRING) where they apply.
+    fn write(batch: &RecordBatch, ours: bool, props: &WriterProperties) -> Bytes {
         let schema = batch.schema();
         let descr = ArrowSchemaConverter::new().convert(&schema).unwrap();
         let cfg = Arc::new(DictWriterConfig {
@@ -740,7 +761,10 @@ mod tests {
             dictionary_page_size_limit: props.dictionary_page_size_limit(),
             write_batch_size: props.write_batch_size(),
             statistics: true,
-            primitive,
+            statistics_truncate_length: props.statistics_truncate_length(),
+            column_index_truncate_length: props.column_index_truncate_length(),
+            primitive: ours,
+            strings: ours,
         });
         let n = schema.fields().len();
         let mut w = ParquetFileWriter::new(
@@ -799,6 +823,7 @@ mod tests {
             ColumnIndexMetaData::INT64(ci) => each!(ci),
             ColumnIndexMetaData::FLOAT(ci) => each!(ci),
             ColumnIndexMetaData::DOUBLE(ci) => each!(ci),
+            ColumnIndexMetaData::BYTE_ARRAY(ci) => each!(ci),
             other => panic!("unexpected column index {other:?}"),
         }
     }
@@ -834,6 +859,35 @@ mod tests {
                 T::FLOAT.then_some(nan),
                 min.is_none()
             )
+        }
+        if values.data_type() == &DataType::Utf8 {
+            // Byte order, cut to the column index's 64 bytes as parquet-rs cuts it.
+            let strings = values.as_string::<i32>();
+            let (mut min, mut max, mut n) = (None::<&[u8]>, None::<&[u8]>, 0i64);
+            for v in strings.iter() {
+                let Some(v) = v.map(str::as_bytes) else {
+                    n += 1;
+                    continue;
+                };
+                min = Some(min.map_or(v, |m| m.min(v)));
+                max = Some(max.map_or(v, |m| m.max(v)));
+            }
+            let limit = parquet::file::properties::DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH;
+            let cut = |v: Option<&[u8]>, f: fn(&[u8], Option<usize>) -> (Vec<u8>, bool)| {
+                v.map(|v| f(v, limit).0)
+            };
+            let (lo, hi) = (
+                cut(min, crate::rewrite::statistics_truncation::lower_bound),
+                cut(max, crate::rewrite::statistics_truncation::upper_bound),
+            );
+            return format!(
+                "{:?} {:?} {:?} {:?} {}",
+                lo.as_deref(),
+                hi.as_deref(),
+                Some(n),
+                None::<i64>,
+                lo.is_none()
+            );
         }
         if values.data_type() == &DataType::Int8 {
             return expected_page(&arrow::compute::cast(values, &DataType::Int32).unwrap());
@@ -871,6 +925,8 @@ mod tests {
                 assert_eq!(os.max_bytes_opt(), ts.max_bytes_opt(), "{what}: max");
                 assert_eq!(os.null_count_opt(), ts.null_count_opt(), "{what}: nulls");
                 assert_eq!(os.nan_count_opt(), ts.nan_count_opt(), "{what}: NaNs");
+                assert_eq!(os.min_is_exact(), ts.min_is_exact(), "{what}: exact min");
+                assert_eq!(os.max_is_exact(), ts.max_is_exact(), "{what}: exact max");
                 let encodings = |m: &parquet::file::metadata::ColumnChunkMetaData| {
                     (
                         format!("{:?}", m.page_encoding_stats_mask()),

@@ -26,10 +26,10 @@ use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::SchemaDescriptor;
+use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 
 use super::dictionary_writer::{
-    ChunkPages, DictColumnWriter, DictWriterConfig, DictWriterCounters,
+    self, ChunkPages, DictColumnWriter, DictWriterConfig, DictWriterCounters,
 };
 use super::primitive_dictionary_writer::{self, PrimitiveChunkWriter};
 use crate::error::{Error, Result};
@@ -164,7 +164,10 @@ impl PageStoreFactory for TightPageStoreFactory {
 
 enum Slot {
     Arrow(Box<ArrowColumnWriter>),
+    /// A forwarded (passthrough) STRING column; its counters are passthrough's metrics.
     Mapped(Box<DictColumnWriter>),
+    /// A STRING column that is not forwarded, written by the same writer from plain strings.
+    Strings(Box<DictColumnWriter>),
     Primitive(Box<dyn PrimitiveChunkWriter>),
 }
 
@@ -172,7 +175,7 @@ impl Slot {
     fn estimated_size(&self) -> usize {
         match self {
             Slot::Arrow(w) => w.get_estimated_total_bytes(),
-            Slot::Mapped(w) => w.estimated_size(),
+            Slot::Mapped(w) | Slot::Strings(w) => w.estimated_size(),
             Slot::Primitive(w) => w.estimated_size(),
         }
     }
@@ -201,6 +204,8 @@ pub(crate) struct ParquetFileWriter<'s> {
     mapped: Vec<bool>,
     /// Top-level INT32/INT64/FLOAT/DOUBLE fields written by the primitive dictionary writer.
     primitive: Vec<bool>,
+    /// Top-level STRING fields not in `mapped` that the dictionary-mapping writer takes anyway.
+    strings: Vec<bool>,
     /// Top-level fields whose dictionary arrays go to arrow-rs's writer as they are (it hashes
     /// every row again): the comparison point for the mapping writer, never the default.
     arrow_dictionaries: Vec<bool>,
@@ -257,27 +262,33 @@ impl<'s> ParquetFileWriter<'s> {
         let factory =
             ArrowRowGroupWriterFactory::new(&file, schema.clone()).with_page_store_factory(stores);
         let leaves = field_leaves(descr);
-        let primitive = schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(f, field)| {
-                let Some(range) = leaves.get(f).filter(|r| r.len() == 1) else {
-                    return false;
-                };
-                let column = descr.column(range.start);
-                let path = column.path();
-                dict_cfg.primitive
-                    && !mapped.get(f).copied().unwrap_or(false)
-                    && original.dictionary_enabled(path)
-                    && original.statistics_enabled(path) == EnabledStatistics::Page
-                    && original.bloom_filter_properties(path).is_none()
-                    && primitive_dictionary_writer::accepts(field.data_type(), &column)
-            })
+        // Which fields one of this project's dictionary writers may take: non-nested, not
+        // forwarded (to either writer), written with a dictionary and page statistics (what those writers write)
+        // and no bloom filter (which they do not).
+        let ours = |f: usize, accepts: &dyn Fn(&DataType, &ColumnDescPtr) -> bool| -> bool {
+            let Some(range) = leaves.get(f).filter(|r| r.len() == 1) else {
+                return false;
+            };
+            let column = descr.column(range.start);
+            let path = column.path();
+            !mapped.get(f).copied().unwrap_or(false)
+                && !arrow_dictionaries.get(f).copied().unwrap_or(false)
+                && original.dictionary_enabled(path)
+                && original.statistics_enabled(path) == EnabledStatistics::Page
+                && original.bloom_filter_properties(path).is_none()
+                && accepts(schema.field(f).data_type(), &column)
+        };
+        let fields = schema.fields().len();
+        let primitive = (0..fields)
+            .map(|f| dict_cfg.primitive && ours(f, &primitive_dictionary_writer::accepts))
+            .collect();
+        let strings = (0..fields)
+            .map(|f| dict_cfg.strings && ours(f, &dictionary_writer::accepts_strings))
             .collect();
         Ok(ParquetFileWriter {
             field_leaves: leaves,
             primitive,
+            strings,
             file,
             sink,
             factory,
@@ -323,6 +334,18 @@ impl<'s> ParquetFileWriter<'s> {
             let leaf = self.field_leaves[f].start;
             let descr = self.file.schema_descr().column(leaf);
             slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(
+                descr,
+                self.dict_cfg.clone(),
+                self.page_store(),
+            )?));
+        }
+        for (f, strings) in self.strings.iter().enumerate() {
+            if !strings {
+                continue;
+            }
+            let leaf = self.field_leaves[f].start;
+            let descr = self.file.schema_descr().column(leaf);
+            slots[leaf] = Slot::Strings(Box::new(DictColumnWriter::new(
                 descr,
                 self.dict_cfg.clone(),
                 self.page_store(),
@@ -413,6 +436,20 @@ impl<'s> ParquetFileWriter<'s> {
                     continue;
                 }
             }
+            if self.strings[f] {
+                if let Slot::Strings(w) = &mut ip.slots[leaves.start] {
+                    if matches!(column.data_type(), DataType::Dictionary(_, _)) {
+                        // Not forwarded: decoded here, as for arrow-rs's writer below.
+                        self.dictionary_arrays_decoded += 1;
+                        let plain =
+                            arrow::compute::cast(column, field.data_type()).map_err(write_err)?;
+                        w.write(&plain)?;
+                    } else {
+                        w.write(column)?;
+                    }
+                    continue;
+                }
+            }
             if self.primitive[f] {
                 if let Slot::Primitive(w) = &mut ip.slots[leaves.start] {
                     if column.data_type() == field.data_type() {
@@ -449,7 +486,7 @@ impl<'s> ParquetFileWriter<'s> {
             for (leaf, leaf_column) in leaves.zip(leaf_columns) {
                 match &mut ip.slots[leaf] {
                     Slot::Arrow(w) => w.write(&leaf_column).map_err(write_err)?,
-                    Slot::Mapped(_) | Slot::Primitive(_) => {
+                    Slot::Mapped(_) | Slot::Strings(_) | Slot::Primitive(_) => {
                         return Err(Error::illegal_state(
                             "mapped column given to the Arrow writer",
                         ))
@@ -487,6 +524,10 @@ impl<'s> ParquetFileWriter<'s> {
                 }
                 Slot::Mapped(w) => {
                     self.counters.add(&w.counters());
+                    let (bytes, close) = w.close()?;
+                    rg.append_column(&bytes, close).map_err(write_err)?;
+                }
+                Slot::Strings(w) => {
                     let (bytes, close) = w.close()?;
                     rg.append_column(&bytes, close).map_err(write_err)?;
                 }
@@ -585,7 +626,10 @@ mod tests {
             dictionary_page_size_limit: 1 << 20,
             write_batch_size: 1024,
             statistics: true,
+            statistics_truncate_length: None,
+            column_index_truncate_length: None,
             primitive: false,
+            strings: false,
         });
         let props = WriterProperties::builder().build();
         let mut w =
