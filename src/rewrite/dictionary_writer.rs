@@ -13,8 +13,11 @@
 //!   re-hashed the values would, and every input dictionary merges into the one output dictionary
 //!   of the row group, so the output has the same dictionary and the same pages as a plain
 //!   rewrite (up to page boundaries) and does not grow;
-//! * plain (materialised) string arrays are accepted too, hashed row by row as arrow-rs does, so
-//!   an input file whose column fell back to plain mixes freely with encoded ones.
+//! * plain (materialised) string arrays are accepted too, hashed row by row, so an input file
+//!   whose column fell back to plain mixes freely with encoded ones. That is also how every
+//!   other STRING column is written by default ([`STRING_DICTIONARY_OPTION`]): one probe of an
+//!   open-addressing table with stored hashes per row, where arrow-rs's interner hashes with
+//!   ahash, probes `hashbrown` and calls `memcmp` (in the component, twice the native share).
 //!
 //! Pages follow parquet-rs's own choices (data page v1, PLAIN dictionary page, RLE_DICTIONARY
 //! data pages, RLE definition levels, fallback to PLAIN once the dictionary page would exceed
@@ -42,6 +45,31 @@ use crate::error::{Error, Result};
 
 /// Marks a key of the current input dictionary that has no output id yet.
 const UNMAPPED: u32 = u32::MAX;
+/// An empty slot of the output dictionary's table, and the table's first size.
+const EMPTY_SLOT: u32 = u32::MAX;
+const INITIAL_SLOTS: usize = 1024;
+
+/// A hash of a dictionary value: eight bytes at a time, a multiply and a rotate each. Not
+/// keyed: the order of ids never depends on it (ids follow first appearance), and a value set
+/// made to collide costs time, never a wrong id (every hit compares the bytes).
+fn hash_bytes(v: &[u8]) -> u64 {
+    const K: u64 = 0xA076_1D64_78BD_642F;
+    let step = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(31);
+    let mut h = (v.len() as u64).wrapping_mul(0xE703_7ED1_A0B4_28DB);
+    let mut words = v.chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = step(h, u64::from_le_bytes(b));
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let mut b = [0u8; 8];
+        b[..rest.len()].copy_from_slice(rest);
+        h = step(h, u64::from_le_bytes(b));
+    }
+    h ^ (h >> 29)
+}
 
 /// Page and dictionary limits, taken from the same `WriterProperties` the other columns use.
 #[derive(Clone, Debug)]
@@ -253,11 +281,13 @@ pub(crate) struct DictColumnWriter {
     compressor: PageCompressor,
     nullable: bool,
 
-    // The output dictionary: PLAIN-encoded page body, value spans in it, and a hash table of ids.
-    hasher: ahash::RandomState,
-    table: hashbrown::HashTable<u32>,
+    // The output dictionary: PLAIN-encoded page body, value spans in it with their hashes, and
+    // an open-addressing table of ids (a probe compares a stored hash before any bytes).
+    table: Vec<u32>,
+    shift: u32,
     dict_page: Vec<u8>,
     dict_spans: Vec<(u32, u32)>,
+    dict_hashes: Vec<u64>,
     /// Set once the dictionary outgrew its page: the rest of the chunk is written PLAIN.
     fallback: bool,
 
@@ -300,17 +330,11 @@ impl DictColumnWriter {
             cfg,
             compressor,
             nullable,
-            // Fixed seeds: no randomness source in the core, and the order of ids never depends
-            // on the hash anyway (ids follow first appearance).
-            hasher: ahash::RandomState::with_seeds(
-                0x243f_6a88_85a3_08d3,
-                0x1319_8a2e_0370_7344,
-                0xa409_3822_299f_31d0,
-                0x082e_fa98_ec4e_6c89,
-            ),
-            table: hashbrown::HashTable::new(),
+            table: vec![EMPTY_SLOT; INITIAL_SLOTS],
+            shift: 64 - INITIAL_SLOTS.trailing_zeros(),
             dict_page: Vec::new(),
             dict_spans: Vec::new(),
+            dict_hashes: Vec::new(),
             fallback: false,
             page: PageBuffer::default(),
             page_min: None,
@@ -506,39 +530,62 @@ impl DictColumnWriter {
         self.page.rows += 1;
         self.unencoded_bytes += v.len() as i64;
         if self.cfg.statistics {
-            update_min_max(&mut self.min, &mut self.max, v);
+            // The chunk's min/max take the page's when it is flushed: two comparisons a row.
             update_min_max(&mut self.page_min, &mut self.page_max, v);
         }
     }
 
+    fn slot_of(&self, hash: u64) -> usize {
+        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
     /// The output id of `v`, adding it to the dictionary (and to the statistics) when new.
     fn intern(&mut self, v: &[u8]) -> u32 {
-        let hash = self.hasher.hash_one(v);
-        let (page, spans, hasher) = (&self.dict_page, &self.dict_spans, &self.hasher);
-        let value_of = |id: u32| -> &[u8] {
-            let (s, l) = spans[id as usize];
-            &page[s as usize..(s + l) as usize]
-        };
-        let entry = self.table.entry(
-            hash,
-            |&id| value_of(id) == v,
-            |&id| hasher.hash_one(value_of(id)),
-        );
-        match entry {
-            hashbrown::hash_table::Entry::Occupied(e) => *e.get(),
-            hashbrown::hash_table::Entry::Vacant(e) => {
-                let id = self.dict_spans.len() as u32;
-                e.insert(id);
-                self.dict_page
-                    .extend_from_slice(&(v.len() as u32).to_le_bytes());
-                let start = self.dict_page.len() as u32;
-                self.dict_page.extend_from_slice(v);
-                self.dict_spans.push((start, v.len() as u32));
-                if self.cfg.statistics {
-                    update_min_max(&mut self.min, &mut self.max, v);
-                }
-                id
+        let hash = hash_bytes(v);
+        let mask = self.table.len() - 1;
+        let mut i = self.slot_of(hash);
+        loop {
+            let id = self.table[i];
+            if id == EMPTY_SLOT {
+                break;
             }
+            if self.dict_hashes[id as usize] == hash {
+                let (s, l) = self.dict_spans[id as usize];
+                if &self.dict_page[s as usize..(s + l) as usize] == v {
+                    return id;
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        let id = self.dict_spans.len() as u32;
+        self.table[i] = id;
+        self.dict_page
+            .extend_from_slice(&(v.len() as u32).to_le_bytes());
+        let start = self.dict_page.len() as u32;
+        self.dict_page.extend_from_slice(v);
+        self.dict_spans.push((start, v.len() as u32));
+        self.dict_hashes.push(hash);
+        if self.cfg.statistics {
+            update_min_max(&mut self.min, &mut self.max, v);
+        }
+        if self.dict_hashes.len() * 2 > self.table.len() {
+            self.grow();
+        }
+        id
+    }
+
+    /// Doubles the table (load stays at most one half) and re-slots every id by its hash.
+    fn grow(&mut self) {
+        let size = self.table.len() * 2;
+        self.table = vec![EMPTY_SLOT; size];
+        self.shift -= 1;
+        let mask = size - 1;
+        for (id, &hash) in self.dict_hashes.iter().enumerate() {
+            let mut i = self.slot_of(hash);
+            while self.table[i] != EMPTY_SLOT {
+                i = (i + 1) & mask;
+            }
+            self.table[i] = id as u32;
         }
     }
 
@@ -574,7 +621,11 @@ impl DictColumnWriter {
         let (min, max) = if !self.cfg.statistics {
             (None, None)
         } else if self.fallback {
-            (self.page_min.take(), self.page_max.take())
+            let (min, max) = (self.page_min.take(), self.page_max.take());
+            for v in min.iter().chain(&max) {
+                update_min_max(&mut self.min, &mut self.max, v);
+            }
+            (min, max)
         } else {
             self.dictionary_page_min_max()
         };
