@@ -433,17 +433,25 @@ impl Storage for Failing {
 fn a_failing_storage_call_at_any_point_leaves_no_output() {
     // Page-by-page reads of files with and without an offset index, spilled output pages,
     // and the windowed reader.
-    for (offset_index, spill, window) in [
-        (true, "0", None),
-        (true, "1b", None),
-        (false, "1b", None),
-        (true, "0", Some("16")),
+    // Page reads go through the read-ahead windows by default; "0" reads each page exactly.
+    for (offset_index, spill, window, read_ahead) in [
+        (true, "0", None, None),
+        (true, "1b", None, None),
+        (false, "1b", None, None),
+        (true, "1b", None, Some("0")),
+        (false, "0", None, Some("0")),
+        (true, "0", Some("16"), None),
     ] {
-        fail_every_call(offset_index, spill, window);
+        fail_every_call(offset_index, spill, window, read_ahead);
     }
 }
 
-fn fail_every_call(offset_index: bool, spill: &str, window: Option<&str>) {
+fn fail_every_call(
+    offset_index: bool,
+    spill: &str,
+    window: Option<&str>,
+    read_ahead: Option<&str>,
+) {
     let st = MemoryStorage::new();
     let l1: Vec<Rec> = (0..400)
         .map(|k| rec(k, k, RowKind::Insert, Some(1)))
@@ -484,6 +492,9 @@ fn fail_every_call(offset_index: bool, spill: &str, window: Option<&str>) {
         ];
         if let Some(w) = window {
             pairs.push(("paimon-compact.merge.read-window-rows", w));
+        }
+        if let Some(r) = read_ahead {
+            pairs.push(("paimon-compact.merge.read-ahead", r));
         }
         let o = opts(&pairs);
         let before = files_in(&st);

@@ -574,11 +574,33 @@ proptest! {
 #[test]
 fn large_files_merge_alike_with_every_reader() {
     for (offset_index, window) in [(true, None), (false, None), (true, Some("65536"))] {
-        large_files_merge(offset_index, window);
+        large_files_merge(offset_index, window, None);
+    }
+    // Page reads with and without read-ahead (a window smaller than a page too): the same rows,
+    // fewer calls the larger the window, and no byte fetched twice (these files have pages of
+    // a few dozen bytes, so exact reads also fetch 4 KiB for every header).
+    for offset_index in [true, false] {
+        let calls = |read_ahead| large_files_merge(offset_index, None, Some(read_ahead));
+        let (exact, tiny, default, large) =
+            (calls("0"), calls("1kb"), calls("256kb"), calls("4mb"));
+        assert!(tiny.0 <= exact.0, "{tiny:?} {exact:?}");
+        assert!(default.0 * 3 < exact.0, "{default:?} {exact:?}");
+        assert!(large.0 < default.0, "{large:?} {default:?}");
+        for (what, reads) in [("default", default), ("large", large)] {
+            assert!(reads.1 <= exact.1, "{what}: {reads:?} {exact:?}");
+            // Footers and page indexes are read too: a few percent over the files' size.
+            assert!(reads.1 * 100 < reads.2 * 106, "{what}: {reads:?}");
+        }
     }
 }
 
-fn large_files_merge(offset_index: bool, window: Option<&str>) {
+/// Merges two large files and checks the result; returns the storage calls, the bytes read
+/// and the inputs' size.
+fn large_files_merge(
+    offset_index: bool,
+    window: Option<&str>,
+    read_ahead: Option<&str>,
+) -> (u64, u64, u64) {
     let cfg = Config {
         engine: Engine::Deduplicate,
         ignore_delete: false,
@@ -624,9 +646,12 @@ fn large_files_merge(offset_index: bool, window: Option<&str>) {
         creation_time_ms: 0,
         schema: None,
     };
-    let extra: Vec<(&str, &str)> = window
+    let mut extra: Vec<(&str, &str)> = window
         .map(|w| vec![("paimon-compact.merge.read-window-rows", w)])
         .unwrap_or_default();
+    if let Some(r) = read_ahead {
+        extra.push(("paimon-compact.merge.read-ahead", r));
+    }
     let r = rewrite_merge_tree(&st, &req, &cfg.options(&extra)).unwrap();
     let live_old: Vec<Rec> = old
         .iter()
@@ -647,7 +672,12 @@ fn large_files_merge(offset_index: bool, window: Option<&str>) {
     assert_eq!(got.len(), want.len());
     assert!(
         got == want,
-        "merge ({offset_index}, {window:?}) differs from the model"
+        "merge ({offset_index}, {window:?}, {read_ahead:?}) differs from the model"
     );
     assert_eq!(r.metrics.deleted_rows, deleted.len() as u64);
+    (
+        r.metrics.storage_reads,
+        r.metrics.storage_read_bytes,
+        r.metrics.input_bytes,
+    )
 }

@@ -52,5 +52,6 @@ pub use metrics::{
     FastCopyMetrics, FastCopyRefusal, FastCopyRefusalReason, NotForwarded, NotForwardedReason,
     PassthroughFile, PassthroughMetrics, PassthroughVeto, RewriteMetrics,
 };
+pub use page_stream::READ_AHEAD_OPTION;
 pub use primitive_dictionary_writer::PRIMITIVE_DICTIONARY_OPTION;
 pub use stats::{ColumnStats, StatValue};

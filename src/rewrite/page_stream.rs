@@ -10,6 +10,12 @@
 //! fetches its next page when it reaches it (one storage call per page, exactly the page's
 //! bytes when the file has an offset index), decodes it once, and holds only that page.
 //!
+//! One call per page suits a local disk or the component boundary, not an object store, where
+//! every call pays a round trip. So each column reads ahead: a fetch for a page takes up to
+//! [`READ_AHEAD_OPTION`] bytes (default 256 KiB) of that column chunk, and the pages after it
+//! are cut from that window without another call. Memory grows by at most one window per
+//! column of each open file (a merge of 10 runs of 9 columns: 23 MB at the default).
+//!
 //! arrow-rs asks for a `'static + Send + Sync` chunk reader; the storage borrow is erased
 //! ([`StorageRef`]) inside a [`PageStream<'s>`], which owns the reader and so everything the
 //! erased borrow reaches. A storage failure is kept aside and reported as itself (a typed
@@ -37,11 +43,33 @@ use crate::storage::{Storage, StorageError};
 /// length is only known once it is parsed; most are well under this).
 const HEADER_FETCH: u64 = 4096;
 
+/// How many bytes of a column chunk one storage call fetches for the merge's page reads (a
+/// memory size; `0`: exactly the bytes asked for, one call per page).
+pub const READ_AHEAD_OPTION: &str = "paimon-compact.merge.read-ahead";
+const DEFAULT_READ_AHEAD: u64 = 256 * 1024;
+
+/// The read-ahead the options ask for.
+pub(crate) fn read_ahead(options: &crate::options::CoreOptions) -> Result<u64> {
+    match options.raw.get(READ_AHEAD_OPTION) {
+        None => Ok(DEFAULT_READ_AHEAD),
+        Some(text) => crate::options::parse_memory_size(text)
+            .map_err(|e| Error::invalid_option(READ_AHEAD_OPTION, text, e)),
+    }
+}
+
+/// Bytes fetched ahead for one column: `data` starts at file offset `start`.
+struct Window {
+    start: u64,
+    data: Bytes,
+}
+
 #[derive(Default)]
 struct ChunkState {
     io: IoCounters,
     /// The first storage failure, reported instead of the reader's error.
     error: Option<StorageError>,
+    /// The window of each column (leaf index), replaced as the column reads on.
+    windows: Vec<Option<Window>>,
 }
 
 struct Inner {
@@ -49,6 +77,9 @@ struct Inner {
     path: String,
     size: u64,
     state: Mutex<ChunkState>,
+    read_ahead: u64,
+    /// Byte ranges of the file's column chunks (start, end, leaf), sorted by start.
+    chunks: Vec<(u64, u64, usize)>,
 }
 
 // SAFETY: arrow-rs requires chunk readers to be `Send + Sync`. The merge reads on one thread
@@ -63,8 +94,61 @@ impl Inner {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// `len` bytes at `offset` (fewer at the end of the file), from the column's window when
+    /// it holds them, else through a fetch that becomes the column's new window.
     fn read(&self, offset: u64, len: u64) -> parquet::errors::Result<Bytes> {
         let len = len.min(self.size.saturating_sub(offset));
+        let Some(&(_, chunk_end, leaf)) = (self.read_ahead > 0)
+            .then(|| {
+                let i = self.chunks.partition_point(|c| c.0 <= offset);
+                self.chunks[..i].last().filter(|c| offset < c.1)
+            })
+            .flatten()
+        else {
+            return self.fetch(offset, len);
+        };
+        // The part of the request the column's window already holds (a page straddling the
+        // window's end keeps its first part, so no byte is fetched twice).
+        let held = {
+            let st = self.lock();
+            match st.windows.get(leaf) {
+                Some(Some(w)) if offset >= w.start && offset < w.start + w.data.len() as u64 => {
+                    let at = (offset - w.start) as usize;
+                    let held = w.data.slice(at..);
+                    if held.len() as u64 >= len {
+                        return Ok(held.slice(..len as usize));
+                    }
+                    held
+                }
+                _ => Bytes::new(),
+            }
+        };
+        // The request, and the rest of the column chunk up to the read-ahead.
+        let want = len.max(self.read_ahead.min(chunk_end.saturating_sub(offset)));
+        let want = want.min(self.size.saturating_sub(offset));
+        let rest = self.fetch(offset + held.len() as u64, want - held.len() as u64)?;
+        let data = if held.is_empty() {
+            rest
+        } else {
+            let mut joined = Vec::with_capacity(want as usize);
+            joined.extend_from_slice(&held);
+            joined.extend_from_slice(&rest);
+            Bytes::from(joined)
+        };
+        let piece = data.slice(..len as usize);
+        let mut st = self.lock();
+        if st.windows.len() <= leaf {
+            st.windows.resize_with(leaf + 1, || None);
+        }
+        st.windows[leaf] = Some(Window {
+            start: offset,
+            data,
+        });
+        Ok(piece)
+    }
+
+    /// One storage call for exactly `len` bytes at `offset`.
+    fn fetch(&self, offset: u64, len: u64) -> parquet::errors::Result<Bytes> {
         match self.storage.get().read_range(&self.path, offset, len) {
             Ok(bytes) => {
                 let mut st = self.lock();
@@ -149,13 +233,28 @@ pub(crate) struct PageStream<'s> {
 
 impl<'s> PageStream<'s> {
     /// Batches of `input` read as `metadata` says, skipping the rows `selection` leaves out.
+    /// `read_ahead`: bytes of a column chunk fetched at a time ([`READ_AHEAD_OPTION`]).
     pub(crate) fn new(
         storage: &'s dyn Storage,
         input: &InputFile,
         metadata: ArrowReaderMetadata,
         selection: Option<RowSelection>,
+        read_ahead: u64,
     ) -> Result<Self> {
+        let mut chunks: Vec<(u64, u64, usize)> = metadata
+            .metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|rg| rg.columns().iter().enumerate())
+            .map(|(leaf, c)| {
+                let (start, len) = c.byte_range();
+                (start, start.saturating_add(len), leaf)
+            })
+            .collect();
+        chunks.sort_unstable();
         let inner = Arc::new(Inner {
+            read_ahead,
+            chunks,
             // SAFETY (of the erasure): every clone of `inner` lives in this `PageStream<'s>` or
             // in the reader it owns, all dropped before 's ends.
             storage: unsafe { StorageRef::erase(storage) },

@@ -873,13 +873,9 @@ mod tests {
                 max = Some(max.map_or(v, |m| m.max(v)));
             }
             let limit = parquet::file::properties::DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH;
-            let cut = |v: Option<&[u8]>, f: fn(&[u8], Option<usize>) -> (Vec<u8>, bool)| {
-                v.map(|v| f(v, limit).0)
-            };
-            let (lo, hi) = (
-                cut(min, crate::rewrite::statistics_truncation::lower_bound),
-                cut(max, crate::rewrite::statistics_truncation::upper_bound),
-            );
+            use crate::rewrite::statistics_truncation::{lower_bound, upper_bound};
+            let lo = min.map(|v| lower_bound(v, limit).0);
+            let hi = max.map(|v| upper_bound(v, limit).0);
             return format!(
                 "{:?} {:?} {:?} {:?} {}",
                 lo.as_deref(),

@@ -406,6 +406,8 @@ struct Merge<'s, 'r> {
     metrics: MergeMetrics,
     /// `None`: page by page; `Some(rows)`: windows of the push decoder.
     window_rows: Option<u64>,
+    /// Bytes of a column chunk each page read fetches ahead (`paimon-compact.merge.read-ahead`).
+    read_ahead: u64,
 }
 
 impl Merge<'_, '_> {
@@ -470,6 +472,7 @@ impl Merge<'_, '_> {
                             &of.file,
                             meta,
                             Some(sel),
+                            self.read_ahead,
                         )?);
                         continue;
                     };
@@ -1036,6 +1039,7 @@ pub fn rewrite_merge_tree(
         heap: Vec::new(),
         metrics: MergeMetrics::default(),
         window_rows,
+        read_ahead: crate::rewrite::page_stream::read_ahead(options)?,
     };
     let mut lookup = match mode {
         ChangelogMode::Lookup { .. } => Some(LookupLevels::new(&req.higher_levels)),
