@@ -13,7 +13,10 @@ use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use parquet::basic::Compression;
 
-use paimon_compact::rewrite::{rewrite_append, AppendInput, FAST_COPY_OPTION};
+use paimon_compact::rewrite::{
+    rewrite_append, AppendInput, FAST_COPY_OPTION, PRIMITIVE_DICTIONARY_OPTION,
+    STRING_DICTIONARY_OPTION,
+};
 use paimon_compact::storage::{
     MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
     StorageWriter,
@@ -480,6 +483,14 @@ fn invalid_requests_fail_before_writing() {
         matches!(e.kind, ErrorKind::InvalidOption { ref key, .. } if key == FAST_COPY_OPTION),
         "{e}"
     );
+    for key in [STRING_DICTIONARY_OPTION, PRIMITIVE_DICTIONARY_OPTION] {
+        let e =
+            rewrite_append(&storage, &request(&inputs), &opts(&[(key, "fastest")])).unwrap_err();
+        assert!(
+            matches!(e.kind, ErrorKind::InvalidOption { key: ref k, .. } if k == key),
+            "{e}"
+        );
+    }
     let e = rewrite_append(
         &storage,
         &request(&inputs),

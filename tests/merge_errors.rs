@@ -188,6 +188,24 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
         assert_eq!(e.kind, ErrorKind::Unsupported, "{pairs:?}: {e}");
         assert_eq!(files_in(&st), before, "{pairs:?}");
     }
+    // This project's own knobs are checked as strictly.
+    for (key, value) in [
+        ("paimon-compact.merge.read-ahead", "lots"),
+        ("paimon-compact.merge.read-window-rows", "-1"),
+        ("paimon-compact.write.string-dictionary-writer", "fastest"),
+    ] {
+        let e = run(
+            &st,
+            &request(sections.clone(), 1, false),
+            &opts(&[(key, value)]),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(e.kind, ErrorKind::InvalidOption { key: ref k, .. } if k == key),
+            "{key}: {e}"
+        );
+        assert_eq!(files_in(&st), before, "{key}");
+    }
 }
 
 #[test]
