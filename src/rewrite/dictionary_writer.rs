@@ -40,15 +40,12 @@ use super::codec::PageCompressor;
 pub(crate) use super::column_chunk::{
     assemble_chunk, ChunkPages, ChunkParts, ChunkSource, PageFacts,
 };
+use super::dictionary_ids::IdTable;
 use super::statistics_truncation;
 use crate::error::{Error, Result};
 
 /// Marks a key of the current input dictionary that has no output id yet.
 const UNMAPPED: u32 = u32::MAX;
-/// An empty slot of the output dictionary's table, and the table's first size.
-const EMPTY_SLOT: u32 = u32::MAX;
-const INITIAL_SLOTS: usize = 1024;
-
 /// A hash of a dictionary value: eight bytes at a time, a multiply and a rotate each. Not
 /// keyed: the order of ids never depends on it (ids follow first appearance), and a value set
 /// made to collide costs time, never a wrong id (every hit compares the bytes).
@@ -99,11 +96,16 @@ pub const STRING_DICTIONARY_OPTION: &str = "paimon-compact.write.string-dictiona
 
 /// Whether the options ask for this writer on STRING columns (see [`STRING_DICTIONARY_OPTION`]).
 pub(crate) fn strings_enabled(options: &crate::options::CoreOptions) -> Result<bool> {
-    match options.raw.get(STRING_DICTIONARY_OPTION).map(|v| v.trim()) {
+    ours_or_arrow(options, STRING_DICTIONARY_OPTION)
+}
+
+/// A writer choice `key` = `paimon-compact` (the default: `true`) or `arrow` (`false`).
+pub(crate) fn ours_or_arrow(options: &crate::options::CoreOptions, key: &str) -> Result<bool> {
+    match options.raw.get(key).map(|v| v.trim()) {
         None | Some("paimon-compact") => Ok(true),
         Some("arrow") => Ok(false),
         Some(other) => Err(Error::invalid_option(
-            STRING_DICTIONARY_OPTION,
+            key,
             other,
             "expected paimon-compact or arrow",
         )),
@@ -282,9 +284,8 @@ pub(crate) struct DictColumnWriter {
     nullable: bool,
 
     // The output dictionary: PLAIN-encoded page body, value spans in it with their hashes, and
-    // an open-addressing table of ids (a probe compares a stored hash before any bytes).
-    table: Vec<u32>,
-    shift: u32,
+    // the table of ids (a probe compares a stored hash before any bytes).
+    ids: IdTable,
     dict_page: Vec<u8>,
     dict_spans: Vec<(u32, u32)>,
     dict_hashes: Vec<u64>,
@@ -330,8 +331,7 @@ impl DictColumnWriter {
             cfg,
             compressor,
             nullable,
-            table: vec![EMPTY_SLOT; INITIAL_SLOTS],
-            shift: 64 - INITIAL_SLOTS.trailing_zeros(),
+            ids: IdTable::new(),
             dict_page: Vec::new(),
             dict_spans: Vec::new(),
             dict_hashes: Vec::new(),
@@ -535,58 +535,31 @@ impl DictColumnWriter {
         }
     }
 
-    fn slot_of(&self, hash: u64) -> usize {
-        (hash.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
     /// The output id of `v`, adding it to the dictionary (and to the statistics) when new.
     fn intern(&mut self, v: &[u8]) -> u32 {
         let hash = hash_bytes(v);
-        let mask = self.table.len() - 1;
-        let mut i = self.slot_of(hash);
-        loop {
-            let id = self.table[i];
-            if id == EMPTY_SLOT {
-                break;
-            }
-            if self.dict_hashes[id as usize] == hash {
-                let (s, l) = self.dict_spans[id as usize];
-                if &self.dict_page[s as usize..(s + l) as usize] == v {
-                    return id;
-                }
-            }
-            i = (i + 1) & mask;
-        }
+        let (page, spans, hashes) = (&self.dict_page, &self.dict_spans, &self.dict_hashes);
+        let found = self.ids.find(hash, |id| {
+            let (s, l) = spans[id as usize];
+            hashes[id as usize] == hash && &page[s as usize..(s + l) as usize] == v
+        });
+        let slot = match found {
+            Ok(id) => return id,
+            Err(slot) => slot,
+        };
         let id = self.dict_spans.len() as u32;
-        self.table[i] = id;
         self.dict_page
             .extend_from_slice(&(v.len() as u32).to_le_bytes());
         let start = self.dict_page.len() as u32;
         self.dict_page.extend_from_slice(v);
         self.dict_spans.push((start, v.len() as u32));
         self.dict_hashes.push(hash);
+        let hashes = &self.dict_hashes;
+        self.ids.insert(slot, id, hashes.len(), |id| hashes[id]);
         if self.cfg.statistics {
             update_min_max(&mut self.min, &mut self.max, v);
         }
-        if self.dict_hashes.len() * 2 > self.table.len() {
-            self.grow();
-        }
         id
-    }
-
-    /// Doubles the table (load stays at most one half) and re-slots every id by its hash.
-    fn grow(&mut self) {
-        let size = self.table.len() * 2;
-        self.table = vec![EMPTY_SLOT; size];
-        self.shift -= 1;
-        let mask = size - 1;
-        for (id, &hash) in self.dict_hashes.iter().enumerate() {
-            let mut i = self.slot_of(hash);
-            while self.table[i] != EMPTY_SLOT {
-                i = (i + 1) & mask;
-            }
-            self.table[i] = id as u32;
-        }
     }
 
     fn estimated_page_size(&self) -> usize {

@@ -27,6 +27,7 @@
 pub mod append;
 mod codec;
 mod column_chunk;
+mod dictionary_ids;
 mod dictionary_passthrough;
 mod dictionary_writer;
 mod fast_copy;

@@ -29,6 +29,7 @@ use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
 use super::codec::PageCompressor;
+use super::dictionary_ids::{IdTable, EMPTY};
 use super::dictionary_writer::{
     assemble_chunk, ChunkPages, ChunkParts, ChunkSource, DictWriterConfig, PageBuffer, PageFacts,
 };
@@ -164,9 +165,6 @@ fn plain_bytes<T: DictPrimitive>(v: T) -> Vec<u8> {
     out
 }
 
-/// Marks an empty slot of the dictionary's table.
-const EMPTY: u32 = u32::MAX;
-
 /// Chooses the dictionary writer of INT32, INT64, FLOAT and DOUBLE columns: `paimon-compact`
 /// (this module, the default) or `arrow` (arrow-rs's own, to measure the difference or to step
 /// around this one).
@@ -174,19 +172,7 @@ pub const PRIMITIVE_DICTIONARY_OPTION: &str = "paimon-compact.write.primitive-di
 
 /// Whether the options ask for this writer (see [`PRIMITIVE_DICTIONARY_OPTION`]).
 pub(crate) fn enabled(options: &crate::options::CoreOptions) -> Result<bool> {
-    match options
-        .raw
-        .get(PRIMITIVE_DICTIONARY_OPTION)
-        .map(|v| v.trim())
-    {
-        None | Some("paimon-compact") => Ok(true),
-        Some("arrow") => Ok(false),
-        Some(other) => Err(Error::invalid_option(
-            PRIMITIVE_DICTIONARY_OPTION,
-            other,
-            "expected paimon-compact or arrow",
-        )),
-    }
+    super::dictionary_writer::ours_or_arrow(options, PRIMITIVE_DICTIONARY_OPTION)
 }
 
 /// Which arrow array types feed which writer (the physical type must match the file's).
@@ -253,8 +239,7 @@ pub(crate) struct PrimitiveDictWriter<T: DictPrimitive> {
     // The dictionary: values in id order and an open-addressing table of ids (4 bytes a slot:
     // pairs of bits and id measured no faster and take three times the memory).
     values: Vec<T>,
-    table: Vec<u32>,
-    shift: u32,
+    ids: IdTable,
     fallback: bool,
 
     // The data page being built.
@@ -283,15 +268,13 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
                 descr.path()
             )));
         }
-        const INITIAL: usize = 1024;
         Ok(PrimitiveDictWriter {
             nullable: descr.max_def_level() > 0,
             compressor: PageCompressor::new(cfg.compression)?,
             descr,
             cfg,
             values: Vec::new(),
-            table: vec![EMPTY; INITIAL],
-            shift: 64 - INITIAL.trailing_zeros(),
+            ids: IdTable::new(),
             fallback: false,
             page: PageBuffer::default(),
             page_nans: 0,
@@ -306,46 +289,24 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         })
     }
 
-    fn slot_of(&self, bits: u64) -> usize {
-        (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    /// The id of `v`, adding it to the dictionary when new.
+    /// The id of `v`, adding it to the dictionary (and to the statistics) when new.
     fn intern(&mut self, v: T) -> u32 {
         let bits = v.bits();
-        let mask = self.table.len() - 1;
-        let mut i = self.slot_of(bits);
-        loop {
-            let id = self.table[i];
-            if id == EMPTY {
-                break;
-            }
-            if self.values[id as usize].bits() == bits {
-                return id;
-            }
-            i = (i + 1) & mask;
-        }
+        let values = &self.values;
+        let slot = match self.ids.find(bits, |id| values[id as usize].bits() == bits) {
+            Ok(id) => return id,
+            Err(slot) => slot,
+        };
         let id = self.values.len() as u32;
         self.values.push(v);
-        self.table[i] = id;
-        if self.values.len() * 2 > self.table.len() {
-            self.grow();
+        let values = &self.values;
+        self.ids
+            .insert(slot, id, values.len(), |id| values[id].bits());
+        if self.cfg.statistics {
+            update_min(&mut self.min, v);
+            update_max(&mut self.max, v);
         }
         id
-    }
-
-    fn grow(&mut self) {
-        let size = self.table.len() * 2;
-        self.table = vec![EMPTY; size];
-        self.shift -= 1;
-        let mask = size - 1;
-        for (id, v) in self.values.iter().enumerate() {
-            let mut i = (v.bits().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
-            while self.table[i] != EMPTY {
-                i = (i + 1) & mask;
-            }
-            self.table[i] = id as u32;
-        }
     }
 
     fn write_values(&mut self, values: &[T], nulls: Option<&NullBuffer>) -> Result<()> {
@@ -396,12 +357,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
                         update_max(&mut self.max, v);
                     }
                 } else {
-                    let before = self.values.len();
                     let id = self.intern(v);
-                    if self.cfg.statistics && self.values.len() > before {
-                        update_min(&mut self.min, v);
-                        update_max(&mut self.max, v);
-                    }
                     self.page.ids.push(id);
                 }
             }
@@ -434,24 +390,14 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         for group in slice.chunks(GROUP) {
             let mut ids = [EMPTY; GROUP];
             for (id, v) in ids.iter_mut().zip(group) {
-                *id = self.table[self.slot_of(v.bits())];
+                *id = self.ids.first(v.bits());
             }
             let mut hit = [false; GROUP];
             for ((h, &id), v) in hit.iter_mut().zip(&ids).zip(group) {
                 *h = id != EMPTY && self.values[id as usize].bits() == v.bits();
             }
             for (j, &v) in group.iter().enumerate() {
-                let id = if hit[j] {
-                    ids[j]
-                } else {
-                    let before = self.values.len();
-                    let id = self.intern(v);
-                    if self.cfg.statistics && self.values.len() > before {
-                        update_min(&mut self.min, v);
-                        update_max(&mut self.max, v);
-                    }
-                    id
-                };
+                let id = if hit[j] { ids[j] } else { self.intern(v) };
                 self.page.ids.push(id);
             }
         }
