@@ -3,6 +3,7 @@
 //! * [`append`] — append-only compaction: streaming concatenation of the picked files into new
 //!   files rolled at `target-file-size` (spec §13), with optional fast copy of whole row groups
 //!   and dictionary passthrough for STRING columns.
+//! * [`merge`] — primary-key compaction: the k-way merge of sorted runs.
 //!
 //! Everything reads and writes through [`crate::storage::Storage`] by ranges, holds about one
 //! row group of input and one of output in memory, and uses no threads, clocks or file system,
@@ -19,9 +20,15 @@
 //!   measure what the mapping writer saves;
 //! * `paimon-compact.write.spill-threshold` (a memory size, default `32 mb`; `0` never spills):
 //!   encoded pages of an output row group beyond it go to a temporary object next to the output
-//!   ([`page_spill`]), bounding memory whatever `parquet.block.size` is.
+//!   ([`page_spill`]), bounding memory whatever `parquet.block.size` is;
+//! * [`PRIMITIVE_DICTIONARY_OPTION`] and [`STRING_DICTIONARY_OPTION`] (default
+//!   `paimon-compact`): which writer dictionary-encodes primitive and STRING columns, this
+//!   project's ([`primitive_dictionary_writer`], [`dictionary_writer`]) or `arrow`;
+//! * [`READ_AHEAD_OPTION`] (`paimon-compact.merge.read-ahead`, default `256 kb`) and
+//!   `paimon-compact.merge.read-window-rows`: how the primary-key merge reads its inputs
+//!   ([`page_stream`]).
 //!
-//! Both live in a `paimon-compact.` namespace so they never collide with Paimon's own keys, and
+//! All live in a `paimon-compact.` namespace so they never collide with Paimon's own keys, and
 //! `CoreOptions` keeps them in `raw` (a `compaction.` key would be rejected as a typo).
 
 pub mod append;
