@@ -177,18 +177,7 @@ impl Settings {
                     ))
                 }
             };
-        let dict_cfg = Arc::new(DictWriterConfig {
-            compression,
-            data_page_size_limit: props.data_page_size_limit(),
-            data_page_row_count_limit: props.data_page_row_count_limit(),
-            dictionary_page_size_limit: props.dictionary_page_size_limit(),
-            write_batch_size: props.write_batch_size(),
-            statistics: true,
-            statistics_truncate_length: props.statistics_truncate_length(),
-            column_index_truncate_length: props.column_index_truncate_length(),
-            primitive: crate::rewrite::primitive_dictionary_writer::enabled(options)?,
-            strings: crate::rewrite::dictionary_writer::strings_enabled(options)?,
-        });
+        let dict_cfg = Arc::new(DictWriterConfig::new(compression, &props, options)?);
         Ok(Settings {
             props,
             compression,

@@ -129,6 +129,29 @@ pub(crate) fn accepts_strings(data_type: &DataType, descr: &ColumnDescPtr) -> bo
         )
 }
 
+impl DictWriterConfig {
+    /// The limits of `props` (the properties every other column is written with) and the
+    /// writer choices of `options`.
+    pub(crate) fn new(
+        compression: Compression,
+        props: &parquet::file::properties::WriterProperties,
+        options: &crate::options::CoreOptions,
+    ) -> Result<Self> {
+        Ok(DictWriterConfig {
+            compression,
+            data_page_size_limit: props.data_page_size_limit(),
+            data_page_row_count_limit: props.data_page_row_count_limit(),
+            dictionary_page_size_limit: props.dictionary_page_size_limit(),
+            write_batch_size: props.write_batch_size(),
+            statistics: true,
+            statistics_truncate_length: props.statistics_truncate_length(),
+            column_index_truncate_length: props.column_index_truncate_length(),
+            primitive: super::primitive_dictionary_writer::enabled(options)?,
+            strings: strings_enabled(options)?,
+        })
+    }
+}
+
 /// What the writer did, for the rewrite's metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DictWriterCounters {
@@ -269,6 +292,45 @@ impl PageBuffer {
         self.rows = 0;
         self.nulls = 0;
     }
+
+    /// Finishes the page: encoded, compressed and kept in `pages` with `bounds` for the
+    /// column index, then cleared for the next one.
+    pub(crate) fn finish(
+        &mut self,
+        nullable: bool,
+        fallback: bool,
+        dictionary_len: usize,
+        compressor: &mut PageCompressor,
+        pages: &mut ChunkPages,
+        bounds: PageBounds,
+    ) -> Result<()> {
+        let (buf, encoding) = self.encode(nullable, fallback, dictionary_len);
+        let uncompressed = buf.len();
+        let body = compressor.compress(&buf)?.unwrap_or(buf);
+        pages.push(
+            body,
+            uncompressed,
+            PageFacts {
+                num_values: self.rows as u32,
+                rows: self.rows as u64,
+                encoding,
+                min: bounds.min,
+                max: bounds.max,
+                nulls: self.nulls,
+                nans: bounds.nans,
+            },
+        )?;
+        self.clear();
+        Ok(())
+    }
+}
+
+/// A finished page's smallest and largest value (PLAIN bytes, `None` for a page of nulls) and,
+/// for floating-point columns, its NaN count.
+pub(crate) struct PageBounds {
+    pub min: Option<Vec<u8>>,
+    pub max: Option<Vec<u8>>,
+    pub nans: Option<u64>,
 }
 
 /// Bits per id of a dictionary of `len` entries.
@@ -588,9 +650,6 @@ impl DictColumnWriter {
         if self.page.rows == 0 {
             return Ok(());
         }
-        let (buf, encoding) = self
-            .page
-            .encode(self.nullable, self.fallback, self.dict_spans.len());
         let (min, max) = if !self.cfg.statistics {
             (None, None)
         } else if self.fallback {
@@ -605,22 +664,18 @@ impl DictColumnWriter {
         let limit = self.cfg.column_index_truncate_length;
         let min = min.map(|v| statistics_truncation::lower_bound(&v, limit).0);
         let max = max.map(|v| statistics_truncation::upper_bound(&v, limit).0);
-        let uncompressed = buf.len();
-        let body = self.compressor.compress(&buf)?.unwrap_or(buf);
-        self.pages.push(
-            body,
-            uncompressed,
-            PageFacts {
-                num_values: self.page.rows as u32,
-                rows: self.page.rows as u64,
-                encoding,
+        self.page.finish(
+            self.nullable,
+            self.fallback,
+            self.dict_spans.len(),
+            &mut self.compressor,
+            &mut self.pages,
+            PageBounds {
                 min,
                 max,
-                nulls: self.page.nulls,
                 nans: None,
             },
         )?;
-        self.page.clear();
         self.page_min = None;
         self.page_max = None;
         Ok(())

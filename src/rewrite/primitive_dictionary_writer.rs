@@ -31,7 +31,7 @@ use parquet::schema::types::ColumnDescPtr;
 use super::codec::PageCompressor;
 use super::dictionary_ids::{IdTable, EMPTY};
 use super::dictionary_writer::{
-    assemble_chunk, ChunkPages, ChunkParts, ChunkSource, DictWriterConfig, PageBuffer, PageFacts,
+    assemble_chunk, ChunkPages, ChunkParts, ChunkSource, DictWriterConfig, PageBounds, PageBuffer,
 };
 use crate::error::{Error, Result};
 
@@ -469,9 +469,6 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         if self.page.rows == 0 {
             return Ok(());
         }
-        let (buf, encoding) = self
-            .page
-            .encode(self.nullable, self.fallback, self.values.len());
         let (min, max) = if !self.cfg.statistics {
             (None, None)
         } else if self.fallback {
@@ -479,22 +476,18 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         } else {
             self.dictionary_page_min_max()
         };
-        let uncompressed = buf.len();
-        let body = self.compressor.compress(&buf)?.unwrap_or(buf);
-        self.pages.push(
-            body,
-            uncompressed,
-            PageFacts {
-                num_values: self.page.rows as u32,
-                rows: self.page.rows as u64,
-                encoding,
+        self.page.finish(
+            self.nullable,
+            self.fallback,
+            self.values.len(),
+            &mut self.compressor,
+            &mut self.pages,
+            PageBounds {
                 min: min.map(plain_bytes),
                 max: max.map(plain_bytes),
-                nulls: self.page.nulls,
                 nans: T::FLOAT.then_some(self.page_nans),
             },
         )?;
-        self.page.clear();
         self.page_nans = 0;
         self.page_min = None;
         self.page_max = None;
