@@ -278,7 +278,8 @@ impl Reader<'_> {
     }
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool> {
+/// `true` or `false` (any case, trimmed), else a typed invalid-option error naming `key`.
+pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),

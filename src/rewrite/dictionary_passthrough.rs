@@ -168,26 +168,27 @@ impl PassthroughPolicy {
 }
 
 /// Whether every data page of leaf column `leaf` is dictionary-encoded in every row group,
-/// judged from the page encoding statistics.
+/// judged from the page encoding statistics: in full, or as the mask of data-page encodings
+/// parquet-rs decodes them into unless asked for the full list.
 pub(crate) fn fully_dictionary_encoded(
     metadata: &ParquetMetaData,
     leaf: usize,
 ) -> Result<(), NotForwardedReason> {
+    let dictionary =
+        |e: Encoding| matches!(e, Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY);
     for (rg, row_group) in metadata.row_groups().iter().enumerate() {
         let chunk = row_group.column(leaf);
-        let Some(stats) = chunk.page_encoding_stats() else {
+        let all_dictionary = if let Some(stats) = chunk.page_encoding_stats() {
+            stats
+                .iter()
+                .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
+                .filter(|s| s.count > 0)
+                .all(|s| dictionary(s.encoding))
+        } else if let Some(mask) = chunk.page_encoding_stats_mask() {
+            mask.encodings().all(dictionary)
+        } else {
             return Err(NotForwardedReason::NoEncodingStats { row_group: rg });
         };
-        let all_dictionary = stats
-            .iter()
-            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
-            .filter(|s| s.count > 0)
-            .all(|s| {
-                matches!(
-                    s.encoding,
-                    Encoding::RLE_DICTIONARY | Encoding::PLAIN_DICTIONARY
-                )
-            });
         if !all_dictionary {
             return Err(NotForwardedReason::NotDictionaryEncoded { row_group: rg });
         }

@@ -88,6 +88,11 @@ impl Evolution {
         Ok(Evolution { sources })
     }
 
+    /// The file's column holding output column `column`, if it has one.
+    pub(crate) fn source(&self, column: usize) -> Option<usize> {
+        self.sources.get(column).copied().flatten()
+    }
+
     /// The rows of `batch` (decoded with the file's own schema) as the output schema.
     pub(crate) fn apply(
         &self,

@@ -209,6 +209,10 @@ pub(crate) struct ParquetFileWriter<'s> {
     /// Top-level fields whose dictionary arrays go to arrow-rs's writer as they are (it hashes
     /// every row again): the comparison point for the mapping writer, never the default.
     arrow_dictionaries: Vec<bool>,
+    /// Whether dictionary arrays reaching a `strings` field go to its dictionary writer as
+    /// they are (the merge's dictionary reads) instead of being decoded first (append, where
+    /// only forwarded fields keep their dictionaries).
+    dictionary_inputs: bool,
     dict_cfg: Arc<DictWriterConfig>,
     max_row_group_bytes: usize,
     in_progress: Option<InProgress>,
@@ -295,6 +299,7 @@ impl<'s> ParquetFileWriter<'s> {
             schema,
             mapped,
             arrow_dictionaries,
+            dictionary_inputs: false,
             dict_cfg,
             max_row_group_bytes,
             in_progress: None,
@@ -302,6 +307,13 @@ impl<'s> ParquetFileWriter<'s> {
             dictionary_arrays_decoded: 0,
             spill,
         })
+    }
+
+    /// Lets the STRING fields this project's dictionary writer takes receive dictionary arrays
+    /// as they are: it maps each dictionary's entries once instead of every row's bytes.
+    pub(crate) fn with_dictionary_inputs(mut self) -> Self {
+        self.dictionary_inputs = true;
+        self
     }
 
     /// A writer error caused by a failing spill is that storage failure, typed as such.
@@ -438,7 +450,9 @@ impl<'s> ParquetFileWriter<'s> {
             }
             if self.strings[f] {
                 if let Slot::Strings(w) = &mut ip.slots[leaves.start] {
-                    if matches!(column.data_type(), DataType::Dictionary(_, _)) {
+                    if !self.dictionary_inputs
+                        && matches!(column.data_type(), DataType::Dictionary(_, _))
+                    {
                         // Not forwarded: decoded here, as for arrow-rs's writer below.
                         self.dictionary_arrays_decoded += 1;
                         let plain =

@@ -27,6 +27,7 @@ use super::changelog::{
     changelog_mode, full_compaction_key, lookup_key, plain_key, ChangelogMode, Emit, LookupOutcome,
 };
 use super::deletion_vector::DeletionVectorMaintainer;
+use super::dictionary_reads::{Candidates, DictionaryReads};
 use super::kv_format::{
     array_of, key_datums, kind_array, kinds_of, planner_key, KvLayout, RowKind,
 };
@@ -121,6 +122,8 @@ pub(crate) struct Reader<'s> {
     /// Files written under an older schema version, by path: how their batches become rows of
     /// the merge's schema.
     evolutions: std::collections::HashMap<String, Evolution>,
+    /// STRING columns read as dictionary arrays, and the schema of the batches that result.
+    pub(crate) dicts: DictionaryReads,
 }
 
 /// The file's Arrow schema with dictionary types replaced by their value types.
@@ -209,6 +212,13 @@ impl<'s> Reader<'s> {
         let schema = file_schema(&file)?;
         if let Some(map) = columns {
             let evolution = Evolution::new(path, &schema, &self.schema, map)?;
+            let sources: Vec<usize> = self
+                .dicts
+                .columns()
+                .iter()
+                .filter_map(|&c| evolution.source(c))
+                .collect();
+            let schema = self.dicts.decode_schema(schema, &file.metadata, &sources);
             self.evolutions.insert(path.to_string(), evolution);
             return Ok((file, schema));
         }
@@ -238,6 +248,9 @@ impl<'s> Reader<'s> {
                 ));
             }
         }
+        let schema = self
+            .dicts
+            .decode_schema(schema, &file.metadata, self.dicts.columns());
         Ok((file, schema))
     }
 
@@ -268,10 +281,12 @@ impl<'s> Reader<'s> {
 
     /// A batch of `path` as the merge's schema (files of older schema versions evolve).
     pub(crate) fn evolve(&self, batch: RecordBatch, path: &str) -> Result<RecordBatch> {
-        match self.evolutions.get(path) {
-            Some(e) => e.apply(&batch, &self.schema, path),
-            None => Ok(batch),
-        }
+        let batch = match self.evolutions.get(path) {
+            // Straight into the batch schema: columns decoded as dictionaries stay so.
+            Some(e) => e.apply(&batch, self.dicts.batch_schema(), path)?,
+            None => batch,
+        };
+        self.dicts.apply(batch, path)
     }
 
     /// Converts a batch of `path` into a slot (keys in row format, kinds validated).
@@ -880,13 +895,14 @@ pub fn rewrite_merge_tree(
     // The first input decides the schema and the layout and every other input must match
     // it, unless the caller names the schema (files of several schema versions, each mapped).
     let mut io = IoCounters::default();
-    let (schema, descr) = match &req.schema {
+    let (schema, descr, schema_file) = match &req.schema {
         None => {
             let first_file = parquet_io::open_input(storage, &first.path, &mut io)?;
             let schema = Arc::new(file_schema(&first_file)?);
             (
                 schema,
                 first_file.metadata.file_metadata().schema_descr_ptr(),
+                Some(first_file.metadata),
             )
         }
         Some(target) => match inputs.iter().find(|i| i.columns.is_none()) {
@@ -895,13 +911,14 @@ pub fn rewrite_merge_tree(
             Some(latest) => {
                 let file = parquet_io::open_input(storage, &latest.path, &mut io)?;
                 let schema = Arc::new(file_schema(&file)?);
-                (schema, file.metadata.file_metadata().schema_descr_ptr())
+                let descr = file.metadata.file_metadata().schema_descr_ptr();
+                (schema, descr, Some(file.metadata))
             }
             None => {
                 let descr = parquet::arrow::ArrowSchemaConverter::new()
                     .convert(target)
                     .map_err(|e| Error::unsupported(format!("table schema as Parquet: {e}")))?;
-                (target.clone(), Arc::new(descr))
+                (target.clone(), Arc::new(descr), None)
             }
         },
     };
@@ -960,10 +977,22 @@ pub fn rewrite_merge_tree(
     let props = props.build();
     let compression = parquet_io::compression(options)?;
     crate::rewrite::codec::PageCompressor::new(compression)?;
+    let dict_cfg = Arc::new(DictWriterConfig::new(compression, &props, options)?);
+    let dicts = DictionaryReads::plan(
+        &Candidates {
+            options,
+            schema: &schema,
+            layout: &layout,
+            whole_rows,
+            props: &props,
+            dict_cfg: &dict_cfg,
+        },
+        schema_file.as_deref(),
+    )?;
     let settings = Arc::new(OutputSettings {
         schema: schema.clone(),
         descr,
-        dict_cfg: Arc::new(DictWriterConfig::new(compression, &props, options)?),
+        dict_cfg,
         props,
         target_file_size: options.target_file_size,
         level: req.output_level,
@@ -1018,6 +1047,7 @@ pub fn rewrite_merge_tree(
         key_converter,
         seq_converter,
         evolutions: Default::default(),
+        dicts,
     };
     let mut merge = Merge {
         req,
@@ -1044,7 +1074,6 @@ pub fn rewrite_merge_tree(
         &mut lookup,
         &mut dv,
         &layout,
-        &schema,
     );
     let run = run.and_then(|()| {
         if let Some(d) = sinks.data.as_mut() {
@@ -1056,6 +1085,7 @@ pub fn rewrite_merge_tree(
         Ok(())
     });
     let mut metrics = merge.metrics;
+    metrics.dictionary_columns = merge.reader.dicts.len() as u64;
     metrics.storage_reads = merge.reader.io.reads;
     metrics.storage_read_bytes = merge.reader.io.bytes;
     if let Err(e) = run {
@@ -1111,15 +1141,16 @@ fn flush(
     sinks: &mut Sinks<'_>,
     lookup: &mut Option<LookupLevels>,
     layout: &KvLayout,
-    schema: &SchemaRef,
 ) -> Result<()> {
     let whole_rows = sinks.whole_rows;
+    // The merge's schema, with the columns read as dictionaries typed as such.
+    let schema = merge.reader.dicts.batch_schema().clone();
     for (pending, out) in [
         (&mut sinks.pending_data, sinks.data.as_mut()),
         (&mut sinks.pending_changelog, sinks.changelog.as_mut()),
     ] {
         if pending.len() > 0 {
-            let batch = assemble(pending, &merge.arena, layout, schema, whole_rows)?;
+            let batch = assemble(pending, &merge.arena, layout, &schema, whole_rows)?;
             if let Some(out) = out {
                 out.write(&batch)?;
             }
@@ -1167,7 +1198,6 @@ fn run_merge(
     lookup: &mut Option<LookupLevels>,
     dv: &mut DeletionVectorMaintainer,
     layout: &KvLayout,
-    schema: &SchemaRef,
 ) -> Result<()> {
     let req = merge.req;
     let mut group: Vec<Record> = Vec::new();
@@ -1259,14 +1289,14 @@ fn run_merge(
                 // Slots are renumbered by the flush: keep the key's bytes instead.
                 previous_section_end = Some(merge.arena.key(gk).owned());
                 last_key = None;
-                flush(merge, sinks, lookup, layout, schema)?;
+                flush(merge, sinks, lookup, layout)?;
             }
         }
         if let Some(gk) = last_key.take() {
             previous_section_end = Some(merge.arena.key(gk).owned());
         }
     }
-    flush(merge, sinks, lookup, layout, schema)
+    flush(merge, sinks, lookup, layout)
 }
 
 #[allow(clippy::too_many_arguments)]

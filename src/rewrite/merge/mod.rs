@@ -12,6 +12,7 @@
 //! * [`changelog`] — `full-compaction` and `lookup` changelog production;
 //! * [`deletion_vector`] — marks on higher-level files instead of rewrites, and the index file;
 //! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
+//! * [`dictionary_reads`] — dictionary-encoded STRING columns merged as dictionary arrays;
 //! * [`table_adapter`] — [`PrimaryKeyRewriter`], the table layer's `MergeTreeRewriter`.
 //!
 //! Memory is bounded by the number of runs, not the input size: each run holds a decoded batch
@@ -24,6 +25,7 @@
 
 pub mod changelog;
 pub mod deletion_vector;
+mod dictionary_reads;
 pub mod kv_format;
 mod lookup;
 mod merge_engine;
@@ -39,6 +41,7 @@ use crate::table::binary_row::Datum;
 
 pub use changelog::ChangelogMode;
 pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
+pub use dictionary_reads::READ_DICTIONARIES_OPTION;
 pub use kv_format::RowKind;
 pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION};
 pub use table_adapter::PrimaryKeyRewriter;
@@ -146,6 +149,9 @@ pub struct MergeMetrics {
     /// Encoded page bytes that went through spill objects.
     #[serde(default)]
     pub spilled_bytes: u64,
+    /// STRING columns merged as dictionary arrays (`paimon-compact.merge.read-dictionaries`).
+    #[serde(default)]
+    pub dictionary_columns: u64,
 }
 
 /// What a merge produced.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::SchemaRef;
-use arrow::row::{RowConverter, SortField};
+use arrow::row::{RowConverter, Rows, SortField};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::SchemaDescriptor;
 
@@ -144,7 +144,8 @@ impl<'s> RollingOutput<'s> {
             vec![false; s.schema.fields().len()],
             s.dict_cfg.clone(),
             spill,
-        )?;
+        )?
+        .with_dictionary_inputs();
         let sink = self.storage.create_writer(&path)?;
         self.open = Some(Open {
             path,
@@ -285,6 +286,25 @@ impl<'s> RollingOutput<'s> {
     }
 }
 
+/// The rows holding the smallest and the largest non-null value of `col` (its row-format
+/// encoding `rows`), the first of equals.
+fn extremes(rows: &Rows, col: &dyn Array) -> (Option<usize>, Option<usize>) {
+    let (mut lo, mut hi): (Option<usize>, Option<usize>) = (None, None);
+    for r in 0..rows.num_rows() {
+        if col.is_null(r) {
+            continue;
+        }
+        let b = rows.row(r);
+        if lo.is_none_or(|l| b < rows.row(l)) {
+            lo = Some(r);
+        }
+        if hi.is_none_or(|h| b > rows.row(h)) {
+            hi = Some(r);
+        }
+    }
+    (lo, hi)
+}
+
 /// Folds the rows of `part` into the open file's metadata.
 fn update_stats(
     open: &mut Open<'_>,
@@ -317,30 +337,32 @@ fn update_stats(
     for (i, (&c, conv)) in s.key_cols.iter().zip(converters).enumerate() {
         let col: &ArrayRef = part.column(c);
         open.stats.nulls[i] += col.null_count() as u64;
-        let rows = conv
-            .convert_columns(std::slice::from_ref(col))
-            .map_err(|e| Error::illegal_state(format!("key statistics: {e}")))?;
-        let (mut lo, mut hi): (Option<usize>, Option<usize>) = (None, None);
-        for r in 0..n {
-            if col.is_null(r) {
-                continue;
-            }
-            let b = rows.row(r);
-            if lo.is_none_or(|l| b < rows.row(l)) {
-                lo = Some(r);
-            }
-            if hi.is_none_or(|h| b > rows.row(h)) {
-                hi = Some(r);
-            }
-        }
-        if let Some(l) = lo {
-            let bytes = rows.row(l).as_ref().to_vec();
+        let encode = |a: &ArrayRef| {
+            conv.convert_columns(std::slice::from_ref(a))
+                .map_err(|e| Error::illegal_state(format!("key statistics: {e}")))
+        };
+        // The extreme rows and their row-format bytes (what the file's bounds compare).
+        let (lo, hi) = if i == 0 && col.null_count() == 0 {
+            // Rows arrive in key order, so the leading key column never decreases: its
+            // extremes are the first and last rows, encoded alone instead of every row.
+            let ends = encode(
+                &arrow::compute::concat(&[col.slice(0, 1).as_ref(), col.slice(n - 1, 1).as_ref()])
+                    .map_err(|e| Error::illegal_state(format!("key statistics: {e}")))?,
+            )?;
+            let bytes = |r: usize| ends.row(r).as_ref().to_vec();
+            (Some((0, bytes(0))), Some((n - 1, bytes(1))))
+        } else {
+            let rows = encode(col)?;
+            let (lo, hi) = extremes(&rows, col.as_ref());
+            let bytes = |r: usize| (r, rows.row(r).as_ref().to_vec());
+            (lo.map(bytes), hi.map(bytes))
+        };
+        if let Some((l, bytes)) = lo {
             if open.stats.min[i].as_ref().is_none_or(|(m, _)| bytes < *m) {
                 open.stats.min[i] = Some((bytes, datum_at(col.as_ref(), l)?));
             }
         }
-        if let Some(h) = hi {
-            let bytes = rows.row(h).as_ref().to_vec();
+        if let Some((h, bytes)) = hi {
             if open.stats.max[i].as_ref().is_none_or(|(m, _)| bytes > *m) {
                 open.stats.max[i] = Some((bytes, datum_at(col.as_ref(), h)?));
             }
