@@ -4,7 +4,7 @@ set) and DuckDB (single-threaded) deduplicating the same generated sorted runs, 
 
 Usage (from the repository root):
     python3 benches/merge/run.py [--rows 10000000] [--runs 10] [--work target/merge-bench]
-                                 [--rss-rows 2500000,5000000,10000000]
+                                 [--rss-rows 2500000,5000000,10000000] [--repeat 5]
 
 It creates a venv under <work>/venv with duckdb from PyPI, builds the bench binary
 (`cargo bench --bench merge_rewrite --no-run`, honouring CARGO_TARGET_DIR), generates the runs
@@ -148,6 +148,9 @@ def main():
     ap.add_argument("--work", default="target/merge-bench")
     ap.add_argument("--rss-rows", default="", help="comma-separated row counts for the RSS sweep")
     ap.add_argument("--skip-duckdb", action="store_true")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of every engine, interleaved; the table shows each engine's "
+                         "median-CPU run and the ratio line every round's ratio")
     args = ap.parse_args()
     work = (ROOT / args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -170,9 +173,15 @@ def main():
     print("| engine | wall s | CPU s | rows/s per core | MB/s of input per core | peak RSS MB "
           "| output MB | rows out |")
     print("|---|---|---|---|---|---|---|---|")
-    for name, fn in engines:
-        log(f"running {name}")
-        r = fn()
+    # Rounds interleave the engines, so a slow phase of a noisy machine hits them alike.
+    rounds = {name: [] for name, _ in engines}
+    for i in range(max(1, args.repeat)):
+        for name, fn in engines:
+            log(f"running {name} (round {i + 1})")
+            rounds[name].append(fn())
+    for name, _ in engines:
+        runs = [r for r in rounds[name] if r is not None]
+        r = sorted(runs, key=lambda x: x["cpu"])[(len(runs) - 1) // 2] if runs else None
         results[name] = r
         if r is None:
             print(f"| {name} | not run | | | | | | |")
@@ -181,8 +190,12 @@ def main():
               f"| {in_mb / r['cpu']:.0f} | {r['rss']:.0f} | {r['out_mb']:.0f} | {r['rows_out']} |")
     nat, duck = results.get("paimon-compact native"), results.get("DuckDB, threads=1")
     if nat and duck:
+        per_round = ", ".join(f"{d['cpu'] / n['cpu']:.2f}x" for n, d in
+                              zip(rounds["paimon-compact native"], rounds["DuckDB, threads=1"]))
         print(f"\nDuckDB takes {duck['cpu'] / nat['cpu']:.2f}x the CPU of paimon-compact "
-              f"(same rows out: {nat['rows_out'] == duck['rows_out']})")
+              f"(medians; rounds: {per_round}; same rows out: "
+              f"{nat['rows_out'] == duck['rows_out']})")
+    results["rounds"] = rounds
 
     sweep = [int(x) for x in args.rss_rows.split(",") if x]
     if sweep:

@@ -26,7 +26,9 @@
 //!   project's ([`primitive_dictionary_writer`], [`dictionary_writer`]) or `arrow`;
 //! * [`READ_AHEAD_OPTION`] (`paimon-compact.merge.read-ahead`, default `256 kb`) and
 //!   `paimon-compact.merge.read-window-rows`: how the primary-key merge reads its inputs
-//!   ([`page_stream`]).
+//!   ([`page_stream`]);
+//! * [`merge::READ_DICTIONARIES_OPTION`] (`paimon-compact.merge.read-dictionaries`, default
+//!   `true`): dictionary-encoded STRING value columns merged as dictionary arrays.
 //!
 //! All live in a `paimon-compact.` namespace so they never collide with Paimon's own keys, and
 //! `CoreOptions` keeps them in `raw` (a `compaction.` key would be rejected as a typo).
