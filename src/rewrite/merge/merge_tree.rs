@@ -61,6 +61,9 @@ pub(crate) struct Slot {
     pub(crate) kinds: Vec<RowKind>,
     /// Input index (or higher-level index for lookup batches).
     file: usize,
+    /// The level of that input (what each record carries), kept here so the merge loop does
+    /// not follow the input's metadata for every record.
+    level: u32,
 }
 
 impl Slot {
@@ -368,6 +371,7 @@ impl<'s> Reader<'s> {
             seqs,
             kinds,
             file: file.unwrap_or(0),
+            level: 0,
         })
     }
 }
@@ -532,7 +536,8 @@ impl Merge<'_, '_> {
                 }
                 Some(b) if b.num_rows() == 0 => {}
                 Some(batch) => {
-                    let slot = self.reader.slot_of(batch, path, Some(input))?;
+                    let mut slot = self.reader.slot_of(batch, path, Some(input))?;
+                    slot.level = self.inputs[input].meta.level.get();
                     check_order(&slot, path)?;
                     let n = slot.len();
                     self.metrics.input_rows += n as u64;
@@ -634,7 +639,7 @@ impl Merge<'_, '_> {
             row: cur.row,
             seq: slot.seq(cur.row),
             kind: slot.kinds[cur.row],
-            level: self.inputs[slot.file].meta.level.get(),
+            level: slot.level,
             origin: Origin::Input {
                 file: slot.file,
                 pos: 0,
