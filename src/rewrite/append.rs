@@ -153,17 +153,9 @@ impl Settings {
         let compression = parquet_io::compression(options)?;
         // Fail on an unwritable codec now, not after outputs exist.
         super::codec::PageCompressor::new(compression)?;
-        let fast_copy = match options.raw.get(FAST_COPY_OPTION).map(|v| v.trim()) {
+        let fast_copy = match options.raw.get(FAST_COPY_OPTION) {
             None => false,
-            Some(v) if v.eq_ignore_ascii_case("true") => true,
-            Some(v) if v.eq_ignore_ascii_case("false") => false,
-            Some(v) => {
-                return Err(Error::invalid_option(
-                    FAST_COPY_OPTION,
-                    v,
-                    "expected true or false",
-                ))
-            }
+            Some(v) => crate::options::parse_bool(FAST_COPY_OPTION, v)?,
         };
         let arrow_passthrough_writer =
             match options.raw.get(PASSTHROUGH_WRITER_OPTION).map(|v| v.trim()) {
