@@ -693,18 +693,19 @@ mod tests {
     fn write(batch: &RecordBatch, ours: bool, props: &WriterProperties) -> Bytes {
         let schema = batch.schema();
         let descr = ArrowSchemaConverter::new().convert(&schema).unwrap();
-        let cfg = Arc::new(DictWriterConfig {
-            compression: props.compression(&parquet::schema::types::ColumnPath::from("x")),
-            data_page_size_limit: props.data_page_size_limit(),
-            data_page_row_count_limit: props.data_page_row_count_limit(),
-            dictionary_page_size_limit: props.dictionary_page_size_limit(),
-            write_batch_size: props.write_batch_size(),
-            statistics: true,
-            statistics_truncate_length: props.statistics_truncate_length(),
-            column_index_truncate_length: props.column_index_truncate_length(),
-            primitive: ours,
-            strings: ours,
-        });
+        let writer = if ours { "paimon-compact" } else { "arrow" };
+        let options = crate::options::CoreOptions::from_pairs(
+            crate::options::TableKind::Append,
+            crate::options::Flavor::Java,
+            [
+                (PRIMITIVE_DICTIONARY_OPTION, writer),
+                (crate::rewrite::STRING_DICTIONARY_OPTION, writer),
+            ],
+        )
+        .unwrap();
+        let compression = props.compression(&parquet::schema::types::ColumnPath::from("x"));
+        let cfg = Arc::new(DictWriterConfig::new(compression, props, &options).unwrap());
+        assert_eq!((cfg.primitive, cfg.strings), (ours, ours));
         let n = schema.fields().len();
         let mut w = ParquetFileWriter::new(
             schema,

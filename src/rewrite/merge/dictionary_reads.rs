@@ -43,6 +43,24 @@ fn dictionary_type() -> DataType {
     DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
 }
 
+/// `schema` with the columns `dictionary` picks typed as dictionaries.
+fn with_dictionaries(schema: &Schema, dictionary: impl Fn(usize, &Field) -> bool) -> Schema {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let f = f.as_ref().clone();
+            if dictionary(i, &f) {
+                f.with_data_type(dictionary_type())
+            } else {
+                f
+            }
+        })
+        .collect();
+    Schema::new_with_metadata(fields, schema.metadata().clone())
+}
+
 /// What the merge needs to know to decide the columns.
 pub(crate) struct Candidates<'a> {
     pub options: &'a CoreOptions,
@@ -104,27 +122,8 @@ impl DictionaryReads {
         if cols.is_empty() {
             return Ok(Self::none(schema));
         }
-        let fields: Vec<Field> = c
-            .schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let f = f.as_ref().clone();
-                if cols.contains(&i) {
-                    f.with_data_type(dictionary_type())
-                } else {
-                    f
-                }
-            })
-            .collect();
-        Ok(DictionaryReads {
-            cols,
-            batch_schema: Arc::new(Schema::new_with_metadata(
-                fields,
-                c.schema.metadata().clone(),
-            )),
-        })
+        let batch_schema = Arc::new(with_dictionaries(c.schema, |i, _| cols.contains(&i)));
+        Ok(DictionaryReads { cols, batch_schema })
     }
 
     /// How many columns are read as dictionaries.
@@ -156,26 +155,14 @@ impl DictionaryReads {
             return plain;
         }
         let leaves = field_leaves(metadata.file_metadata().schema_descr());
-        let fields: Vec<Field> = plain
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let f = f.as_ref().clone();
-                let encoded = || {
-                    leaves
-                        .get(i)
-                        .filter(|r| r.len() == 1)
-                        .is_some_and(|r| fully_dictionary_encoded(metadata, r.start).is_ok())
-                };
-                if file_cols.contains(&i) && *f.data_type() == DataType::Utf8 && encoded() {
-                    f.with_data_type(dictionary_type())
-                } else {
-                    f
-                }
-            })
-            .collect();
-        Schema::new_with_metadata(fields, plain.metadata().clone())
+        with_dictionaries(&plain, |i, f| {
+            file_cols.contains(&i)
+                && *f.data_type() == DataType::Utf8
+                && leaves
+                    .get(i)
+                    .filter(|r| r.len() == 1)
+                    .is_some_and(|r| fully_dictionary_encoded(metadata, r.start).is_ok())
+        })
     }
 
     /// A decoded (and evolved) batch of the merge's schema as a batch of [`Self::batch_schema`]:

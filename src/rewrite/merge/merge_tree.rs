@@ -284,12 +284,12 @@ impl<'s> Reader<'s> {
 
     /// A batch of `path` as the merge's schema (files of older schema versions evolve).
     pub(crate) fn evolve(&self, batch: RecordBatch, path: &str) -> Result<RecordBatch> {
-        let batch = match self.evolutions.get(path) {
-            // Straight into the batch schema: columns decoded as dictionaries stay so.
-            Some(e) => e.apply(&batch, self.dicts.batch_schema(), path)?,
-            None => batch,
-        };
-        self.dicts.apply(batch, path)
+        match self.evolutions.get(path) {
+            // Straight into the batch schema: columns decoded as dictionaries stay so, plain
+            // ones are converted by the mapping's cast.
+            Some(e) => e.apply(&batch, self.dicts.batch_schema(), path),
+            None => self.dicts.apply(batch, path),
+        }
     }
 
     /// Converts a batch of `path` into a slot (keys in row format, kinds validated).
