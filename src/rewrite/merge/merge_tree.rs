@@ -34,6 +34,7 @@ use super::kv_format::{
 use super::lookup::LookupLevels;
 use super::merge_engine::{Cell, Columns, MergeFunction, Merged, Origin, Record, Values};
 use super::output::{OutputSettings, RollingOutput};
+use super::sorted_chunk::{CursorView, SortedChunk};
 use super::{MergeInput, MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
@@ -76,6 +77,14 @@ impl Slot {
     fn head(&self, row: usize) -> (u64, u64) {
         (self.prefixes[row], self.tails[row])
     }
+    /// The key heads (prefixes, tails) of `rows`.
+    pub(super) fn heads(&self, rows: std::ops::Range<usize>) -> (&[u64], &[u64]) {
+        (&self.prefixes[rows.clone()], &self.tails[rows])
+    }
+    /// The length of every key row when all are that long and at most 16 bytes.
+    pub(super) fn short_len(&self) -> Option<usize> {
+        self.short_len
+    }
 }
 
 /// The batches results may point into.
@@ -88,6 +97,22 @@ impl Arena {
     pub(crate) fn push(&mut self, slot: Slot) -> usize {
         self.slots.push(slot);
         self.slots.len() - 1
+    }
+
+    /// The merge's record of the input row at `(slot, row)`.
+    fn record(&self, (s, row): (usize, usize)) -> Record {
+        let slot = &self.slots[s];
+        Record {
+            slot: s,
+            row,
+            seq: slot.seq(row),
+            kind: slot.kinds[row],
+            level: slot.level,
+            origin: Origin::Input {
+                file: slot.file,
+                pos: 0,
+            },
+        }
     }
 
     fn key(&self, at: (usize, usize)) -> arrow::row::Row<'_> {
@@ -105,7 +130,7 @@ impl Arena {
     /// The order of two keys whose first 16 bytes (zero-padded) are equal: equal when both
     /// rows are that short and equally long, else decided by the rows.
     #[inline]
-    fn cmp_after_head(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
+    pub(super) fn cmp_after_head(&self, a: (usize, usize), b: (usize, usize)) -> Ordering {
         let (sa, sb) = (&self.slots[a.0], &self.slots[b.0]);
         match (sa.short_len, sb.short_len) {
             (Some(la), Some(lb)) if la == lb => Ordering::Equal,
@@ -154,6 +179,10 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
 /// windowed reader fetches and decompresses the pages that straddle windows (and every
 /// dictionary page) once per window.
 pub const READ_WINDOW_OPTION: &str = "paimon-compact.merge.read-window-rows";
+
+/// Orders the rows a chunk at a time (`true`, the default; see [`super::sorted_chunk`])
+/// instead of one heap step per row (`false`). Both give the same output.
+pub const SORTED_CHUNKS_OPTION: &str = "paimon-compact.merge.sorted-chunks";
 
 /// The footer is read with one speculative tail read of this size (most footers fit).
 const FOOTER_PREFETCH: u64 = 64 * 1024;
@@ -427,6 +456,10 @@ struct Merge<'s, 'r> {
     window_rows: Option<u64>,
     /// Bytes of a column chunk each page read fetches ahead (`paimon-compact.merge.read-ahead`).
     read_ahead: u64,
+    /// Rows ordered a chunk at a time ([`SORTED_CHUNKS_OPTION`]); `None`: the heap orders every row.
+    chunk: Option<SortedChunk>,
+    /// The live cursors, as the next chunk sees them (kept to reuse its allocation).
+    live: Vec<CursorView>,
 }
 
 impl Merge<'_, '_> {
@@ -633,18 +666,102 @@ impl Merge<'_, '_> {
 
     fn record_of(&self, c: usize) -> Record {
         let cur = &self.cursors[c];
-        let slot = &self.arena.slots[cur.slot];
-        Record {
-            slot: cur.slot,
-            row: cur.row,
-            seq: slot.seq(cur.row),
-            kind: slot.kinds[cur.row],
-            level: slot.level,
-            origin: Origin::Input {
-                file: slot.file,
-                pos: 0,
-            },
+        self.arena.record((cur.slot, cur.row))
+    }
+
+    /// Restores the heap order after cursors moved outside it.
+    fn heapify(&mut self) {
+        for i in (0..self.heap.len() / 2).rev() {
+            self.sift_down(i);
         }
+    }
+
+    /// Appends the records of the next key (every run's rows of it, in cursor order) to
+    /// `group` and returns where that key is; `None` once the section's runs are exhausted.
+    fn next_group(&mut self, group: &mut Vec<Record>) -> Result<Option<(usize, usize)>> {
+        let Some(mut chunk) = self.chunk.take() else {
+            return self.heap_group(group);
+        };
+        let next = self.chunk_group(&mut chunk, group);
+        self.chunk = Some(chunk);
+        next
+    }
+
+    /// [`Self::next_group`] from the sorted chunk, refilled (or left to the heap) when spent.
+    fn chunk_group(
+        &mut self,
+        chunk: &mut SortedChunk,
+        group: &mut Vec<Record>,
+    ) -> Result<Option<(usize, usize)>> {
+        loop {
+            if let Some(e) = chunk.take() {
+                let gk = (self.cursors[e.cursor as usize].slot, e.row as usize);
+                group.push(self.arena.record(gk));
+                while let Some(f) = chunk.peek() {
+                    if f.head != e.head {
+                        break;
+                    }
+                    let fk = (self.cursors[f.cursor as usize].slot, f.row as usize);
+                    if self.arena.cmp_after_head(fk, gk) != Ordering::Equal {
+                        break;
+                    }
+                    group.push(self.arena.record(fk));
+                    chunk.take();
+                }
+                return Ok(Some(gk));
+            }
+            if chunk.consumed() {
+                for &(c, row) in chunk.ends() {
+                    let cur = &mut self.cursors[c];
+                    cur.row = row;
+                    cur.head = self.arena.slots[cur.slot].head(row);
+                }
+                chunk.clear();
+                self.heapify();
+            }
+            if self.heap.is_empty() {
+                return Ok(None);
+            }
+            self.live.clear();
+            for &c in &self.heap {
+                let cur = &self.cursors[c];
+                self.live.push(CursorView {
+                    cursor: c,
+                    slot: cur.slot,
+                    row: cur.row,
+                    len: cur.len,
+                });
+            }
+            self.live.sort_unstable_by_key(|v| v.cursor);
+            if !chunk.fill(&self.live, &self.arena) {
+                // The smallest row left is the bound itself: the heap takes that key.
+                return self.heap_group(group);
+            }
+            self.metrics.sorted_chunk_rows += chunk.len() as u64;
+        }
+    }
+
+    /// [`Self::next_group`] by the heap: the smallest key, from every cursor that has it.
+    fn heap_group(&mut self, group: &mut Vec<Record>) -> Result<Option<(usize, usize)>> {
+        let Some(&top) = self.heap.first() else {
+            return Ok(None);
+        };
+        let gk = (self.cursors[top].slot, self.cursors[top].row);
+        let head = self.cursors[top].head;
+        group.push(self.record_of(top));
+        self.advance_top()?;
+        // The rows after it join while their key equals it (the head settles almost every
+        // inequality).
+        while let Some(&c) = self.heap.first() {
+            let cur = &self.cursors[c];
+            if cur.head != head || self.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal
+            {
+                break;
+            }
+            group.push(self.record_of(c));
+            self.advance_top()?;
+        }
+        Ok(Some(gk))
     }
 }
 
@@ -885,6 +1002,10 @@ pub fn rewrite_merge_tree(
             )));
         }
     }
+    let sorted_chunks = match options.raw.get(SORTED_CHUNKS_OPTION) {
+        None => true,
+        Some(v) => crate::options::parse_bool(SORTED_CHUNKS_OPTION, v)?,
+    };
     let window_rows = match options.raw.get(READ_WINDOW_OPTION) {
         None => None,
         Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
@@ -1064,6 +1185,8 @@ pub fn rewrite_merge_tree(
         metrics: MergeMetrics::default(),
         window_rows,
         read_ahead: crate::rewrite::page_stream::read_ahead(options)?,
+        chunk: sorted_chunks.then(SortedChunk::default),
+        live: Vec::new(),
     };
     let mut lookup = match mode {
         ChangelogMode::Lookup { .. } => Some(LookupLevels::new(&req.higher_levels)),
@@ -1233,12 +1356,13 @@ fn run_merge(
                 merge.heap.push(c);
             }
         }
-        for i in (0..merge.heap.len() / 2).rev() {
-            merge.sift_down(i);
-        }
+        merge.heapify();
         let mut first_group = true;
-        while let Some(&top) = merge.heap.first() {
-            let gk = (merge.cursors[top].slot, merge.cursors[top].row);
+        loop {
+            group.clear();
+            let Some(gk) = merge.next_group(&mut group)? else {
+                break;
+            };
             if first_group {
                 first_group = false;
                 if let Some(prev) = &previous_section_end {
@@ -1251,22 +1375,6 @@ fn run_merge(
                         ));
                     }
                 }
-            }
-            group.clear();
-            // The top's own row starts the group; the rows after it join while their key
-            // equals it (the prefix settles almost every inequality).
-            let head = merge.cursors[top].head;
-            group.push(merge.record_of(top));
-            merge.advance_top()?;
-            while let Some(&c) = merge.heap.first() {
-                let cur = &merge.cursors[c];
-                if cur.head != head
-                    || merge.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal
-                {
-                    break;
-                }
-                group.push(merge.record_of(c));
-                merge.advance_top()?;
             }
             merge.metrics.keys += 1;
             {

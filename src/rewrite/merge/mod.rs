@@ -13,6 +13,7 @@
 //! * [`deletion_vector`] — marks on higher-level files instead of rewrites, and the index file;
 //! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
 //! * [`dictionary_reads`] — dictionary-encoded STRING columns merged as dictionary arrays;
+//! * [`sorted_chunk`] — the rows of all runs ordered a chunk at a time, not a heap step a row;
 //! * [`table_adapter`] — [`PrimaryKeyRewriter`], the table layer's `MergeTreeRewriter`.
 //!
 //! Memory is bounded by the number of runs, not the input size: each run holds a decoded batch
@@ -31,6 +32,7 @@ mod lookup;
 mod merge_engine;
 mod merge_tree;
 mod output;
+mod sorted_chunk;
 pub mod table_adapter;
 
 use std::collections::BTreeMap;
@@ -43,7 +45,7 @@ pub use changelog::ChangelogMode;
 pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
 pub use dictionary_reads::READ_DICTIONARIES_OPTION;
 pub use kv_format::RowKind;
-pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION};
+pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION};
 pub use table_adapter::PrimaryKeyRewriter;
 
 /// Length of the `_KEY_` prefix of key column names.
@@ -152,6 +154,10 @@ pub struct MergeMetrics {
     /// STRING columns merged as dictionary arrays (`paimon-compact.merge.read-dictionaries`).
     #[serde(default)]
     pub dictionary_columns: u64,
+    /// Input rows put in order by sorted chunks (`paimon-compact.merge.sorted-chunks`); the
+    /// rest went through the heap one at a time.
+    #[serde(default)]
+    pub sorted_chunk_rows: u64,
 }
 
 /// What a merge produced.
