@@ -76,11 +76,22 @@ fn put(st: &MemoryStorage, name: &str, rows: &[Row]) -> MergeInput {
     let batch = RecordBatch::try_new(
         schema(),
         vec![
-            Arc::new(rows.iter().map(|r| Some(r.id.as_str())).collect::<StringArray>())
-                as ArrayRef,
+            Arc::new(
+                rows.iter()
+                    .map(|r| Some(r.id.as_str()))
+                    .collect::<StringArray>(),
+            ) as ArrayRef,
             Arc::new(rows.iter().map(|r| Some(r.seq)).collect::<Int64Array>()),
-            Arc::new(rows.iter().map(|r| Some(r.kind as i8)).collect::<Int8Array>()),
-            Arc::new(rows.iter().map(|r| Some(r.id.as_str())).collect::<StringArray>()),
+            Arc::new(
+                rows.iter()
+                    .map(|r| Some(r.kind as i8))
+                    .collect::<Int8Array>(),
+            ),
+            Arc::new(
+                rows.iter()
+                    .map(|r| Some(r.id.as_str()))
+                    .collect::<StringArray>(),
+            ),
             Arc::new(rows.iter().map(|r| r.n).collect::<Int64Array>()),
         ],
     )
@@ -163,7 +174,10 @@ fn read(st: &MemoryStorage, path: &str) -> Vec<Row> {
         let b = b.unwrap();
         let (key, seq) = (b.column(0).as_string::<i32>(), b.column(1));
         let (kind, n) = (b.column(2).as_primitive::<Int8Type>(), b.column(4));
-        let (seq, n) = (seq.as_primitive::<Int64Type>(), n.as_primitive::<Int64Type>());
+        let (seq, n) = (
+            seq.as_primitive::<Int64Type>(),
+            n.as_primitive::<Int64Type>(),
+        );
         for i in 0..b.num_rows() {
             out.push(Row {
                 id: key.value(i).to_string(),
@@ -209,7 +223,11 @@ fn merge(
         .iter()
         .map(|f| st.get(&f.path).unwrap().to_vec())
         .collect();
-    let rows = result.outputs.iter().flat_map(|f| read(&st, &f.path)).collect();
+    let rows = result
+        .outputs
+        .iter()
+        .flat_map(|f| read(&st, &f.path))
+        .collect();
     (result, bytes, rows)
 }
 
@@ -236,11 +254,18 @@ fn assert_same_as_heap(all: &[Vec<Row>]) {
     assert_eq!(on.metrics.keys, off.metrics.keys);
     // Most rows are ordered by chunks; the heap takes only each chunk's bound.
     let input = on.metrics.input_rows;
-    assert!(on.metrics.sorted_chunk_rows * 10 > input * 9, "{:?}", on.metrics);
+    assert!(
+        on.metrics.sorted_chunk_rows * 10 > input * 9,
+        "{:?}",
+        on.metrics
+    );
     assert_eq!(off.metrics.sorted_chunk_rows, 0);
     assert_eq!(on_rows.len(), off_rows.len());
     assert!(on_rows == model(all), "sorted chunks differ from the model");
-    assert!(off_rows == on_rows, "the heap differs from the sorted chunks");
+    assert!(
+        off_rows == on_rows,
+        "the heap differs from the sorted chunks"
+    );
     assert!(on_bytes == off_bytes, "the files differ");
     for (a, b) in on.outputs.iter().zip(&off.outputs) {
         assert_eq!(a.meta.min_key, b.meta.min_key);
@@ -266,8 +291,9 @@ fn a_key_repeated_across_a_batch_boundary_of_one_file_forms_one_group() {
 
 #[test]
 fn short_keys_decided_by_their_heads_merge_as_the_heap_merges_them() {
-    // Keys of 2..=6 bytes only (the first case of `id`): every key row is shorter than 16
-    // bytes but they differ in length, and single-run stretches alternate with overlaps.
+    // Keys of 2..=6 bytes only (the first case of `id`): arrow's row format encodes each in
+    // 10 bytes, so the heads are the whole keys and the chunk sorts them packed with their
+    // cursor and row; single-run stretches alternate with overlaps.
     let all: Vec<Vec<Row>> = runs(5, 5, 15_000, false)
         .into_iter()
         .map(|rows| rows.into_iter().filter(|r| r.id.len() <= 6).collect())
@@ -311,8 +337,8 @@ fn an_invalid_value_is_a_typed_option_error() {
         schema: None,
     };
     let before = files_in(&st);
-    let err = rewrite_merge_tree(&st, &req, &opts(&[(SORTED_CHUNKS_OPTION, "sometimes")]))
-        .unwrap_err();
+    let err =
+        rewrite_merge_tree(&st, &req, &opts(&[(SORTED_CHUNKS_OPTION, "sometimes")])).unwrap_err();
     assert!(
         matches!(&err.kind, ErrorKind::InvalidOption { key, .. } if key == SORTED_CHUNKS_OPTION),
         "{err:?}"

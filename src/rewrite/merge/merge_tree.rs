@@ -754,8 +754,7 @@ impl Merge<'_, '_> {
         // inequality).
         while let Some(&c) = self.heap.first() {
             let cur = &self.cursors[c];
-            if cur.head != head || self.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal
-            {
+            if cur.head != head || self.arena.cmp_keys((cur.slot, cur.row), gk) != Ordering::Equal {
                 break;
             }
             group.push(self.record_of(c));

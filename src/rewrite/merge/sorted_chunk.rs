@@ -47,6 +47,8 @@ pub(super) struct SortedChunk {
     ends: Vec<(usize, usize)>,
     /// Slot of each cursor during `fill` (indexed by cursor).
     slots: Vec<usize>,
+    /// Entries packed for sorting (kept to reuse the allocation).
+    packed: Vec<u128>,
 }
 
 impl SortedChunk {
@@ -85,37 +87,76 @@ impl SortedChunk {
                 }
             }
             let (prefixes, tails) = slot.heads(v.row..lo);
-            self.entries.extend(
-                prefixes
-                    .iter()
-                    .zip(tails)
-                    .zip(v.row..lo)
-                    .map(|((&p, &t), row)| Entry {
-                        head: (p, t),
-                        cursor: v.cursor as u32,
-                        row: row as u32,
-                    }),
-            );
+            self.entries
+                .extend(
+                    prefixes
+                        .iter()
+                        .zip(tails)
+                        .zip(v.row..lo)
+                        .map(|((&p, &t), row)| Entry {
+                            head: (p, t),
+                            cursor: v.cursor as u32,
+                            row: row as u32,
+                        }),
+                );
             self.ends.push((v.cursor, lo));
             if self.slots.len() <= v.cursor {
                 self.slots.resize(v.cursor + 1, 0);
             }
             self.slots[v.cursor] = v.slot;
         }
-        if heads_decide {
-            self.entries.sort_by(|a, b| a.head.cmp(&b.head));
-        } else {
-            let slots = &self.slots;
-            self.entries.sort_by(|a, b| {
-                a.head.cmp(&b.head).then_with(|| {
-                    arena.cmp_after_head(
-                        (slots[a.cursor as usize], a.row as usize),
-                        (slots[b.cursor as usize], b.row as usize),
-                    )
-                })
-            });
+        match short.filter(|_| heads_decide) {
+            Some(len) => self.sort_heads(len),
+            None => {
+                let slots = &self.slots;
+                self.entries.sort_by(|a, b| {
+                    a.head.cmp(&b.head).then_with(|| {
+                        arena.cmp_after_head(
+                            (slots[a.cursor as usize], a.row as usize),
+                            (slots[b.cursor as usize], b.row as usize),
+                        )
+                    })
+                });
+            }
         }
         !self.entries.is_empty()
+    }
+
+    /// Sorts entries whose heads are their whole keys, every key `len` (at most 16) bytes.
+    ///
+    /// When the bytes a key leaves unused in its 16-byte head can hold the cursor and the
+    /// row, each entry is packed into one `u128` (key bytes, then cursor, then row) and those
+    /// are sorted: half the bytes moved and one comparison each, in exactly the stable order,
+    /// since entries are collected in ascending cursor and row order. Otherwise (an INT key
+    /// in a batch of millions of rows, say) the entries are sorted as they are.
+    fn sort_heads(&mut self, len: usize) {
+        let bits = |n: u64| 64 - n.leading_zeros();
+        let max_row = self.entries.iter().map(|e| e.row).max().unwrap_or(0);
+        let max_cursor = self.entries.iter().map(|e| e.cursor).max().unwrap_or(0);
+        let (row_bits, cursor_bits) = (bits(max_row as u64), bits(max_cursor as u64));
+        let free = 8 * (16 - len.min(16)) as u32;
+        if row_bits + cursor_bits > free {
+            self.entries.sort_by_key(|e| e.head);
+            return;
+        }
+        let packed = &mut self.packed;
+        packed.clear();
+        packed.extend(self.entries.iter().map(|e| {
+            let head = (e.head.0 as u128) << 64 | e.head.1 as u128;
+            head | (e.cursor as u128) << row_bits | e.row as u128
+        }));
+        packed.sort();
+        let row_mask = (1u128 << row_bits) - 1;
+        let cursor_mask = (1u128 << cursor_bits) - 1;
+        let key_mask = !((1u128 << (row_bits + cursor_bits)) - 1);
+        for (e, &p) in self.entries.iter_mut().zip(packed.iter()) {
+            let head = p & key_mask;
+            *e = Entry {
+                head: ((head >> 64) as u64, head as u64),
+                cursor: ((p >> row_bits) & cursor_mask) as u32,
+                row: (p & row_mask) as u32,
+            };
+        }
     }
 
     /// Rows in the chunk.
@@ -150,5 +191,67 @@ impl SortedChunk {
         self.entries.clear();
         self.ends.clear();
         self.next = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries of `cursors` runs, each ascending, with `len`-byte keys (unused head bytes
+    /// zero) drawn from few values so that keys repeat across and within runs.
+    fn entries(len: usize, cursors: u32, rows: u32, seed: u64) -> Vec<Entry> {
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mask = |bytes: usize| -> u128 {
+            if bytes >= 16 {
+                u128::MAX
+            } else {
+                !(u128::MAX >> (8 * bytes))
+            }
+        };
+        let mut out = Vec::new();
+        for c in 0..cursors {
+            let mut keys: Vec<u128> = (0..rows)
+                .map(|_| {
+                    ((next() % 50) as u128).wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835)
+                        & mask(len)
+                })
+                .collect();
+            keys.sort();
+            out.extend(keys.into_iter().enumerate().map(|(row, k)| Entry {
+                head: ((k >> 64) as u64, k as u64),
+                cursor: c,
+                row: row as u32,
+            }));
+        }
+        out
+    }
+
+    #[test]
+    fn packed_and_plain_head_sorts_give_the_stable_order() {
+        // 9 bytes: a BIGINT key (packed); 10: short strings (packed); 14 with many rows and
+        // cursors: too few spare bits (plain); 16: none spare (plain).
+        for (len, cursors, rows) in [(9, 10, 300), (10, 3, 1000), (14, 40, 3000), (16, 5, 200)] {
+            for seed in 1..4 {
+                let all = entries(len, cursors, rows, seed);
+                let mut want = all.clone();
+                want.sort_by_key(|e| e.head);
+                let mut chunk = SortedChunk {
+                    entries: all,
+                    ..SortedChunk::default()
+                };
+                chunk.sort_heads(len);
+                let key = |e: &Entry| (e.head, e.cursor, e.row);
+                let got: Vec<_> = chunk.entries.iter().map(key).collect();
+                let want: Vec<_> = want.iter().map(key).collect();
+                assert!(got == want, "len {len}, seed {seed}");
+            }
+        }
     }
 }
