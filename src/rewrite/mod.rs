@@ -28,7 +28,9 @@
 //!   `paimon-compact.merge.read-window-rows`: how the primary-key merge reads its inputs
 //!   ([`page_stream`]);
 //! * [`merge::READ_DICTIONARIES_OPTION`] (`paimon-compact.merge.read-dictionaries`, default
-//!   `true`): dictionary-encoded STRING value columns merged as dictionary arrays.
+//!   `true`): dictionary-encoded STRING value columns merged as dictionary arrays;
+//! * [`merge::SORTED_CHUNKS_OPTION`] (`paimon-compact.merge.sorted-chunks`, default `true`):
+//!   rows ordered a sorted chunk at a time instead of one heap step per row.
 //!
 //! All live in a `paimon-compact.` namespace so they never collide with Paimon's own keys, and
 //! `CoreOptions` keeps them in `raw` (a `compaction.` key would be rejected as a typo).
