@@ -190,6 +190,23 @@ fn read(st: &MemoryStorage, path: &str) -> Vec<Row> {
     out
 }
 
+/// One section of `runs` merged into the max level 5, deletes dropped.
+fn request(runs: Vec<Vec<MergeInput>>) -> MergeTreeRewrite {
+    MergeTreeRewrite {
+        sections: vec![runs],
+        higher_levels: Vec::new(),
+        output_dir: DIR.into(),
+        file_prefix: "data-out-".into(),
+        changelog_prefix: "changelog-out-".into(),
+        output_level: Level::new(5),
+        max_level: Level::new(5),
+        drop_delete: true,
+        write_data: true,
+        creation_time_ms: 1,
+        schema: None,
+    }
+}
+
 /// Merges the runs (deduplicate, deletes dropped, output rolled at 64 KB) with `extra`
 /// options; returns the result, each output's bytes and the rows read back.
 fn merge(
@@ -202,19 +219,7 @@ fn merge(
         .enumerate()
         .map(|(i, rows)| put(&st, &format!("data-{i}.parquet"), rows))
         .collect();
-    let req = MergeTreeRewrite {
-        sections: vec![inputs.into_iter().rev().map(|i| vec![i]).collect()],
-        higher_levels: Vec::new(),
-        output_dir: DIR.into(),
-        file_prefix: "data-out-".into(),
-        changelog_prefix: "changelog-out-".into(),
-        output_level: Level::new(5),
-        max_level: Level::new(5),
-        drop_delete: true,
-        write_data: true,
-        creation_time_ms: 1,
-        schema: None,
-    };
+    let req = request(inputs.into_iter().rev().map(|i| vec![i]).collect());
     let mut pairs = vec![("target-file-size", "64kb")];
     pairs.extend_from_slice(extra);
     let result = rewrite_merge_tree(&st, &req, &opts(&pairs)).unwrap();
@@ -323,19 +328,7 @@ fn changelog_modes_produce_the_same_files_either_way() {
 fn an_invalid_value_is_a_typed_option_error() {
     let st = MemoryStorage::new();
     let input = put(&st, "data-0.parquet", &runs(1, 1, 100, false)[0]);
-    let req = MergeTreeRewrite {
-        sections: vec![vec![vec![input]]],
-        higher_levels: Vec::new(),
-        output_dir: DIR.into(),
-        file_prefix: "data-out-".into(),
-        changelog_prefix: "changelog-out-".into(),
-        output_level: Level::new(5),
-        max_level: Level::new(5),
-        drop_delete: true,
-        write_data: true,
-        creation_time_ms: 1,
-        schema: None,
-    };
+    let req = request(vec![vec![input]]);
     let before = files_in(&st);
     let err =
         rewrite_merge_tree(&st, &req, &opts(&[(SORTED_CHUNKS_OPTION, "sometimes")])).unwrap_err();
