@@ -679,37 +679,30 @@ impl Merge<'_, '_> {
     /// Appends the records of the next key (every run's rows of it, in cursor order) to
     /// `group` and returns where that key is; `None` once the section's runs are exhausted.
     fn next_group(&mut self, group: &mut Vec<Record>) -> Result<Option<(usize, usize)>> {
-        let Some(mut chunk) = self.chunk.take() else {
+        let Some(chunk) = self.chunk.as_mut() else {
             return self.heap_group(group);
         };
-        let next = self.chunk_group(&mut chunk, group);
+        // Almost every key comes from the current chunk: served in place. (Taking the chunk
+        // out of its `Option` and putting it back moved its 96 bytes twice per key, and the
+        // reload of a field just overwritten by the take stalled on store forwarding: about a
+        // quarter of the merge loop's own samples.)
+        if let Some(gk) = chunk_group(chunk, &self.cursors, &self.arena, group) {
+            return Ok(Some(gk));
+        }
+        let mut chunk = std::mem::take(&mut self.chunk).unwrap_or_default();
+        let next = self.refill_group(&mut chunk, group);
         self.chunk = Some(chunk);
         next
     }
 
-    /// [`Self::next_group`] from the sorted chunk, refilled (or left to the heap) when spent.
-    fn chunk_group(
+    /// [`Self::next_group`] once the chunk is spent: the cursors move past it, and the next
+    /// chunk is filled (or the heap takes the key when no chunk can be cut).
+    fn refill_group(
         &mut self,
         chunk: &mut SortedChunk,
         group: &mut Vec<Record>,
     ) -> Result<Option<(usize, usize)>> {
         loop {
-            if let Some(e) = chunk.take() {
-                let gk = (self.cursors[e.cursor as usize].slot, e.row as usize);
-                group.push(self.arena.record(gk));
-                while let Some(f) = chunk.peek() {
-                    if f.head != e.head {
-                        break;
-                    }
-                    let fk = (self.cursors[f.cursor as usize].slot, f.row as usize);
-                    if self.arena.cmp_after_head(fk, gk) != Ordering::Equal {
-                        break;
-                    }
-                    group.push(self.arena.record(fk));
-                    chunk.take();
-                }
-                return Ok(Some(gk));
-            }
             if chunk.consumed() {
                 for &(c, row) in chunk.ends() {
                     let cur = &mut self.cursors[c];
@@ -738,6 +731,9 @@ impl Merge<'_, '_> {
                 return self.heap_group(group);
             }
             self.metrics.sorted_chunk_rows += chunk.len() as u64;
+            if let Some(gk) = chunk_group(chunk, &self.cursors, &self.arena, group) {
+                return Ok(Some(gk));
+            }
         }
     }
 
@@ -762,6 +758,31 @@ impl Merge<'_, '_> {
         }
         Ok(Some(gk))
     }
+}
+
+/// The next key of a sorted chunk (its first entry and every following one with an equal
+/// key), appended to `group`; `None` when the chunk is spent.
+fn chunk_group(
+    chunk: &mut SortedChunk,
+    cursors: &[RunCursor<'_>],
+    arena: &Arena,
+    group: &mut Vec<Record>,
+) -> Option<(usize, usize)> {
+    let e = chunk.take()?;
+    let gk = (cursors[e.cursor as usize].slot, e.row as usize);
+    group.push(arena.record(gk));
+    while let Some(f) = chunk.peek() {
+        if f.head != e.head {
+            break;
+        }
+        let fk = (cursors[f.cursor as usize].slot, f.row as usize);
+        if arena.cmp_after_head(fk, gk) != Ordering::Equal {
+            break;
+        }
+        group.push(arena.record(fk));
+        chunk.take();
+    }
+    Some(gk)
 }
 
 /// Keys of one batch must not decrease.
