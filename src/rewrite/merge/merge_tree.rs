@@ -367,11 +367,17 @@ impl<'s> Reader<'s> {
             .values()
             .clone();
         let kinds = kinds_of(batch.column(self.layout.kind_col), path)?;
-        let word = |b: &[u8]| {
-            let mut w = [0u8; 8];
-            let n = b.len().min(8);
-            w[..n].copy_from_slice(&b[..n]);
-            u64::from_be_bytes(w)
+        // Eight bytes as one load when the row has them (a BIGINT key's prefix), else byte by
+        // byte (its one-byte tail): a copy of variable length is a `memcpy` call per row, and
+        // reading its result back from the stack stalls on store forwarding.
+        let word = |b: &[u8]| -> u64 {
+            match b.get(..8).and_then(|e| <[u8; 8]>::try_from(e).ok()) {
+                Some(eight) => u64::from_be_bytes(eight),
+                None => b
+                    .iter()
+                    .enumerate()
+                    .fold(0, |w, (i, &x)| w | (u64::from(x) << (56 - 8 * i))),
+            }
         };
         // One pass over the rows: the first 16 bytes of each, and whether every row has the
         // first row's length of at most 16 bytes.
