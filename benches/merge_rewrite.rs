@@ -12,7 +12,7 @@
 //!   this next to DuckDB on the same files. The local storage lives here, not in `src/`.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -83,6 +83,24 @@ impl StorageWriter for DirWriter {
     }
 }
 
+/// `len` bytes of `f` from `offset` (fewer at the end of the file) by positioned reads: one
+/// `pread` per range, where `read_to_end` starts at 8 KiB and doubles, a call per step.
+fn read_at(f: &File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; len as usize];
+    let mut filled = 0;
+    while filled < buf.len() {
+        match f.read_at(&mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(filled);
+    Ok(buf)
+}
+
 impl Storage for DirStorage {
     fn size(&self, path: &str) -> StorageResult<u64> {
         Ok(fs::metadata(self.root.join(path))
@@ -90,14 +108,8 @@ impl Storage for DirStorage {
             .len())
     }
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
-        let mut f = File::open(self.root.join(path)).map_err(|e| io_err(path, e))?;
-        f.seek(SeekFrom::Start(offset))
-            .map_err(|e| io_err(path, e))?;
-        let mut buf = Vec::with_capacity(len as usize);
-        f.take(len)
-            .read_to_end(&mut buf)
-            .map_err(|e| io_err(path, e))?;
-        Ok(buf)
+        let f = File::open(self.root.join(path)).map_err(|e| io_err(path, e))?;
+        read_at(&f, offset, len).map_err(|e| io_err(path, e))
     }
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         let mut out = Vec::new();
