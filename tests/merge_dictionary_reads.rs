@@ -6,15 +6,13 @@
 
 mod merge_support;
 
-use std::sync::Arc;
-
 use merge_support::*;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use paimon_compact::meta::{DataFileMeta, Level};
+use paimon_compact::meta::Level;
 use paimon_compact::rewrite::merge::{
     rewrite_merge_tree, MergeInput, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
     READ_DICTIONARIES_OPTION,
@@ -62,25 +60,8 @@ fn put(st: &MemoryStorage, name: &str, rows: &[Rec], dictionary: bool) -> MergeI
     let mut w = ArrowWriter::try_new(&mut bytes, schema(), Some(props)).unwrap();
     w.write(&batch(rows)).unwrap();
     w.close().unwrap();
-    let path = format!("{DIR}/{name}");
-    let size = bytes.len() as u64;
-    st.put(&path, bytes);
-    let mut meta = DataFileMeta::new(
-        name,
-        Level::new(0),
-        size,
-        key_of(rows[0].key),
-        key_of(rows[rows.len() - 1].key),
-        rows.iter().map(|r| r.seq).min().unwrap(),
-        rows.iter().map(|r| r.seq).max().unwrap(),
-    );
-    meta.row_count = rows.len() as u64;
-    MergeInput {
-        path,
-        meta: Arc::new(meta),
-        deleted_rows: None,
-        columns: None,
-    }
+    let keys = (key_of(rows[0].key), key_of(rows[rows.len() - 1].key));
+    stored_input(st, name, 0, bytes, keys, rows.iter().map(|r| r.seq))
 }
 
 /// Three overlapping runs; `plain[i]` writes run `i` without a dictionary for `v`.

@@ -13,13 +13,13 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array, Int8Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int64Type, Int8Type, Schema, SchemaRef};
 use bytes::Bytes;
-use merge_support::{files_in, opts, DIR};
+use merge_support::{files_in, opts, stored_input, DIR};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use paimon_compact::meta::{DataFileMeta, Level};
+use paimon_compact::meta::Level;
 use paimon_compact::rewrite::merge::kv_format::planner_key;
 use paimon_compact::rewrite::merge::{
     rewrite_merge_tree, MergeInput, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
@@ -104,26 +104,9 @@ fn put(st: &MemoryStorage, name: &str, rows: &[Row]) -> MergeInput {
     let mut w = ArrowWriter::try_new(&mut bytes, schema(), Some(props)).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-    let path = format!("{DIR}/{name}");
-    let size = bytes.len() as u64;
-    st.put(&path, bytes);
     let key = |r: &Row| planner_key(&[Datum::String(r.id.clone())]);
-    let mut meta = DataFileMeta::new(
-        name,
-        Level::new(0),
-        size,
-        key(&rows[0]),
-        key(&rows[rows.len() - 1]),
-        rows.iter().map(|r| r.seq).min().unwrap(),
-        rows.iter().map(|r| r.seq).max().unwrap(),
-    );
-    meta.row_count = rows.len() as u64;
-    MergeInput {
-        path,
-        meta: Arc::new(meta),
-        deleted_rows: None,
-        columns: None,
-    }
+    let keys = (key(&rows[0]), key(&rows[rows.len() - 1]));
+    stored_input(st, name, 0, bytes, keys, rows.iter().map(|r| r.seq))
 }
 
 /// `runs` overlapping runs of about `per_run` keys each out of a space of 3 × `per_run`;

@@ -108,21 +108,49 @@ pub fn put_file_with(
     rg: usize,
     offset_index: bool,
 ) -> MergeInput {
+    let input = stored_input(
+        st,
+        name,
+        level,
+        parquet_with(rows, rg, offset_index),
+        (
+            key_of(rows.first().map_or(0, |r| r.key)),
+            key_of(rows.last().map_or(0, |r| r.key)),
+        ),
+        rows.iter().map(|r| r.seq),
+    );
+    let mut meta = (*input.meta).clone();
+    meta.delete_row_count = Some(rows.iter().filter(|r| r.kind.is_retract()).count() as u64);
+    MergeInput {
+        meta: Arc::new(meta),
+        ..input
+    }
+}
+
+/// Stores `bytes` as `name` under [`DIR`] and describes it as a merge input of `level`, with
+/// the metadata a writer records: size, key range, sequence range and row count (one sequence
+/// number per row).
+pub fn stored_input(
+    st: &MemoryStorage,
+    name: &str,
+    level: u32,
+    bytes: Vec<u8>,
+    (min_key, max_key): (Key, Key),
+    seqs: impl Iterator<Item = i64> + Clone,
+) -> MergeInput {
     let path = format!("{DIR}/{name}");
-    let bytes = parquet_with(rows, rg, offset_index);
     let size = bytes.len() as u64;
     st.put(&path, bytes);
     let mut meta = DataFileMeta::new(
         name,
         Level::new(level),
         size,
-        key_of(rows.first().map_or(0, |r| r.key)),
-        key_of(rows.last().map_or(0, |r| r.key)),
-        rows.iter().map(|r| r.seq).min().unwrap_or(0),
-        rows.iter().map(|r| r.seq).max().unwrap_or(0),
+        min_key,
+        max_key,
+        seqs.clone().min().unwrap_or(0),
+        seqs.clone().max().unwrap_or(0),
     );
-    meta.row_count = rows.len() as u64;
-    meta.delete_row_count = Some(rows.iter().filter(|r| r.kind.is_retract()).count() as u64);
+    meta.row_count = seqs.count() as u64;
     MergeInput {
         path,
         meta: Arc::new(meta),
