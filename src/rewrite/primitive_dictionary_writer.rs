@@ -718,8 +718,8 @@ mod tests {
         )
         .unwrap();
         let mut file = Vec::new();
-        let mut out = |piece: Vec<u8>| -> Result<()> {
-            file.extend_from_slice(&piece);
+        let mut out = |piece: &[u8]| -> Result<()> {
+            file.extend_from_slice(piece);
             Ok(())
         };
         // Several batches, as the rewriters hand them over.

@@ -82,10 +82,10 @@ pub(crate) struct RollingOutput<'s> {
 fn to_storage<'a, 's>(
     sink: &'a mut Box<dyn StorageWriter + 's>,
     writes: &'a mut u64,
-) -> impl FnMut(Vec<u8>) -> Result<()> + use<'a, 's> {
+) -> impl FnMut(&[u8]) -> Result<()> + use<'a, 's> {
     move |piece| {
         *writes += 1;
-        sink.write(&piece).map_err(Error::from)
+        sink.write(piece).map_err(Error::from)
     }
 }
 
