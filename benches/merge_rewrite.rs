@@ -273,44 +273,44 @@ fn meta_of(name: &str, level: u32, size: u64, rows: &[(i64, i64, i8)]) -> DataFi
     m
 }
 
-/// Reads min/max key and sequence range back from a file (for `files` mode).
+/// The metadata a writer would record for a file (for `files` mode), from its footer: key
+/// and sequence ranges from the column chunks' statistics, the row count. Reading the key
+/// and sequence columns back instead would put a scan of every input into the measured time.
 fn meta_from_file(st: &DirStorage, name: &str, level: u32) -> DataFileMeta {
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::file::statistics::Statistics;
     let f = File::open(st.root.join(name)).expect("open");
     let size = f.metadata().expect("meta").len();
-    let reader = ParquetRecordBatchReaderBuilder::try_new(f)
-        .expect("reader")
-        .with_projection(parquet::arrow::ProjectionMask::roots(
-            &parquet::schema::types::SchemaDescriptor::new(
-                parquet::arrow::ArrowSchemaConverter::new()
-                    .convert(&schema())
-                    .expect("descr")
-                    .root_schema_ptr(),
-            ),
-            [0, 1, 2],
-        ))
-        .build()
-        .expect("build");
-    let mut rows = Vec::new();
-    for b in reader {
-        let b = b.expect("batch");
-        let k = b
-            .column(0)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("k");
-        let s = b
-            .column(1)
-            .as_any()
-            .downcast_ref::<Int64Array>()
-            .expect("s");
-        for i in 0..b.num_rows() {
-            if rows.is_empty() || i == b.num_rows() - 1 {
-                rows.push((k.value(i), s.value(i), 0i8));
-            }
-        }
-    }
-    meta_of(name, level, size, &rows)
+    let reader = SerializedFileReader::new(f).expect("footer");
+    let md = reader.metadata();
+    // Column 0 is `_KEY_k`, column 1 `_SEQUENCE_NUMBER` (both BIGINT, with statistics).
+    let range = |c: usize| {
+        md.row_groups()
+            .iter()
+            .map(|rg| match rg.column(c).statistics() {
+                Some(Statistics::Int64(s)) => (
+                    *s.min_opt().expect("min statistic"),
+                    *s.max_opt().expect("max statistic"),
+                ),
+                other => panic!("column {c} of {name} has no BIGINT statistics: {other:?}"),
+            })
+            .fold((i64::MAX, i64::MIN), |(lo, hi), (a, b)| {
+                (lo.min(a), hi.max(b))
+            })
+    };
+    let ((kmin, kmax), (smin, smax)) = (range(0), range(1));
+    let mut m = DataFileMeta::new(
+        name,
+        Level::new(level),
+        size,
+        planner_key(&[Datum::BigInt(kmin)]),
+        planner_key(&[Datum::BigInt(kmax)]),
+        smin,
+        smax,
+    );
+    m.row_count = md.file_metadata().num_rows() as u64;
+    m.delete_row_count = None;
+    m
 }
 
 fn options(extra: &[(String, String)]) -> CoreOptions {
