@@ -767,7 +767,10 @@ impl Merge<'_, '_> {
 }
 
 /// The next key of a sorted chunk (its first entry and every following one with an equal
-/// key), appended to `group`; `None` when the chunk is spent.
+/// key), appended to `group`; `None` when the chunk is spent. Inlined: returned through memory,
+/// the key's location was stored as two words and reloaded as one, a store-forwarding stall per
+/// key.
+#[inline(always)]
 fn chunk_group(
     chunk: &mut SortedChunk,
     cursors: &[RunCursor<'_>],
