@@ -96,14 +96,15 @@ pub(crate) fn plain_key(
     cols: &dyn Columns,
     out: &mut dyn Emit,
 ) -> Result<()> {
-    let merged = match group {
-        [only] => Some(Merged::of(only, only.kind)),
-        _ => mf.merge(group, cols)?,
-    };
-    if let Some(m) = merged {
-        out.data(m)?;
+    // Each branch hands its result straight to `out`: built into an `Option` first, the
+    // merged row was copied twice more, in pieces whose reloads stalled on store forwarding.
+    match group {
+        [only] => out.data(Merged::of(only, only.kind)),
+        _ => match mf.merge(group, cols)? {
+            Some(m) => out.data(m),
+            None => Ok(()),
+        },
     }
-    Ok(())
 }
 
 /// Full-compaction changelog of one key (spec §10.3).
