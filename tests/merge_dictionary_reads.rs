@@ -12,7 +12,6 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use paimon_compact::meta::Level;
 use paimon_compact::rewrite::merge::{
     rewrite_merge_tree, MergeInput, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
     READ_DICTIONARIES_OPTION,
@@ -74,19 +73,10 @@ fn inputs(st: &MemoryStorage, plain: [bool; 3]) -> Vec<MergeInput> {
 }
 
 fn request(inputs: Vec<MergeInput>, schema: bool) -> MergeTreeRewrite {
-    MergeTreeRewrite {
-        sections: vec![inputs.into_iter().map(|i| vec![i]).collect()],
-        higher_levels: Vec::new(),
-        output_dir: DIR.into(),
-        file_prefix: "data-out-".into(),
-        changelog_prefix: "changelog-out-".into(),
-        output_level: Level::new(5),
-        max_level: Level::new(5),
-        drop_delete: true,
-        write_data: true,
-        creation_time_ms: 1,
-        schema: schema.then(merge_support::schema),
-    }
+    full_merge_request(
+        inputs.into_iter().map(|i| vec![i]).collect(),
+        schema.then(merge_support::schema),
+    )
 }
 
 /// Which inputs are mapped by schema evolution.

@@ -13,17 +13,15 @@ use std::sync::Arc;
 use arrow::array::{Array, ArrayRef, AsArray, Int64Array, Int8Array, RecordBatch, StringArray};
 use arrow::datatypes::{DataType, Field, Int64Type, Int8Type, Schema, SchemaRef};
 use bytes::Bytes;
-use merge_support::{files_in, opts, stored_input, DIR};
+use merge_support::{files_in, full_merge_request, opts, stored_input};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use paimon_compact::meta::Level;
 use paimon_compact::rewrite::merge::kv_format::planner_key;
 use paimon_compact::rewrite::merge::{
-    rewrite_merge_tree, MergeInput, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
-    SORTED_CHUNKS_OPTION,
+    rewrite_merge_tree, MergeInput, MergeTreeRewriteResult, RowKind, SORTED_CHUNKS_OPTION,
 };
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::table::binary_row::Datum;
@@ -173,23 +171,6 @@ fn read(st: &MemoryStorage, path: &str) -> Vec<Row> {
     out
 }
 
-/// One section of `runs` merged into the max level 5, deletes dropped.
-fn request(runs: Vec<Vec<MergeInput>>) -> MergeTreeRewrite {
-    MergeTreeRewrite {
-        sections: vec![runs],
-        higher_levels: Vec::new(),
-        output_dir: DIR.into(),
-        file_prefix: "data-out-".into(),
-        changelog_prefix: "changelog-out-".into(),
-        output_level: Level::new(5),
-        max_level: Level::new(5),
-        drop_delete: true,
-        write_data: true,
-        creation_time_ms: 1,
-        schema: None,
-    }
-}
-
 /// Merges the runs (deduplicate, deletes dropped, output rolled at 64 KB) with `extra`
 /// options; returns the result, each output's bytes and the rows read back.
 fn merge(
@@ -202,7 +183,7 @@ fn merge(
         .enumerate()
         .map(|(i, rows)| put(&st, &format!("data-{i}.parquet"), rows))
         .collect();
-    let req = request(inputs.into_iter().rev().map(|i| vec![i]).collect());
+    let req = full_merge_request(inputs.into_iter().rev().map(|i| vec![i]).collect(), None);
     let mut pairs = vec![("target-file-size", "64kb")];
     pairs.extend_from_slice(extra);
     let result = rewrite_merge_tree(&st, &req, &opts(&pairs)).unwrap();
@@ -311,7 +292,7 @@ fn changelog_modes_produce_the_same_files_either_way() {
 fn an_invalid_value_is_a_typed_option_error() {
     let st = MemoryStorage::new();
     let input = put(&st, "data-0.parquet", &runs(1, 1, 100, false)[0]);
-    let req = request(vec![vec![input]]);
+    let req = full_merge_request(vec![vec![input]], None);
     let before = files_in(&st);
     let err =
         rewrite_merge_tree(&st, &req, &opts(&[(SORTED_CHUNKS_OPTION, "sometimes")])).unwrap_err();

@@ -19,7 +19,7 @@ use parquet::file::properties::WriterProperties;
 use paimon_compact::meta::{DataFileMeta, Key, Level, SequenceNumber};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::merge::kv_format::planner_key;
-use paimon_compact::rewrite::merge::{MergeInput, MergeOutputFile, RowKind};
+use paimon_compact::rewrite::merge::{MergeInput, MergeOutputFile, MergeTreeRewrite, RowKind};
 use paimon_compact::storage::{MemoryStorage, Storage};
 use paimon_compact::table::binary_row::Datum;
 
@@ -156,6 +156,27 @@ pub fn stored_input(
         meta: Arc::new(meta),
         deleted_rows: None,
         columns: None,
+    }
+}
+
+/// One section of `runs` fully compacted: merged into the max level 5 with deletes dropped,
+/// outputs under [`DIR`]; `schema` fixes the merge's schema when given.
+pub fn full_merge_request(
+    runs: Vec<Vec<MergeInput>>,
+    schema: Option<SchemaRef>,
+) -> MergeTreeRewrite {
+    MergeTreeRewrite {
+        sections: vec![runs],
+        higher_levels: Vec::new(),
+        output_dir: DIR.into(),
+        file_prefix: "data-out-".into(),
+        changelog_prefix: "changelog-out-".into(),
+        output_level: Level::new(5),
+        max_level: Level::new(5),
+        drop_delete: true,
+        write_data: true,
+        creation_time_ms: 1,
+        schema,
     }
 }
 
