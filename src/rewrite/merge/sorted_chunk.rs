@@ -56,9 +56,7 @@ impl SortedChunk {
     /// row left) below the smallest last key of their batches. `false` when there are none:
     /// the smallest row left equals that bound, and the heap must take it.
     pub(super) fn fill(&mut self, live: &[CursorView], arena: &Arena) -> bool {
-        self.entries.clear();
-        self.ends.clear();
-        self.next = 0;
+        self.clear();
         let Some(first) = live.first() else {
             return false;
         };
@@ -166,7 +164,7 @@ impl SortedChunk {
 
     /// The next row in merge order, taken.
     pub(super) fn take(&mut self) -> Option<Entry> {
-        let e = self.entries.get(self.next).copied()?;
+        let e = self.peek()?;
         self.next += 1;
         Some(e)
     }
