@@ -1,5 +1,5 @@
 // Transpiles the component into an ES module (dist/) with jco, wiring the component's
-// `storage` and `progress` imports to the bridges in src/.
+// `storage`, `progress` and `codec` imports to the bridges in src/.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -18,5 +18,6 @@ execFileSync(jco, [
   '--name', 'paimon_compact',
   '--map', 'paimon:compact/storage@0.1.0=../src/storage-bridge.js',
   '--map', 'paimon:compact/progress@0.1.0=../src/progress-bridge.js',
+  '--map', 'paimon:compact/codec@0.1.0=../src/codec-bridge.js',
 ], { stdio: 'inherit' });
 console.log(`transpiled ${wasm} into ${join(here, 'dist')}`);

@@ -4,6 +4,7 @@
 //! * [`meta`] — data file metadata, sorted runs, levels.
 //! * [`options`] — table options, parsed once into a typed struct.
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
+//! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
 //! * `rewrite` — the Parquet rewriters (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
 //! * [`simulator`] — a deterministic LSM simulation driven by the planner.
@@ -15,6 +16,7 @@
 pub mod bindings;
 pub mod conformance;
 pub mod error;
+pub mod host_codec;
 pub mod meta;
 pub mod options;
 pub mod plan;

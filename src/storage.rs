@@ -95,6 +95,14 @@ pub trait Storage {
         self.read_range(path, 0, size)
     }
 
+    /// A codec the host runs natively for the rewriter (see [`crate::host_codec`]); `None`,
+    /// the default, means the rewriter compresses and decompresses by itself. Not a storage
+    /// concern as such, but the storage is the host's one handle into the core, so the host's
+    /// other services ride on it rather than on a second object threaded everywhere.
+    fn host_codec(&self) -> Option<std::sync::Arc<dyn crate::host_codec::HostCodec>> {
+        None
+    }
+
     /// Writes a whole (small) file.
     fn write_all(&self, path: &str, bytes: &[u8]) -> StorageResult<u64> {
         let mut w = self.create_writer(path)?;

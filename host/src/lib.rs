@@ -2,6 +2,7 @@
 //! wasmtime, and one API over the native and the WebAssembly engine.
 
 pub mod clock;
+pub mod codec;
 pub mod engine;
 pub mod error;
 pub mod local_storage;

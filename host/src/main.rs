@@ -54,6 +54,10 @@ struct EngineArgs {
     /// serve, besides those its schemas name in `data-file.external-paths`; repeatable.
     #[arg(long, global = true)]
     allow_external: Vec<PathBuf>,
+    /// Keep zstd inside the component instead of running it natively for the guest (the
+    /// `codec` import); for comparisons, or to rule the host's codec out.
+    #[arg(long, global = true)]
+    no_native_codec: bool,
 }
 
 #[derive(Subcommand)]
@@ -214,8 +218,9 @@ fn compactor(args: &EngineArgs) -> Result<Compactor, Box<dyn std::error::Error>>
         EngineKind::Wasm => {
             let bytes = component_bytes(args.component.as_deref())?;
             let cache = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
-            let rt =
+            let mut rt =
                 WasmRuntime::new(&bytes, Some(&cache), limits(args)?).map_err(HostError::from)?;
+            rt.set_native_codec(!args.no_native_codec);
             Compactor::Wasm(Box::new(rt))
         }
     })

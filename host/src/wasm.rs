@@ -26,6 +26,7 @@ wasmtime::component::bindgen!({
 pub use exports::paimon::compact::compactor as wit_compactor;
 pub use exports::paimon::compact::planner as wit_planner;
 pub use exports::paimon::compact::table_compactor as wit_table;
+use paimon::compact::codec as wit_codec;
 use paimon::compact::progress as wit_progress;
 use paimon::compact::storage as wit_storage;
 pub use paimon::compact::types as wit_types;
@@ -70,6 +71,8 @@ pub struct HostState {
     progress: Option<ProgressFn>,
     max_memory: usize,
     memory_denied: bool,
+    /// Offer native zstd through the `codec` import (`None`: offer nothing).
+    zstd: Option<crate::codec::NativeZstd>,
 }
 
 impl WasiView for HostState {
@@ -224,6 +227,38 @@ impl wit_storage::HostWriter for HostState {
     }
 }
 
+impl wit_codec::Host for HostState {
+    fn offers(&mut self, algorithm: wit_codec::Algorithm) -> bool {
+        match algorithm {
+            wit_codec::Algorithm::Zstd => self.zstd.is_some(),
+        }
+    }
+
+    fn compress(
+        &mut self,
+        algorithm: wit_codec::Algorithm,
+        level: i32,
+        data: Vec<u8>,
+    ) -> Result<Vec<u8>, String> {
+        match (algorithm, self.zstd.as_mut()) {
+            (wit_codec::Algorithm::Zstd, Some(z)) => z.compress(level, &data),
+            (wit_codec::Algorithm::Zstd, None) => Err("zstd is not offered".into()),
+        }
+    }
+
+    fn decompress(
+        &mut self,
+        algorithm: wit_codec::Algorithm,
+        data: Vec<u8>,
+        size_hint: u64,
+    ) -> Result<Vec<u8>, String> {
+        match (algorithm, self.zstd.as_mut()) {
+            (wit_codec::Algorithm::Zstd, Some(z)) => z.decompress(&data, size_hint),
+            (wit_codec::Algorithm::Zstd, None) => Err("zstd is not offered".into()),
+        }
+    }
+}
+
 impl wit_progress::Host for HostState {
     fn report(&mut self, event: wit_progress::ProgressEvent) {
         if let Some(p) = self.progress.as_mut() {
@@ -243,6 +278,7 @@ pub struct WasmRuntime {
     engine: Engine,
     pre: CompactorComponentPre<HostState>,
     limits: Limits,
+    native_codec: bool,
     pub load: LoadInfo,
 }
 
@@ -276,8 +312,15 @@ impl WasmRuntime {
             engine,
             pre,
             limits,
+            native_codec: true,
             load,
         })
+    }
+
+    /// Whether the guest may hand its zstd work to the host (on by default; off runs the
+    /// component's own zstd, to compare or to rule the host out).
+    pub fn set_native_codec(&mut self, on: bool) {
+        self.native_codec = on;
     }
 
     /// Instantiates the component for one call and runs `f` on it, under the limits.
@@ -295,6 +338,7 @@ impl WasmRuntime {
             progress,
             max_memory: self.limits.max_memory_bytes,
             memory_denied: false,
+            zstd: self.native_codec.then(crate::codec::NativeZstd::default),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| s);

@@ -276,6 +276,51 @@ fn append_rewrite_runs_in_the_component_like_natively() {
     }
 }
 
+/// The host's native zstd (the `codec` import) takes every page of the rewrite and the files
+/// are byte for byte those of the component's own zstd (and of the native engine).
+#[test]
+fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
+    let codec = |metrics: &str| -> (bool, u64, u64) {
+        let m: serde_json::Value = serde_json::from_str(metrics).unwrap();
+        let h = &m["host_codec"];
+        (
+            h["offered"].as_bool().unwrap(),
+            h["pages_compressed"].as_u64().unwrap(),
+            h["pages_decompressed"].as_u64().unwrap(),
+        )
+    };
+    let sn = MemoryStorage::new();
+    let native = Compactor::Native
+        .compact_append(Arc::new(sn.clone()), &job(parquet_inputs(&sn)), None)
+        .unwrap();
+    assert_eq!(codec(&native.metrics_json), (false, 0, 0));
+    for on in [true, false] {
+        let mut rt = WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), Limits::default())
+            .expect("load component");
+        rt.set_native_codec(on);
+        let sw = MemoryStorage::new();
+        let result = Compactor::Wasm(Box::new(rt))
+            .compact_append(Arc::new(sw.clone()), &job(parquet_inputs(&sw)), None)
+            .unwrap();
+        let (offered, compressed, decompressed) = codec(&result.metrics_json);
+        assert_eq!(offered, on);
+        assert_eq!(
+            compressed > 0,
+            on,
+            "pages compressed by the host: {compressed}"
+        );
+        assert_eq!(
+            decompressed > 0,
+            on,
+            "pages decompressed by the host: {decompressed}"
+        );
+        assert_eq!(native.outputs, result.outputs);
+        for (path, ..) in &native.outputs {
+            assert_eq!(sn.get(path), sw.get(path), "{path} (native codec {on})");
+        }
+    }
+}
+
 #[test]
 fn every_storage_error_kind_surfaces_typed_in_the_host() {
     let w = wasm(Limits::default());

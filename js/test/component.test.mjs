@@ -7,6 +7,7 @@ import { readFileSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 
 import { runConformance, planBucket, explainOptions, compactAppendFiles, planTable, compactTable, writeDemoTables, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
 
@@ -88,6 +89,12 @@ test('append files are rewritten through JavaScript storage, the same through a 
   assert.deepEqual(events.map((e) => [e.phase, e.done, e.total]), [['rewrite', 0, 2], ['rewrite', 2, 2]]);
   const out = storage.files.get(result.outputs[0].path);
   assert.equal(Buffer.from(out.subarray(0, 4)).toString(), 'PAR1');
+  // The `codec` import: Node's own zstd takes the pages when this Node has it (22.15+);
+  // otherwise nothing is offered and the component's zstd does the work.
+  const nodeZstd = typeof zlib.zstdCompressSync === 'function';
+  assert.equal(result.metrics.host_codec.offered, nodeZstd);
+  assert.equal(result.metrics.host_codec.pages_compressed > 0, nodeZstd);
+  assert.equal(result.metrics.host_codec.pages_decompressed > 0, nodeZstd);
   // The same rewrite through a directory gives the same bytes.
   const dir = mkdtempSync(join(tmpdir(), 'pc-js-fs-'));
   const fsStorage = new FsStorage(dir);

@@ -18,6 +18,7 @@ wit_bindgen::generate!({
 
 use exports::paimon::compact::compactor as wc;
 use exports::paimon::compact::planner as wp;
+use paimon::compact::codec as wcodec;
 use paimon::compact::progress as wpr;
 use paimon::compact::storage as ws;
 use paimon::compact::types as wt;
@@ -140,7 +141,28 @@ impl StorageWriter for HostWriter {
     }
 }
 
+/// The host's `codec` import, when it offers zstd.
+struct HostZstd;
+
+impl crate::host_codec::HostCodec for HostZstd {
+    fn zstd_compress(&self, level: i32, input: &[u8]) -> Result<Vec<u8>, String> {
+        wcodec::compress(wcodec::Algorithm::Zstd, level, input)
+    }
+
+    fn zstd_decompress(&self, input: &[u8], size_hint: Option<usize>) -> Result<Vec<u8>, String> {
+        let hint = size_hint.map_or(0, |n| n as u64);
+        wcodec::decompress(wcodec::Algorithm::Zstd, input, hint)
+    }
+}
+
 impl Storage for HostStorage {
+    fn host_codec(&self) -> Option<std::sync::Arc<dyn crate::host_codec::HostCodec>> {
+        // Asked once per rewrite; a host without zstd keeps the component's own.
+        wcodec::offers(wcodec::Algorithm::Zstd).then(|| {
+            std::sync::Arc::new(HostZstd) as std::sync::Arc<dyn crate::host_codec::HostCodec>
+        })
+    }
+
     fn size(&self, path: &str) -> StorageResult<u64> {
         ws::size(path).map_err(|e| from_host(e, path))
     }

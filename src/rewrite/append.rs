@@ -22,11 +22,13 @@ use super::dictionary_writer::DictWriterConfig;
 use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::page_spill::{spill_threshold, PageSpill};
+use super::page_stream::PageStream;
 use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
 use super::schema_evolution::Evolution;
 use super::stats::{self, ColumnStats};
 use super::writer::{discard_outputs, field_leaves, ParquetFileWriter};
 use crate::error::{Error, ErrorKind, Result};
+use crate::host_codec::CodecOffload;
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
 use crate::options::CoreOptions;
 use crate::plan::should_requeue_last;
@@ -145,14 +147,16 @@ struct Settings {
     enable_dictionary: bool,
     /// Encoded pages held in memory per output file before the rest spills (`None`: never).
     spill_threshold: Option<usize>,
+    /// The host's zstd, when it offers one ([`crate::host_codec`]).
+    offload: Option<Arc<CodecOffload>>,
 }
 
 impl Settings {
-    fn new(options: &CoreOptions) -> Result<Self> {
+    fn new(options: &CoreOptions, offload: Option<Arc<CodecOffload>>) -> Result<Self> {
         let props = parquet_io::writer_properties(options)?;
         let compression = parquet_io::compression(options)?;
         // Fail on an unwritable codec now, not after outputs exist.
-        super::codec::PageCompressor::new(compression)?;
+        super::codec::PageCompressor::new(compression, None)?;
         let fast_copy = match options.raw.get(FAST_COPY_OPTION) {
             None => false,
             Some(v) => crate::options::parse_bool(FAST_COPY_OPTION, v)?,
@@ -169,7 +173,9 @@ impl Settings {
                     ))
                 }
             };
-        let dict_cfg = Arc::new(DictWriterConfig::new(compression, &props, options)?);
+        let dict_cfg = Arc::new(
+            DictWriterConfig::new(compression, &props, options)?.with_offload(offload.clone()),
+        );
         Ok(Settings {
             props,
             compression,
@@ -180,6 +186,7 @@ impl Settings {
             block_size: options.parquet.block_size,
             enable_dictionary: options.parquet.enable_dictionary,
             spill_threshold: spill_threshold(options)?,
+            offload,
         })
     }
 }
@@ -546,7 +553,7 @@ pub fn rewrite_append(
             req.output_level.get()
         )));
     }
-    let settings = Settings::new(options)?;
+    let settings = Settings::new(options, storage.host_codec().map(CodecOffload::new))?;
     let mut metrics = RewriteMetrics::default();
     metrics.fast_copy.requested = settings.fast_copy;
     metrics.passthrough.requested = options.parquet.dictionary_passthrough;
@@ -648,6 +655,7 @@ pub fn rewrite_append(
         .is_some_and(|f| should_requeue_last(f.meta.file_size, options.compaction_file_size));
     let mut metrics = outputs.metrics;
     metrics.input_files = req.inputs.len() as u64;
+    metrics.host_codec = crate::host_codec::metrics_of(settings.offload.as_ref());
     Ok(AppendRewriteResult {
         outputs: done,
         requeue_last,
@@ -679,6 +687,33 @@ fn rewrite_evolved(
     decode_into(out, io, file, rows, deleted, hint, Some(evolution))
 }
 
+/// The batches of one input file: the push decoder's, or page by page when the host's zstd
+/// decompresses (arrow-rs's push decoder decompresses with its own codec).
+enum Decoder<'s> {
+    Pushed(BatchStream),
+    Paged(PageStream<'s>),
+}
+
+impl Decoder<'_> {
+    fn next(
+        &mut self,
+        storage: &dyn Storage,
+        path: &str,
+        io: &mut IoCounters,
+    ) -> Result<Option<RecordBatch>> {
+        match self {
+            Decoder::Pushed(s) => s.next(storage, path, io),
+            Decoder::Paged(s) => {
+                let batch = s.next_batch();
+                let got = s.take_io();
+                io.reads += got.reads;
+                io.bytes += got.bytes;
+                batch
+            }
+        }
+    }
+}
+
 /// Decodes `file` (as `hint`, skipping `deleted` positions) into the outputs, through
 /// `evolution` when the file is of an older schema version, and checks the row count.
 fn decode_into(
@@ -699,7 +734,19 @@ fn decode_into(
         }
         None => None,
     };
-    let mut stream = BatchStream::new(file, reader, sel)?;
+    // With the host's zstd, pages are read one column chunk per storage call (the push
+    // decoder's granularity) through page readers that hand zstd bodies to the host.
+    let mut stream = match &out.settings.offload {
+        Some(offload) => Decoder::Paged(PageStream::new(
+            out.storage,
+            file,
+            reader,
+            sel,
+            u64::MAX,
+            Some(offload),
+        )?),
+        None => Decoder::Pushed(BatchStream::new(file, reader, sel)?),
+    };
     let mut decoded = 0u64;
     let output = out.schema.clone();
     while let Some(batch) = stream.next(out.storage, path, io)? {

@@ -4,12 +4,15 @@
 //! in the variant crates), so the handful of block codecs Paimon writes are called here directly,
 //! through the same crates and versions parquet links, producing the exact framing parquet-rs
 //! itself writes (LZ4 "hadoop" is the 8-byte big-endian size prefix before an LZ4 block).
+//! When the host offers its own zstd ([`crate::host_codec`]), zstd pages go to it instead.
 
 use std::io::Write;
+use std::sync::Arc;
 
 use parquet::basic::Compression;
 
 use crate::error::{Error, Result};
+use crate::host_codec::CodecOffload;
 
 /// A stateful compressor for one column chunk (zstd keeps its context between pages).
 pub(crate) enum PageCompressor {
@@ -19,11 +22,20 @@ pub(crate) enum PageCompressor {
     Lz4Hadoop,
     Lz4Raw,
     Zstd(Box<zstd::bulk::Compressor<'static>>),
+    /// zstd run by the host.
+    HostZstd(Arc<CodecOffload>, i32),
 }
 
 impl PageCompressor {
-    /// The compressor for `codec`; `Unsupported` for codecs this build cannot write.
-    pub(crate) fn new(codec: Compression) -> Result<Self> {
+    /// The compressor for `codec`; `Unsupported` for codecs this build cannot write. zstd goes
+    /// to `offload` when there is one.
+    pub(crate) fn new(codec: Compression, offload: Option<&Arc<CodecOffload>>) -> Result<Self> {
+        if let (Compression::ZSTD(level), Some(host)) = (codec, offload) {
+            return Ok(PageCompressor::HostZstd(
+                Arc::clone(host),
+                level.compression_level(),
+            ));
+        }
         Ok(match codec {
             Compression::UNCOMPRESSED => PageCompressor::None,
             Compression::SNAPPY => PageCompressor::Snappy(Box::new(snap::raw::Encoder::new())),
@@ -76,6 +88,9 @@ impl PageCompressor {
                 out
             }
             PageCompressor::Zstd(c) => c.compress(input).map_err(|e| fail(&e))?,
+            PageCompressor::HostZstd(host, level) => host
+                .zstd_compress(*level, input)
+                .map_err(|e| fail(&format!("host codec: {e}")))?,
         }))
     }
 }

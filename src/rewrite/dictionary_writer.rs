@@ -72,6 +72,8 @@ fn hash_bytes(v: &[u8]) -> u64 {
 #[derive(Clone, Debug)]
 pub(crate) struct DictWriterConfig {
     pub compression: Compression,
+    /// The host's zstd, when it offers one: pages go there instead of the built-in codec.
+    pub offload: Option<Arc<crate::host_codec::CodecOffload>>,
     pub data_page_size_limit: usize,
     pub data_page_row_count_limit: usize,
     pub dictionary_page_size_limit: usize,
@@ -139,6 +141,7 @@ impl DictWriterConfig {
     ) -> Result<Self> {
         Ok(DictWriterConfig {
             compression,
+            offload: None,
             data_page_size_limit: props.data_page_size_limit(),
             data_page_row_count_limit: props.data_page_row_count_limit(),
             dictionary_page_size_limit: props.dictionary_page_size_limit(),
@@ -149,6 +152,15 @@ impl DictWriterConfig {
             primitive: super::primitive_dictionary_writer::enabled(options)?,
             strings: strings_enabled(options)?,
         })
+    }
+
+    /// Pages compressed with zstd go to the host's codec.
+    pub(crate) fn with_offload(
+        mut self,
+        offload: Option<Arc<crate::host_codec::CodecOffload>>,
+    ) -> Self {
+        self.offload = offload;
+        self
     }
 }
 
@@ -380,7 +392,7 @@ impl DictColumnWriter {
         cfg: Arc<DictWriterConfig>,
         store: Box<dyn PageStore>,
     ) -> Result<Self> {
-        let compressor = PageCompressor::new(cfg.compression)?;
+        let compressor = PageCompressor::new(cfg.compression, cfg.offload.as_ref())?;
         let nullable = descr.max_def_level() > 0;
         if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
             return Err(Error::illegal_state(format!(

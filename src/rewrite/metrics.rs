@@ -26,6 +26,9 @@ pub struct RewriteMetrics {
     /// `paimon-compact.write.spill-threshold`).
     #[serde(default)]
     pub spilled_bytes: u64,
+    /// Pages the host's zstd compressed and decompressed ([`crate::host_codec`]).
+    #[serde(default)]
+    pub host_codec: crate::host_codec::HostCodecMetrics,
     pub fast_copy: FastCopyMetrics,
     pub passthrough: PassthroughMetrics,
 }

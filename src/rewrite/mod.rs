@@ -42,6 +42,7 @@ mod dictionary_ids;
 mod dictionary_passthrough;
 mod dictionary_writer;
 mod fast_copy;
+mod host_decompression;
 pub mod merge;
 pub mod metrics;
 pub(crate) mod page_spill;

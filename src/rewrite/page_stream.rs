@@ -31,12 +31,15 @@ use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,
 };
+use parquet::arrow::{parquet_to_arrow_field_levels, ProjectionMask};
 use parquet::errors::ParquetError;
 use parquet::file::reader::{ChunkReader, Length};
 
+use super::host_decompression::{self, OffloadedRowGroups};
 use super::parquet_io::{corrupt, InputFile, IoCounters, BATCH_SIZE};
 use super::storage_ref::StorageRef;
 use crate::error::{Error, Result};
+use crate::host_codec::CodecOffload;
 use crate::storage::{Storage, StorageError};
 
 /// Bytes fetched at a time for a page header when the file has no offset index (the header's
@@ -234,12 +237,14 @@ pub(crate) struct PageStream<'s> {
 impl<'s> PageStream<'s> {
     /// Batches of `input` read as `metadata` says, skipping the rows `selection` leaves out.
     /// `read_ahead`: bytes of a column chunk fetched at a time ([`READ_AHEAD_OPTION`]).
+    /// `offload`: the host's zstd, which then decompresses the file's zstd pages.
     pub(crate) fn new(
         storage: &'s dyn Storage,
         input: &InputFile,
         metadata: ArrowReaderMetadata,
         selection: Option<RowSelection>,
         read_ahead: u64,
+        offload: Option<&Arc<CodecOffload>>,
     ) -> Result<Self> {
         let mut chunks: Vec<(u64, u64, usize)> = metadata
             .metadata()
@@ -262,13 +267,39 @@ impl<'s> PageStream<'s> {
             size: input.size,
             state: Mutex::new(ChunkState::default()),
         });
-        let mut builder =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(Chunks(inner.clone()), metadata)
+        let offload = offload.filter(|_| host_decompression::has_zstd(metadata.metadata()));
+        let reader = match offload {
+            Some(offload) => {
+                // The same columns and Arrow types the builder below would decode, with page
+                // readers of our own making (see `host_decompression`).
+                let levels = parquet_to_arrow_field_levels(
+                    metadata.metadata().file_metadata().schema_descr(),
+                    ProjectionMask::all(),
+                    Some(metadata.schema().fields()),
+                )
+                .map_err(|e| fail(&inner, e))?;
+                let groups = OffloadedRowGroups {
+                    reader: Arc::new(Chunks(inner.clone())),
+                    metadata: metadata.metadata().clone(),
+                    offload: offload.clone(),
+                };
+                ParquetRecordBatchReader::try_new_with_row_groups(
+                    &levels, &groups, BATCH_SIZE, selection,
+                )
+            }
+            None => {
+                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                    Chunks(inner.clone()),
+                    metadata,
+                )
                 .with_batch_size(BATCH_SIZE);
-        if let Some(selection) = selection {
-            builder = builder.with_row_selection(selection);
+                if let Some(selection) = selection {
+                    builder = builder.with_row_selection(selection);
+                }
+                builder.build()
+            }
         }
-        let reader = builder.build().map_err(|e| fail(&inner, e))?;
+        .map_err(|e| fail(&inner, e))?;
         Ok(PageStream {
             reader,
             inner,

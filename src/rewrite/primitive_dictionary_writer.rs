@@ -213,14 +213,16 @@ pub(crate) fn writer_for(
     descr: ColumnDescPtr,
     cfg: Arc<DictWriterConfig>,
     pages: ChunkPages,
+    dictionary: bool,
 ) -> Result<Box<dyn PrimitiveChunkWriter>> {
+    let (d, c, p) = (descr, cfg, pages);
     Ok(match data_type {
         DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Date32 => {
-            Box::new(PrimitiveDictWriter::<i32>::new(descr, cfg, pages)?)
+            Box::new(PrimitiveDictWriter::<i32>::new(d, c, p, dictionary)?)
         }
-        DataType::Int64 => Box::new(PrimitiveDictWriter::<i64>::new(descr, cfg, pages)?),
-        DataType::Float32 => Box::new(PrimitiveDictWriter::<f32>::new(descr, cfg, pages)?),
-        DataType::Float64 => Box::new(PrimitiveDictWriter::<f64>::new(descr, cfg, pages)?),
+        DataType::Int64 => Box::new(PrimitiveDictWriter::<i64>::new(d, c, p, dictionary)?),
+        DataType::Float32 => Box::new(PrimitiveDictWriter::<f32>::new(d, c, p, dictionary)?),
+        DataType::Float64 => Box::new(PrimitiveDictWriter::<f64>::new(d, c, p, dictionary)?),
         other => {
             return Err(Error::illegal_state(format!(
                 "primitive dictionary writer given {other}"
@@ -257,10 +259,13 @@ pub(crate) struct PrimitiveDictWriter<T: DictPrimitive> {
 }
 
 impl<T: DictPrimitive> PrimitiveDictWriter<T> {
+    /// `dictionary: false` (`parquet.enable.dictionary` off for the column): PLAIN from the
+    /// first page, as if the dictionary had been given up before the first value.
     pub(crate) fn new(
         descr: ColumnDescPtr,
         cfg: Arc<DictWriterConfig>,
         pages: ChunkPages,
+        dictionary: bool,
     ) -> Result<Self> {
         if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
             return Err(Error::illegal_state(format!(
@@ -270,12 +275,12 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         }
         Ok(PrimitiveDictWriter {
             nullable: descr.max_def_level() > 0,
-            compressor: PageCompressor::new(cfg.compression)?,
+            compressor: PageCompressor::new(cfg.compression, cfg.offload.as_ref())?,
             descr,
             cfg,
             values: Vec::new(),
             ids: IdTable::new(),
-            fallback: false,
+            fallback: !dictionary,
             page: PageBuffer::default(),
             page_nans: 0,
             page_min: None,
@@ -909,6 +914,16 @@ mod tests {
     #[test]
     fn writes_what_arrow_rs_writes() {
         check_against_arrow(WriterProperties::builder().build(), 60_000);
+    }
+
+    /// `parquet.enable.dictionary=false`: PLAIN throughout, as arrow-rs writes it.
+    #[test]
+    fn without_dictionary_matches_too() {
+        let props = WriterProperties::builder()
+            .set_dictionary_enabled(false)
+            .set_data_page_size_limit(4096)
+            .build();
+        check_against_arrow(props, 30_000);
     }
 
     #[test]

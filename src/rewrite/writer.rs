@@ -232,8 +232,9 @@ pub(crate) struct ParquetFileWriter<'s> {
     field_leaves: Vec<Range<usize>>,
     /// Top-level fields written by the dictionary-mapping writer.
     mapped: Vec<bool>,
-    /// Top-level INT32/INT64/FLOAT/DOUBLE fields written by the primitive dictionary writer.
-    primitive: Vec<bool>,
+    /// Top-level INT32/INT64/FLOAT/DOUBLE fields written by the primitive dictionary writer,
+    /// each with whether it writes a dictionary (`false`: PLAIN throughout).
+    primitive: Vec<Option<bool>>,
     /// Top-level STRING fields not in `mapped` that the dictionary-mapping writer takes anyway.
     strings: Vec<bool>,
     /// Top-level fields whose dictionary arrays go to arrow-rs's writer as they are (it hashes
@@ -296,9 +297,16 @@ impl<'s> ParquetFileWriter<'s> {
         let factory =
             ArrowRowGroupWriterFactory::new(&file, schema.clone()).with_page_store_factory(stores);
         let leaves = field_leaves(descr);
-        // Which fields one of this project's dictionary writers may take: non-nested, not
-        // forwarded (to either writer), written with a dictionary and page statistics (what those writers write)
-        // and no bloom filter (which they do not).
+        // Which fields one of this project's column writers may take: non-nested, not
+        // forwarded (to either writer), written with page statistics (what those writers
+        // write) and no bloom filter (which they do not). The STRING writer needs the
+        // dictionary on; the primitive one writes PLAIN from the start when it is off (so
+        // key columns too compress through `PageCompressor`, and so through a host codec).
+        let dictionary = |f: usize| {
+            leaves
+                .get(f)
+                .is_some_and(|range| original.dictionary_enabled(descr.column(range.start).path()))
+        };
         let ours = |f: usize, accepts: &dyn Fn(&DataType, &ColumnDescPtr) -> bool| -> bool {
             let Some(range) = leaves.get(f).filter(|r| r.len() == 1) else {
                 return false;
@@ -307,17 +315,21 @@ impl<'s> ParquetFileWriter<'s> {
             let path = column.path();
             !mapped.get(f).copied().unwrap_or(false)
                 && !arrow_dictionaries.get(f).copied().unwrap_or(false)
-                && original.dictionary_enabled(path)
                 && original.statistics_enabled(path) == EnabledStatistics::Page
                 && original.bloom_filter_properties(path).is_none()
                 && accepts(schema.field(f).data_type(), &column)
         };
         let fields = schema.fields().len();
         let primitive = (0..fields)
-            .map(|f| dict_cfg.primitive && ours(f, &primitive_dictionary_writer::accepts))
+            .map(|f| {
+                (dict_cfg.primitive && ours(f, &primitive_dictionary_writer::accepts))
+                    .then(|| dictionary(f))
+            })
             .collect();
         let strings = (0..fields)
-            .map(|f| dict_cfg.strings && ours(f, &dictionary_writer::accepts_strings))
+            .map(|f| {
+                dict_cfg.strings && dictionary(f) && ours(f, &dictionary_writer::accepts_strings)
+            })
             .collect();
         Ok(ParquetFileWriter {
             field_leaves: leaves,
@@ -394,9 +406,9 @@ impl<'s> ParquetFileWriter<'s> {
             )?));
         }
         for (f, primitive) in self.primitive.iter().enumerate() {
-            if !primitive {
+            let Some(dictionary) = *primitive else {
                 continue;
-            }
+            };
             let leaf = self.field_leaves[f].start;
             let descr = self.file.schema_descr().column(leaf);
             slots[leaf] = Slot::Primitive(primitive_dictionary_writer::writer_for(
@@ -404,6 +416,7 @@ impl<'s> ParquetFileWriter<'s> {
                 descr,
                 self.dict_cfg.clone(),
                 ChunkPages::new(self.page_store()),
+                dictionary,
             )?);
         }
         Ok(InProgress { slots, rows: 0 })
@@ -494,7 +507,7 @@ impl<'s> ParquetFileWriter<'s> {
                     continue;
                 }
             }
-            if self.primitive[f] {
+            if self.primitive[f].is_some() {
                 if let Slot::Primitive(w) = &mut ip.slots[leaves.start] {
                     if column.data_type() == field.data_type() {
                         w.write(column)?;
@@ -657,6 +670,7 @@ mod tests {
         .unwrap();
         let cfg = Arc::new(DictWriterConfig {
             compression: parquet::basic::Compression::SNAPPY,
+            offload: None,
             data_page_size_limit: 1 << 20,
             data_page_row_count_limit: 20_000,
             dictionary_page_size_limit: 1 << 20,

@@ -754,6 +754,12 @@ pub struct BucketMetrics {
     pub deletion_vector_marks: u64,
     /// Changelog files written (`changelog-producer` lookup or full-compaction).
     pub changelog_files: usize,
+    /// Pages whose zstd the host ran for the component (`codec` import); zero natively and
+    /// on hosts that offer no codec.
+    #[serde(default)]
+    pub host_codec_pages_compressed: u64,
+    #[serde(default)]
+    pub host_codec_pages_decompressed: u64,
 }
 
 /// Totals over partitions.
@@ -1055,6 +1061,8 @@ fn by_partition(buckets: &[BucketMetrics]) -> Vec<BucketMetrics> {
         p.deletion_vectors_removed += b.deletion_vectors_removed;
         p.deletion_vector_marks += b.deletion_vector_marks;
         p.changelog_files += b.changelog_files;
+        p.host_codec_pages_compressed += b.host_codec_pages_compressed;
+        p.host_codec_pages_decompressed += b.host_codec_pages_decompressed;
     }
     out.into_values().collect()
 }
@@ -1361,6 +1369,8 @@ impl Run<'_, '_> {
         m.rewrites += 1;
         m.fast_copy_files += rm.fast_copy.files_copied;
         m.fast_copy_refused += rm.fast_copy.refused.len();
+        m.host_codec_pages_compressed += rm.host_codec.pages_compressed;
+        m.host_codec_pages_decompressed += rm.host_codec.pages_decompressed;
         for c in &rm.passthrough.columns {
             if !m.passthrough_columns.contains(c) {
                 m.passthrough_columns.push(c.clone());
@@ -1602,6 +1612,8 @@ impl Run<'_, '_> {
         }
         m.rows_read += result.rows_read;
         m.rows_written += result.rows_written;
+        m.host_codec_pages_compressed += result.host_codec.pages_compressed;
+        m.host_codec_pages_decompressed += result.host_codec.pages_decompressed;
         Ok(result.outputs)
     }
 

@@ -66,6 +66,8 @@ pub struct MergeRewriteResult {
     pub deletion_vector_marks: BTreeMap<String, Vec<u64>>,
     pub rows_read: u64,
     pub rows_written: u64,
+    /// Pages the host's zstd compressed and decompressed.
+    pub host_codec: crate::host_codec::HostCodecMetrics,
 }
 
 /// Merges the sections of a merge-tree task into new files (issue 5 implements this).

@@ -462,6 +462,8 @@ struct Merge<'s, 'r> {
     window_rows: Option<u64>,
     /// Bytes of a column chunk each page read fetches ahead (`paimon-compact.merge.read-ahead`).
     read_ahead: u64,
+    /// The host's zstd, for page reads, when it offers one.
+    offload: Option<Arc<crate::host_codec::CodecOffload>>,
     /// Rows ordered a chunk at a time ([`SORTED_CHUNKS_OPTION`]); `None`: the heap orders every row.
     chunk: Option<SortedChunk>,
     /// The live cursors, as the next chunk sees them (kept to reuse its allocation).
@@ -531,6 +533,7 @@ impl Merge<'_, '_> {
                             meta,
                             Some(sel),
                             self.read_ahead,
+                            self.offload.as_ref(),
                         )?);
                         continue;
                     };
@@ -1131,8 +1134,13 @@ pub fn rewrite_merge_tree(
     }
     let props = props.build();
     let compression = parquet_io::compression(options)?;
-    crate::rewrite::codec::PageCompressor::new(compression)?;
-    let dict_cfg = Arc::new(DictWriterConfig::new(compression, &props, options)?);
+    crate::rewrite::codec::PageCompressor::new(compression, None)?;
+    let offload = storage
+        .host_codec()
+        .map(crate::host_codec::CodecOffload::new);
+    let dict_cfg = Arc::new(
+        DictWriterConfig::new(compression, &props, options)?.with_offload(offload.clone()),
+    );
     let dicts = DictionaryReads::plan(
         &Candidates {
             options,
@@ -1214,6 +1222,7 @@ pub fn rewrite_merge_tree(
         metrics: MergeMetrics::default(),
         window_rows,
         read_ahead: crate::rewrite::page_stream::read_ahead(options)?,
+        offload: offload.clone(),
         chunk: sorted_chunks.then(SortedChunk::default),
         live: Vec::new(),
     };
@@ -1245,6 +1254,7 @@ pub fn rewrite_merge_tree(
     metrics.dictionary_columns = merge.reader.dicts.len() as u64;
     metrics.storage_reads = merge.reader.io.reads;
     metrics.storage_read_bytes = merge.reader.io.bytes;
+    metrics.host_codec = crate::host_codec::metrics_of(offload.as_ref());
     if let Err(e) = run {
         let mut failures = Vec::new();
         for out in [sinks.data.as_mut(), sinks.changelog.as_mut()]

@@ -158,6 +158,9 @@ pub struct MergeMetrics {
     /// rest went through the heap one at a time.
     #[serde(default)]
     pub sorted_chunk_rows: u64,
+    /// Pages the host's zstd compressed and decompressed ([`crate::host_codec`]).
+    #[serde(default)]
+    pub host_codec: crate::host_codec::HostCodecMetrics,
 }
 
 /// What a merge produced.

@@ -240,6 +240,7 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
             written,
             deletion_vector_marks: r.deletion_vector_marks,
             rows_read: r.metrics.input_rows,
+            host_codec: r.metrics.host_codec,
             rows_written: r.metrics.output_rows,
         })
     }

@@ -1,4 +1,4 @@
-//! `append-component-bench --engine wasm|native [--component FILE] --out DIR INPUT...`
+//! `append-component-bench --engine wasm|native [--component FILE] [--no-native-codec] --out DIR INPUT...`
 //!
 //! Rewrites the inputs into `--out` (absolute or relative to the working directory; storage is
 //! rooted at `/`) with Paimon's default options
@@ -17,6 +17,7 @@ fn main() {
     let (mut engine, mut component, mut out) = (String::from("wasm"), None, None);
     let mut inputs = Vec::new();
     let mut options: Vec<(String, String)> = Vec::new();
+    let mut native_codec = true;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--opt" => {
@@ -27,6 +28,8 @@ fn main() {
             "--engine" => engine = args.next().expect("--engine wasm|native"),
             "--component" => component = args.next().map(PathBuf::from),
             "--out" => out = args.next(),
+            // The component's own zstd instead of the host's (`codec` import).
+            "--no-native-codec" => native_codec = false,
             _ => inputs.push(a),
         }
     }
@@ -48,9 +51,9 @@ fn main() {
                 max_memory_bytes: 4 << 30,
                 timeout: None,
             };
-            Compactor::Wasm(Box::new(
-                WasmRuntime::new(&bytes, Some(&cache), limits).expect("load component"),
-            ))
+            let mut rt = WasmRuntime::new(&bytes, Some(&cache), limits).expect("load component");
+            rt.set_native_codec(native_codec);
+            Compactor::Wasm(Box::new(rt))
         }
     };
     let job = AppendJob {

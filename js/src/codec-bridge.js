@@ -1,0 +1,37 @@
+// The component's `paimon:compact/codec` import: zstd run by Node's own zlib, when this Node
+// has it (zlib gained zstd in Node 22.15 / 23.8). Otherwise nothing is offered and the
+// component compresses with its own (wasm) zstd; the files are the same either way.
+import zlib from 'node:zlib';
+
+const nativeZstd =
+  typeof zlib.zstdCompressSync === 'function' && typeof zlib.zstdDecompressSync === 'function';
+
+/** Whether this Node runs `algorithm` natively. */
+export function offers(algorithm) {
+  return algorithm === 'zstd' && nativeZstd;
+}
+
+function unsupported(algorithm) {
+  // jco turns a thrown value into the WIT `result`'s error (a string here).
+  throw `codec ${algorithm} is not offered by this host`;
+}
+
+export function compress(algorithm, level, data) {
+  if (!offers(algorithm)) unsupported(algorithm);
+  try {
+    return zlib.zstdCompressSync(data, {
+      params: { [zlib.constants.ZSTD_c_compressionLevel]: level },
+    });
+  } catch (e) {
+    throw String(e?.message ?? e);
+  }
+}
+
+export function decompress(algorithm, data, _sizeHint) {
+  if (!offers(algorithm)) unsupported(algorithm);
+  try {
+    return zlib.zstdDecompressSync(data);
+  } catch (e) {
+    throw String(e?.message ?? e);
+  }
+}

@@ -1,0 +1,250 @@
+//! Reading zstd pages with the host's codec ([`crate::host_codec`]).
+//!
+//! arrow-rs decompresses inside its page reader with a codec of its own choosing, and offers
+//! no way to plug another one in. It does let a caller supply the page readers
+//! ([`RowGroups`]), so here each column chunk's `SerializedPageReader` is told the chunk is
+//! uncompressed (it then hands page bodies over as they are stored) and a wrapper
+//! decompresses each body with the host's zstd before the column reader sees it. Chunks in
+//! another codec keep arrow-rs's own reader.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::RowGroups;
+use parquet::basic::Compression;
+use parquet::column::page::{Page, PageIterator, PageMetadata, PageReader};
+use parquet::errors::{ParquetError, Result};
+use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::reader::ChunkReader;
+use parquet::file::serialized_reader::SerializedPageReader;
+
+use crate::host_codec::CodecOffload;
+
+/// Whether any column chunk of `metadata` is zstd (else offloading has nothing to do).
+pub(crate) fn has_zstd(metadata: &ParquetMetaData) -> bool {
+    metadata
+        .row_groups()
+        .iter()
+        .flat_map(|rg| rg.columns())
+        .any(|c| matches!(c.compression(), Compression::ZSTD(_)))
+}
+
+/// Every row group of a file, its zstd column chunks read through the host's codec.
+pub(crate) struct OffloadedRowGroups<R> {
+    pub reader: Arc<R>,
+    pub metadata: Arc<ParquetMetaData>,
+    pub offload: Arc<CodecOffload>,
+}
+
+impl<R: ChunkReader + 'static> RowGroups for OffloadedRowGroups<R> {
+    fn num_rows(&self) -> usize {
+        self.metadata
+            .row_groups()
+            .iter()
+            .map(|rg| rg.num_rows() as usize)
+            .sum()
+    }
+
+    fn column_chunks(&self, column: usize) -> Result<Box<dyn PageIterator>> {
+        Ok(Box::new(ChunkPageReaders {
+            reader: self.reader.clone(),
+            metadata: self.metadata.clone(),
+            offload: self.offload.clone(),
+            column,
+            next_row_group: 0,
+        }))
+    }
+
+    fn row_groups(&self) -> Box<dyn Iterator<Item = &RowGroupMetaData> + '_> {
+        Box::new(self.metadata.row_groups().iter())
+    }
+
+    fn metadata(&self) -> &ParquetMetaData {
+        &self.metadata
+    }
+}
+
+/// The page readers of one column, a row group at a time.
+struct ChunkPageReaders<R> {
+    reader: Arc<R>,
+    metadata: Arc<ParquetMetaData>,
+    offload: Arc<CodecOffload>,
+    column: usize,
+    next_row_group: usize,
+}
+
+impl<R: ChunkReader + 'static> ChunkPageReaders<R> {
+    fn page_reader(&self, rg: usize) -> Result<Box<dyn PageReader>> {
+        let row_group = self.metadata.row_group(rg);
+        let chunk = row_group.column(self.column);
+        let locations = self
+            .metadata
+            .page_index()
+            .and_then(|index| index.page_locations(rg, self.column).cloned());
+        let rows = row_group.num_rows() as usize;
+        if !matches!(chunk.compression(), Compression::ZSTD(_)) {
+            return Ok(Box::new(SerializedPageReader::new(
+                self.reader.clone(),
+                chunk,
+                rows,
+                locations,
+            )?));
+        }
+        let stored = chunk
+            .clone()
+            .into_builder()
+            .set_compression(Compression::UNCOMPRESSED)
+            .build()?;
+        Ok(Box::new(HostDecompressed {
+            inner: SerializedPageReader::new(self.reader.clone(), &stored, rows, locations)?,
+            offload: self.offload.clone(),
+        }))
+    }
+}
+
+impl<R: ChunkReader + 'static> Iterator for ChunkPageReaders<R> {
+    type Item = Result<Box<dyn PageReader>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rg = self.next_row_group;
+        if rg >= self.metadata.num_row_groups() {
+            return None;
+        }
+        self.next_row_group += 1;
+        Some(self.page_reader(rg))
+    }
+}
+
+impl<R: ChunkReader + 'static> PageIterator for ChunkPageReaders<R> {}
+
+/// A zstd column chunk's pages, as stored, decompressed by the host.
+struct HostDecompressed<R: ChunkReader> {
+    inner: SerializedPageReader<R>,
+    offload: Arc<CodecOffload>,
+}
+
+impl<R: ChunkReader> HostDecompressed<R> {
+    fn body(&self, stored: &[u8]) -> Result<Bytes> {
+        if stored.is_empty() {
+            // A page without values may store no body at all.
+            return Ok(Bytes::new());
+        }
+        self.offload
+            .zstd_decompress(stored, None)
+            .map(Bytes::from)
+            .map_err(|e| ParquetError::General(format!("zstd page (host codec): {e}")))
+    }
+
+    fn decompress(&self, page: Page) -> Result<Page> {
+        Ok(match page {
+            Page::DictionaryPage {
+                buf,
+                num_values,
+                encoding,
+                is_sorted,
+            } => Page::DictionaryPage {
+                buf: self.body(&buf)?,
+                num_values,
+                encoding,
+                is_sorted,
+            },
+            Page::DataPage {
+                buf,
+                num_values,
+                encoding,
+                def_level_encoding,
+                rep_level_encoding,
+                statistics,
+            } => Page::DataPage {
+                buf: self.body(&buf)?,
+                num_values,
+                encoding,
+                def_level_encoding,
+                rep_level_encoding,
+                statistics,
+            },
+            Page::DataPageV2 {
+                buf,
+                num_values,
+                encoding,
+                num_nulls,
+                num_rows,
+                def_levels_byte_len,
+                rep_levels_byte_len,
+                is_compressed: true,
+                statistics,
+            } => {
+                // The levels are stored uncompressed before the compressed values; an empty
+                // value section (a page of nulls) has nothing to decompress.
+                let levels = def_levels_byte_len as usize + rep_levels_byte_len as usize;
+                let values = buf.get(levels..).ok_or_else(|| {
+                    ParquetError::General(format!(
+                        "V2 page of {} bytes with {levels} bytes of levels",
+                        buf.len()
+                    ))
+                })?;
+                let buf = if values.is_empty() {
+                    buf
+                } else {
+                    let values = self.body(values)?;
+                    let mut joined = Vec::with_capacity(levels + values.len());
+                    joined.extend_from_slice(&buf[..levels]);
+                    joined.extend_from_slice(&values);
+                    Bytes::from(joined)
+                };
+                Page::DataPageV2 {
+                    buf,
+                    num_values,
+                    encoding,
+                    num_nulls,
+                    num_rows,
+                    def_levels_byte_len,
+                    rep_levels_byte_len,
+                    is_compressed: false,
+                    statistics,
+                }
+            }
+            uncompressed @ Page::DataPageV2 { .. } => uncompressed,
+        })
+    }
+}
+
+impl<R: ChunkReader> Iterator for HostDecompressed<R> {
+    type Item = Result<Page>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.get_next_page().transpose()
+    }
+}
+
+impl<R: ChunkReader> PageReader for HostDecompressed<R> {
+    fn get_next_page(&mut self) -> Result<Option<Page>> {
+        match self.inner.get_next_page()? {
+            Some(page) => self.decompress(page).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn peek_next_page(&mut self) -> Result<Option<PageMetadata>> {
+        self.inner.peek_next_page()
+    }
+
+    fn skip_next_page(&mut self) -> Result<()> {
+        self.inner.skip_next_page()
+    }
+
+    fn supports_deferred_dictionary(&self) -> bool {
+        self.inner.supports_deferred_dictionary()
+    }
+
+    fn take_deferred_dictionary(&mut self) -> Result<Option<Page>> {
+        match self.inner.take_deferred_dictionary()? {
+            Some(page) => self.decompress(page).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn at_record_boundary(&mut self) -> Result<bool> {
+        self.inner.at_record_boundary()
+    }
+}
