@@ -734,9 +734,11 @@ fn decode_into(
         }
         None => None,
     };
-    // With the host's zstd, pages are read one column chunk per storage call (the push
-    // decoder's granularity) through page readers that hand zstd bodies to the host.
-    let mut stream = match &out.settings.offload {
+    // With the host's zstd and a zstd file, pages are read one column chunk per storage call
+    // (the push decoder's granularity) through page readers that hand zstd bodies to the host.
+    let offload = (out.settings.offload.as_ref())
+        .filter(|_| super::host_decompression::has_zstd(reader.metadata()));
+    let mut stream = match offload {
         Some(offload) => Decoder::Paged(PageStream::new(
             out.storage,
             file,

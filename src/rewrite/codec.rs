@@ -54,17 +54,10 @@ impl PageCompressor {
         })
     }
 
-    /// Compresses one page body. `None` means "store as is" (no codec).
+    /// Compresses one page body. `None` means "store as is" (no codec). The result may carry
+    /// the codec's worst-case capacity: callers copy it behind the page header at once, so
+    /// shrinking it would only be a reallocation and a copy per page.
     pub(crate) fn compress(&mut self, input: &[u8]) -> Result<Option<Vec<u8>>> {
-        // Codecs allocate their worst-case bound; a page waits in memory until its row group
-        // is flushed, so keep only what it needs.
-        Ok(self.compress_unshrunk(input)?.map(|mut v| {
-            v.shrink_to_fit();
-            v
-        }))
-    }
-
-    fn compress_unshrunk(&mut self, input: &[u8]) -> Result<Option<Vec<u8>>> {
         let fail =
             |e: &dyn std::fmt::Display| Error::unsupported(format!("compressing a page: {e}"));
         Ok(Some(match self {

@@ -413,10 +413,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
             self.page.defs.resize(self.page.defs.len() + slice.len(), 1);
         }
         self.page.rows += slice.len();
-        self.page.plain.reserve(std::mem::size_of_val(slice));
-        for &v in slice {
-            v.put_plain(&mut self.page.plain);
-        }
+        put_plain_slice(slice, &mut self.page.plain);
         if T::FLOAT {
             let nans = slice.iter().filter(|v| v.is_nan()).count() as u64;
             self.page_nans += nans;
@@ -582,6 +579,23 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
             },
             &mut compressor,
         )
+    }
+}
+
+/// PLAIN bytes of `values`: little-endian, which is each value's memory on a little-endian
+/// target (x86, wasm), so one copy of the slice; value by value elsewhere.
+fn put_plain_slice<T: DictPrimitive>(values: &[T], out: &mut Vec<u8>) {
+    #[cfg(target_endian = "little")]
+    {
+        use arrow::datatypes::ToByteSlice;
+        out.extend_from_slice(values.to_byte_slice());
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        out.reserve(std::mem::size_of_val(values));
+        for &v in values {
+            v.put_plain(out);
+        }
     }
 }
 
