@@ -16,7 +16,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterVersion};
 
 use merge_support::{full_merge_request, put_file, put_file_with, Rec};
-use paimon_compact::host_codec::HostCodec;
+use paimon_compact::host_codec::{HostCodec, HostCodecMetrics};
 use paimon_compact::rewrite::merge::{rewrite_merge_tree, MergeInput, RowKind};
 use paimon_compact::rewrite::rewrite_append;
 use paimon_compact::storage::{MemoryStorage, ObjectMeta, Storage, StorageResult, StorageWriter};
@@ -107,25 +107,19 @@ fn append_inputs(st: &MemoryStorage) -> Vec<paimon_compact::rewrite::AppendInput
     inputs
 }
 
-#[test]
-fn append_pages_go_to_the_host_and_the_bytes_do_not_change() {
-    let options = append_support::opts(&[("file.compression", "zstd")]);
-    let builtin = MemoryStorage::new();
-    let inputs = append_inputs(&builtin);
-    let req = append_support::request(&inputs);
-    let plain = rewrite_append(&builtin, &req, &options).unwrap();
-    assert!(!plain.metrics.host_codec.offered);
-    assert_eq!(plain.metrics.host_codec.pages_compressed, 0);
-
-    let hosted = MemoryStorage::new();
-    append_inputs(&hosted);
-    let codec = Arc::new(NativeZstd::default());
+/// A second copy of the inputs `put` writes, in storage whose host offers native zstd.
+fn offering(put: impl FnOnce(&MemoryStorage)) -> (MemoryStorage, Offering) {
+    let inner = MemoryStorage::new();
+    put(&inner);
     let st = Offering {
-        inner: hosted.clone(),
-        codec: codec.clone(),
+        inner: inner.clone(),
+        codec: Arc::new(NativeZstd::default()),
     };
-    let offloaded = rewrite_append(&st, &req, &options).unwrap();
-    let m = offloaded.metrics.host_codec;
+    (inner, st)
+}
+
+/// The rewrite gave the host pages both ways, and its metrics count what the host was given.
+fn check_offloaded(m: HostCodecMetrics, codec: &NativeZstd) {
     assert!(m.offered);
     assert!(m.pages_compressed > 0 && m.pages_decompressed > 0, "{m:?}");
     assert_eq!(m.pages_compressed, codec.compressed.load(Ordering::SeqCst));
@@ -133,6 +127,22 @@ fn append_pages_go_to_the_host_and_the_bytes_do_not_change() {
         m.pages_decompressed,
         codec.decompressed.load(Ordering::SeqCst)
     );
+}
+
+#[test]
+fn append_pages_go_to_the_host_and_the_bytes_do_not_change() {
+    let options = append_support::opts(&[("file.compression", "zstd")]);
+    let builtin = MemoryStorage::new();
+    let inputs = append_inputs(&builtin);
+    let req = append_support::request(&inputs);
+    let plain = rewrite_append(&builtin, &req, &options).unwrap();
+    assert_eq!(plain.metrics.host_codec, HostCodecMetrics::default());
+
+    let (hosted, st) = offering(|s| {
+        append_inputs(s);
+    });
+    let offloaded = rewrite_append(&st, &req, &options).unwrap();
+    check_offloaded(offloaded.metrics.host_codec, &st.codec);
     assert_eq!(plain.outputs.len(), offloaded.outputs.len());
     assert_eq!(contents(&builtin), contents(&hosted));
     append_support::assert_rows_identical(&hosted, &inputs, &offloaded);
@@ -189,19 +199,13 @@ fn merge_pages_go_to_the_host_and_the_bytes_do_not_change() {
     let builtin = MemoryStorage::new();
     let req = full_merge_request(merge_runs(&builtin), None);
     let plain = rewrite_merge_tree(&builtin, &req, &options).unwrap();
-    assert!(!plain.metrics.host_codec.offered);
+    assert_eq!(plain.metrics.host_codec, HostCodecMetrics::default());
 
-    let hosted = MemoryStorage::new();
-    merge_runs(&hosted);
-    let codec = Arc::new(NativeZstd::default());
-    let st = Offering {
-        inner: hosted.clone(),
-        codec: codec.clone(),
-    };
+    let (hosted, st) = offering(|s| {
+        merge_runs(s);
+    });
     let offloaded = rewrite_merge_tree(&st, &req, &options).unwrap();
-    let m = offloaded.metrics.host_codec;
-    assert!(m.offered);
-    assert!(m.pages_compressed > 0 && m.pages_decompressed > 0, "{m:?}");
+    check_offloaded(offloaded.metrics.host_codec, &st.codec);
     assert_eq!(plain.metrics.output_rows, offloaded.metrics.output_rows);
     assert!(plain.metrics.output_rows > 0);
     assert_eq!(contents(&builtin), contents(&hosted));
@@ -216,11 +220,7 @@ fn a_failing_host_codec_is_a_typed_error_and_leaves_nothing_behind() {
         (None, Some(9)),
     ] {
         let case = format!("compress {fail_compress_at:?}, decompress {fail_decompress_at:?}");
-        // Append.
-        let mem = MemoryStorage::new();
-        let inputs = append_inputs(&mem);
-        let before = contents(&mem);
-        let st = Offering {
+        let failing = |mem: &MemoryStorage| Offering {
             inner: mem.clone(),
             codec: Arc::new(NativeZstd {
                 fail_compress_at,
@@ -228,6 +228,11 @@ fn a_failing_host_codec_is_a_typed_error_and_leaves_nothing_behind() {
                 ..Default::default()
             }),
         };
+        // Append.
+        let mem = MemoryStorage::new();
+        let inputs = append_inputs(&mem);
+        let before = contents(&mem);
+        let st = failing(&mem);
         let options = append_support::opts(&[("file.compression", "zstd")]);
         let e = rewrite_append(&st, &append_support::request(&inputs), &options).unwrap_err();
         check_error(&e, fail_decompress_at.is_some(), "data-", &case);
@@ -237,14 +242,7 @@ fn a_failing_host_codec_is_a_typed_error_and_leaves_nothing_behind() {
         let mem = MemoryStorage::new();
         let req = full_merge_request(merge_runs(&mem), None);
         let before = contents(&mem);
-        let st = Offering {
-            inner: mem.clone(),
-            codec: Arc::new(NativeZstd {
-                fail_compress_at,
-                fail_decompress_at,
-                ..Default::default()
-            }),
-        };
+        let st = failing(&mem);
         let options = merge_support::opts(&[("file.compression", "zstd")]);
         let e = rewrite_merge_tree(&st, &req, &options).unwrap_err();
         check_error(&e, fail_decompress_at.is_some(), "data-run-", &case);
