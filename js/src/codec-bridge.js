@@ -3,8 +3,12 @@
 // component compresses with its own (wasm) zstd; the files are the same either way.
 import zlib from 'node:zlib';
 
+// `PAIMON_COMPACT_NATIVE_CODEC=0` keeps zstd inside the component (to compare, or to rule
+// Node's zstd out).
 const nativeZstd =
-  typeof zlib.zstdCompressSync === 'function' && typeof zlib.zstdDecompressSync === 'function';
+  typeof zlib.zstdCompressSync === 'function' &&
+  typeof zlib.zstdDecompressSync === 'function' &&
+  globalThis.process?.env?.PAIMON_COMPACT_NATIVE_CODEC !== '0';
 
 /** Whether this Node runs `algorithm` natively. */
 export function offers(algorithm) {
