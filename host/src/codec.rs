@@ -4,15 +4,29 @@
 //! the page codec over is the largest single saving a host can give a rewrite (figures in
 //! `benches/README.md`). Frames are ordinary zstd, so files are the same whoever compresses.
 
+use std::io::Read;
+
 /// zstd contexts reused across one call's pages (a context per page would allocate its
 /// tables every time).
-#[derive(Default)]
 pub struct NativeZstd {
     compressor: Option<(i32, zstd::bulk::Compressor<'static>)>,
     decompressor: Option<zstd::bulk::Decompressor<'static>>,
+    /// The most a decompression may produce. The result must fit in the guest's memory
+    /// anyway, and the host allocates it outside the guest's limit: a frame that claims (or
+    /// inflates to) more is refused instead of exhausting the host.
+    max_output: usize,
 }
 
 impl NativeZstd {
+    /// Decompressions produce at most `max_output` bytes (the guest's memory limit).
+    pub fn new(max_output: usize) -> Self {
+        NativeZstd {
+            compressor: None,
+            decompressor: None,
+            max_output,
+        }
+    }
+
     pub fn compress(&mut self, level: i32, data: &[u8]) -> Result<Vec<u8>, String> {
         if !matches!(&self.compressor, Some((l, _)) if *l == level) {
             let c = zstd::bulk::Compressor::new(level)
@@ -33,6 +47,10 @@ impl NativeZstd {
             Ok(None) => (size_hint > 0).then_some(size_hint),
             Err(_) => return Err("not a zstd frame".into()),
         };
+        let too_large = |n: u64| format!("zstd frame of {n} bytes exceeds the guest's memory");
+        if let Some(n) = size.filter(|&n| n > self.max_output as u64) {
+            return Err(too_large(n));
+        }
         if let Some(n) = size.and_then(|n| usize::try_from(n).ok()) {
             let d = match &mut self.decompressor {
                 Some(d) => d,
@@ -44,7 +62,16 @@ impl NativeZstd {
                 return Ok(out);
             }
         }
-        zstd::stream::decode_all(data).map_err(|e| format!("zstd: {e}"))
+        let decoder = zstd::stream::read::Decoder::new(data).map_err(|e| format!("zstd: {e}"))?;
+        let mut out = Vec::new();
+        decoder
+            .take(self.max_output as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("zstd: {e}"))?;
+        if out.len() > self.max_output {
+            return Err(too_large(out.len() as u64));
+        }
+        Ok(out)
     }
 }
 
@@ -54,7 +81,7 @@ mod tests {
 
     #[test]
     fn round_trips_single_and_concatenated_frames() {
-        let mut z = NativeZstd::default();
+        let mut z = NativeZstd::new(1 << 30);
         let a: Vec<u8> = (0..100_000u32)
             .flat_map(|i| (i % 251).to_le_bytes())
             .collect();
@@ -68,5 +95,29 @@ mod tests {
         expected.extend_from_slice(b"second");
         assert_eq!(z.decompress(&both, 0).unwrap(), expected);
         assert!(z.decompress(b"not zstd at all", 0).is_err());
+    }
+
+    #[test]
+    fn output_beyond_the_guests_memory_is_refused() {
+        let zeros = vec![0u8; 1 << 20];
+        let mut z = NativeZstd::new(1 << 30);
+        let frame = z.compress(1, &zeros).unwrap();
+        let mut small = NativeZstd::new(4096);
+        // The frame records its size: refused before allocating.
+        assert!(small.decompress(&frame, 0).unwrap_err().contains("exceeds"));
+        // Frames without a recorded size are cut off while streaming.
+        let mut streamed = Vec::new();
+        let mut enc = zstd::stream::write::Encoder::new(&mut streamed, 1).unwrap();
+        std::io::Write::write_all(&mut enc, &zeros).unwrap();
+        enc.finish().unwrap();
+        assert!(matches!(
+            zstd::zstd_safe::get_frame_content_size(&streamed),
+            Ok(None)
+        ));
+        assert!(small
+            .decompress(&streamed, 0)
+            .unwrap_err()
+            .contains("exceeds"));
+        assert_eq!(z.decompress(&streamed, 0).unwrap(), zeros);
     }
 }

@@ -338,7 +338,9 @@ impl WasmRuntime {
             progress,
             max_memory: self.limits.max_memory_bytes,
             memory_denied: false,
-            zstd: self.native_codec.then(crate::codec::NativeZstd::default),
+            zstd: self
+                .native_codec
+                .then(|| crate::codec::NativeZstd::new(self.limits.max_memory_bytes)),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| s);

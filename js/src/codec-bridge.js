@@ -34,7 +34,9 @@ export function compress(algorithm, level, data) {
 export function decompress(algorithm, data, _sizeHint) {
   if (!offers(algorithm)) unsupported(algorithm);
   try {
-    return zlib.zstdDecompressSync(data);
+    // The result must fit in the component's 32-bit memory; a frame that inflates beyond
+    // that is refused rather than allowed to exhaust this process.
+    return zlib.zstdDecompressSync(data, { maxOutputLength: 2 ** 32 - 1 });
   } catch (e) {
     throw String(e?.message ?? e);
   }
