@@ -135,77 +135,39 @@ impl<R: ChunkReader> HostDecompressed<R> {
             .map_err(|e| ParquetError::General(format!("zstd page (host codec): {e}")))
     }
 
-    fn decompress(&self, page: Page) -> Result<Page> {
-        Ok(match page {
-            Page::DictionaryPage {
-                buf,
-                num_values,
-                encoding,
-                is_sorted,
-            } => Page::DictionaryPage {
-                buf: self.body(&buf)?,
-                num_values,
-                encoding,
-                is_sorted,
-            },
-            Page::DataPage {
-                buf,
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-                statistics,
-            } => Page::DataPage {
-                buf: self.body(&buf)?,
-                num_values,
-                encoding,
-                def_level_encoding,
-                rep_level_encoding,
-                statistics,
-            },
+    fn decompress(&self, mut page: Page) -> Result<Page> {
+        match &mut page {
+            Page::DictionaryPage { buf, .. } | Page::DataPage { buf, .. } => {
+                *buf = self.body(buf)?;
+            }
             Page::DataPageV2 {
                 buf,
-                num_values,
-                encoding,
-                num_nulls,
-                num_rows,
                 def_levels_byte_len,
                 rep_levels_byte_len,
-                is_compressed: true,
-                statistics,
-            } => {
+                is_compressed,
+                ..
+            } if *is_compressed => {
                 // The levels are stored uncompressed before the compressed values; an empty
                 // value section (a page of nulls) has nothing to decompress.
-                let levels = def_levels_byte_len as usize + rep_levels_byte_len as usize;
+                let levels = *def_levels_byte_len as usize + *rep_levels_byte_len as usize;
                 let values = buf.get(levels..).ok_or_else(|| {
                     ParquetError::General(format!(
                         "V2 page of {} bytes with {levels} bytes of levels",
                         buf.len()
                     ))
                 })?;
-                let buf = if values.is_empty() {
-                    buf
-                } else {
+                if !values.is_empty() {
                     let values = self.body(values)?;
                     let mut joined = Vec::with_capacity(levels + values.len());
                     joined.extend_from_slice(&buf[..levels]);
                     joined.extend_from_slice(&values);
-                    Bytes::from(joined)
-                };
-                Page::DataPageV2 {
-                    buf,
-                    num_values,
-                    encoding,
-                    num_nulls,
-                    num_rows,
-                    def_levels_byte_len,
-                    rep_levels_byte_len,
-                    is_compressed: false,
-                    statistics,
+                    *buf = Bytes::from(joined);
                 }
+                *is_compressed = false;
             }
-            uncompressed @ Page::DataPageV2 { .. } => uncompressed,
-        })
+            Page::DataPageV2 { .. } => {}
+        }
+        Ok(page)
     }
 }
 
