@@ -520,6 +520,20 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         case.cfg,
         case.mode
     );
+    // Each row group's `k` chunk, data and changelog, is its `_KEY_k` chunk written again.
+    let row_groups: usize = result
+        .outputs
+        .iter()
+        .chain(&result.changelog)
+        .map(|f| {
+            let bytes = bytes::Bytes::from(st.get(&f.path).unwrap().to_vec());
+            parquet::file::metadata::ParquetMetaDataReader::new()
+                .parse_and_finish(&bytes)
+                .unwrap()
+                .num_row_groups()
+        })
+        .sum();
+    prop_assert_eq!(result.metrics.mirrored_key_chunks, row_groups as u64);
     // Deletion-vector marks, and the DV invariant: each key live in at most one file.
     prop_assert_eq!(&result.deletion_vector_marks, &want.marks);
     if dv {

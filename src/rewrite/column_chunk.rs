@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{PageKey, PageStore};
@@ -33,6 +33,75 @@ use crate::error::{Error, Result};
 fn parquet_err(e: parquet::errors::ParquetError) -> Error {
     Error::illegal_state(format!("writing pages: {e}"))
 }
+
+/// Where this project's column writers keep finished pages: a [`PageStore`] that can also
+/// hand a page out without releasing it, so a chunk can be copied into the row group twice
+/// (a mirrored column, see [`ChunkSource::twice`]) without holding it whole in memory.
+pub(crate) trait ChunkPageStore: PageStore {
+    /// Stores a page whose allocation is already its size (as [`PageStore::put`], which
+    /// copies what arrow-rs hands it into a tight buffer first).
+    fn put_tight(&mut self, value: Bytes) -> parquet::errors::Result<PageKey>;
+
+    /// The page stored under `key`, which stays stored (a later `take` still returns it).
+    fn get(&self, key: PageKey) -> parquet::errors::Result<Bytes>;
+}
+
+/// Keeps each finished page in an allocation of exactly its size.
+///
+/// arrow-rs compresses a page into a buffer reserved at the codec's worst-case bound and stores
+/// it as is, so a buffered row group of well-compressed pages takes about its *uncompressed*
+/// size in memory. Copying each page once into a tight buffer (a memcpy of compressed bytes)
+/// keeps a row group in progress close to `parquet.block.size`.
+#[derive(Debug, Default)]
+pub(crate) struct TightPageStore {
+    pages: Vec<Bytes>,
+    resident: usize,
+}
+
+impl PageStore for TightPageStore {
+    fn put(&mut self, value: Bytes) -> parquet::errors::Result<PageKey> {
+        self.put_tight(Bytes::from(value.to_vec()))
+    }
+
+    fn take(&mut self, key: PageKey) -> parquet::errors::Result<Bytes> {
+        let page = usize::try_from(key.get())
+            .ok()
+            .and_then(|i| self.pages.get_mut(i))
+            .map(std::mem::take)
+            .ok_or_else(|| {
+                parquet::errors::ParquetError::General(format!("invalid page key {}", key.get()))
+            })?;
+        self.resident -= page.len();
+        Ok(page)
+    }
+
+    fn memory_size(&self) -> usize {
+        self.resident
+    }
+}
+
+impl ChunkPageStore for TightPageStore {
+    fn put_tight(&mut self, value: Bytes) -> parquet::errors::Result<PageKey> {
+        let key = PageKey::new(self.pages.len() as u64);
+        self.resident += value.len();
+        self.pages.push(value);
+        Ok(key)
+    }
+
+    fn get(&self, key: PageKey) -> parquet::errors::Result<Bytes> {
+        usize::try_from(key.get())
+            .ok()
+            .and_then(|i| self.pages.get(i))
+            .filter(|p| !p.is_empty())
+            .cloned()
+            .ok_or_else(|| {
+                parquet::errors::ParquetError::General(format!("invalid page key {}", key.get()))
+            })
+    }
+}
+
+/// A chunk's page store, shared by the streams that copy the chunk out.
+type SharedStore = Arc<Mutex<Box<dyn ChunkPageStore>>>;
 
 /// A finished data page, serialized into the chunk's page store, and what the chunk's
 /// metadata and column index need of it.
@@ -55,7 +124,7 @@ pub(crate) struct PendingPage {
 /// The finished data pages of a column chunk, kept in a page store (in memory, or spilled
 /// with the file's other pages beyond `paimon-compact.write.spill-threshold`).
 pub(crate) struct ChunkPages {
-    store: Box<dyn PageStore>,
+    store: Box<dyn ChunkPageStore>,
     pages: Vec<PendingPage>,
 }
 
@@ -84,7 +153,7 @@ fn serialize_page(page: CompressedPage) -> Result<(Bytes, PageWriteSpec)> {
 }
 
 impl ChunkPages {
-    pub(crate) fn new(store: Box<dyn PageStore>) -> Self {
+    pub(crate) fn new(store: Box<dyn ChunkPageStore>) -> Self {
         ChunkPages {
             store,
             pages: Vec::new(),
@@ -104,7 +173,7 @@ impl ChunkPages {
         let (bytes, spec) = serialize_page(CompressedPage::new(page, uncompressed))?;
         let key = self
             .store
-            .put(bytes)
+            .put_tight(bytes)
             .map_err(|e| Error::illegal_state(format!("keeping a page: {e}")))?;
         self.pages.push(PendingPage {
             key,
@@ -258,15 +327,49 @@ pub(crate) fn assemble_chunk(
     let source = ChunkSource {
         len: offset as u64,
         stream: Mutex::new(Some(ChunkStream {
-            store,
+            store: Arc::new(Mutex::new(store)),
             segments,
             current: Bytes::new(),
+            release: true,
         })),
     };
     Ok((source, close))
 }
 
+/// `close` for a column chunk of `descr` holding the same pages: what a mirrored column (one
+/// whose values are another's, as a primary-key file's `k` is its `_KEY_k`) records for the
+/// bytes it copies from its source. Every field is carried over (the list arrow-rs's row group
+/// carries when it splices a chunk in) except the column the chunk belongs to.
+pub(crate) fn close_as(
+    close: &ColumnCloseResult,
+    descr: ColumnDescPtr,
+) -> Result<ColumnCloseResult> {
+    let m = &close.metadata;
+    let mut builder = ColumnChunkMetaData::builder(descr)
+        .set_compression_codec(m.compression_codec())
+        .set_encodings_mask(*m.encodings_mask())
+        .set_total_compressed_size(m.compressed_size())
+        .set_total_uncompressed_size(m.uncompressed_size())
+        .set_num_values(m.num_values())
+        .set_data_page_offset(m.data_page_offset())
+        .set_dictionary_page_offset(m.dictionary_page_offset())
+        .set_unencoded_byte_array_data_bytes(m.unencoded_byte_array_data_bytes())
+        .set_repetition_level_histogram(m.repetition_level_histogram().cloned())
+        .set_definition_level_histogram(m.definition_level_histogram().cloned());
+    if let Some(statistics) = m.statistics() {
+        builder = builder.set_statistics(statistics.clone());
+    }
+    if let Some(stats) = m.page_encoding_stats() {
+        builder = builder.set_page_encoding_stats(stats.clone());
+    }
+    Ok(ColumnCloseResult {
+        metadata: builder.build().map_err(parquet_err)?,
+        ..close.clone()
+    })
+}
+
 /// A part of an assembled chunk: held here, or a page still in the store.
+#[derive(Clone)]
 enum Segment {
     Held(Bytes),
     Stored(PageKey),
@@ -278,11 +381,38 @@ pub(crate) struct ChunkSource {
     stream: Mutex<Option<ChunkStream>>,
 }
 
-/// The chunk's bytes in order, each stored page taken out of the store when reached.
+impl ChunkSource {
+    /// The chunk as two sources to be read one after the other: the first leaves every page
+    /// in the store, the second takes them out. For a column whose chunk is another's bytes
+    /// under its own metadata ([`close_as`]); spilled pages are read back twice rather than
+    /// held, so the copy costs no memory.
+    pub(crate) fn twice(self) -> Result<(ChunkSource, ChunkSource)> {
+        let stream = self
+            .stream
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .ok_or_else(|| Error::illegal_state("an assembled chunk is read once"))?;
+        let first = ChunkStream {
+            store: stream.store.clone(),
+            segments: stream.segments.clone(),
+            current: stream.current.clone(),
+            release: false,
+        };
+        let source = |s| ChunkSource {
+            len: self.len,
+            stream: Mutex::new(Some(s)),
+        };
+        Ok((source(first), source(stream)))
+    }
+}
+
+/// The chunk's bytes in order, each stored page taken out of the store when reached (or read
+/// and left there, when the chunk is copied again later).
 pub(crate) struct ChunkStream {
-    store: Box<dyn PageStore>,
+    store: SharedStore,
     segments: VecDeque<Segment>,
     current: Bytes,
+    release: bool,
 }
 
 impl Read for ChunkStream {
@@ -292,7 +422,12 @@ impl Read for ChunkStream {
                 None => return Ok(0),
                 Some(Segment::Held(bytes)) => bytes,
                 Some(Segment::Stored(key)) => {
-                    self.store.take(key).map_err(std::io::Error::other)?
+                    let mut store = self.store.lock().unwrap_or_else(|p| p.into_inner());
+                    match self.release {
+                        true => store.take(key),
+                        false => store.get(key),
+                    }
+                    .map_err(std::io::Error::other)?
                 }
             };
         }
@@ -333,17 +468,17 @@ impl ChunkReader for ChunkSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use parquet::arrow::arrow_writer::InMemoryPageStore;
 
-    #[test]
-    fn the_stream_yields_held_and_stored_bytes_in_order_once() {
-        let mut store: Box<dyn PageStore> = Box::<InMemoryPageStore>::default();
+    /// A chunk of a held dictionary and two stored pages, and its store (to watch it).
+    fn chunk() -> (ChunkSource, SharedStore) {
+        let mut store = TightPageStore::default();
         let a = store.put(Bytes::from_static(b"page one;")).unwrap();
-        let b = store.put(Bytes::from_static(b"page two")).unwrap();
+        let b = store.put_tight(Bytes::from_static(b"page two")).unwrap();
+        let store: SharedStore = Arc::new(Mutex::new(Box::new(store)));
         let source = ChunkSource {
             len: 22,
             stream: Mutex::new(Some(ChunkStream {
-                store,
+                store: store.clone(),
                 segments: VecDeque::from([
                     Segment::Held(Bytes::from_static(b"dict;")),
                     Segment::Stored(a),
@@ -351,9 +486,13 @@ mod tests {
                     Segment::Stored(b),
                 ]),
                 current: Bytes::new(),
+                release: true,
             })),
         };
-        assert!(source.get_read(3).is_err());
+        (source, store)
+    }
+
+    fn read_all(source: &ChunkSource) -> Vec<u8> {
         let mut out = Vec::new();
         // Small reads cross segment boundaries.
         let mut r = source.get_read(0).unwrap();
@@ -365,8 +504,37 @@ mod tests {
             }
             out.extend_from_slice(&buf[..n]);
         }
-        assert_eq!(out, b"dict;page one;page two");
+        out
+    }
+
+    fn resident(store: &SharedStore) -> usize {
+        store.lock().unwrap().memory_size()
+    }
+
+    #[test]
+    fn the_stream_yields_held_and_stored_bytes_in_order_once() {
+        let (source, store) = chunk();
+        assert!(source.get_read(3).is_err());
+        assert_eq!(read_all(&source), b"dict;page one;page two");
+        assert_eq!(resident(&store), 0, "pages are released as they are read");
         assert!(source.get_read(0).is_err());
         assert!(source.get_bytes(0, 1).is_err());
+    }
+
+    /// Read twice, a chunk gives the same bytes both times: the first read leaves the pages
+    /// stored, the second releases them.
+    #[test]
+    fn a_chunk_read_twice_keeps_its_pages_until_the_second_read() {
+        let (source, store) = chunk();
+        let (first, second) = source.twice().unwrap();
+        assert_eq!(read_all(&first), b"dict;page one;page two");
+        assert_eq!(resident(&store), 17);
+        assert_eq!(read_all(&second), b"dict;page one;page two");
+        assert_eq!(resident(&store), 0);
+        assert!(second.get_read(0).is_err());
+        // A chunk already read cannot be read twice.
+        let (used, _) = chunk();
+        read_all(&used);
+        assert!(used.twice().is_err());
     }
 }

@@ -27,9 +27,9 @@
 
 use std::sync::Arc;
 
+use super::column_chunk::ChunkPageStore;
 use arrow::array::{Array, ArrayAccessor, ArrayRef, AsArray, DictionaryArray, StringArray};
 use arrow::datatypes::{DataType, Int32Type};
-use parquet::arrow::arrow_writer::PageStore;
 use parquet::basic::{Compression, Encoding};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
@@ -390,7 +390,7 @@ impl DictColumnWriter {
     pub(crate) fn new(
         descr: ColumnDescPtr,
         cfg: Arc<DictWriterConfig>,
-        store: Box<dyn PageStore>,
+        store: Box<dyn ChunkPageStore>,
     ) -> Result<Self> {
         let compressor = PageCompressor::new(cfg.compression, cfg.offload.as_ref())?;
         let nullable = descr.max_def_level() > 0;

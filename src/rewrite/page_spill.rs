@@ -20,6 +20,7 @@ use bytes::Bytes;
 use parquet::arrow::arrow_writer::{PageKey, PageStore, PageStoreArgs, PageStoreFactory};
 use parquet::errors::ParquetError;
 
+use super::column_chunk::ChunkPageStore;
 use super::storage_ref::StorageRef;
 use crate::storage::{Storage, StorageError, StorageWriter};
 
@@ -152,23 +153,8 @@ struct SpillPageStore {
 
 impl PageStore for SpillPageStore {
     fn put(&mut self, value: Bytes) -> parquet::errors::Result<PageKey> {
-        let key = PageKey::new(self.pages.len() as u64);
-        let mut s = lock(&self.state);
-        // Once the row group is being assembled its spill object is complete; the last page a
-        // column writer flushes on close then stays in memory (one page, at most a page size).
-        if s.finished || s.resident + value.len() <= s.budget {
-            s.resident += value.len();
-            self.resident += value.len();
-            // A tight copy: arrow-rs reserves the codec's worst case for each page.
-            self.pages.push(Slot::Memory(Bytes::from(value.to_vec())));
-        } else {
-            let offset = s.append(&value)?;
-            self.pages.push(Slot::Spilled {
-                offset,
-                len: value.len() as u64,
-            });
-        }
-        Ok(key)
+        // A tight copy: arrow-rs reserves the codec's worst case for each page.
+        self.put_tight(Bytes::from(value.to_vec()))
     }
 
     fn take(&mut self, key: PageKey) -> parquet::errors::Result<Bytes> {
@@ -194,6 +180,41 @@ impl PageStore for SpillPageStore {
 
     fn memory_size(&self) -> usize {
         self.resident
+    }
+}
+
+impl ChunkPageStore for SpillPageStore {
+    fn put_tight(&mut self, value: Bytes) -> parquet::errors::Result<PageKey> {
+        let key = PageKey::new(self.pages.len() as u64);
+        let mut s = lock(&self.state);
+        // Once the row group is being assembled its spill object is complete; the last page a
+        // column writer flushes on close then stays in memory (one page, at most a page size).
+        if s.finished || s.resident + value.len() <= s.budget {
+            s.resident += value.len();
+            self.resident += value.len();
+            self.pages.push(Slot::Memory(value));
+        } else {
+            let offset = s.append(&value)?;
+            self.pages.push(Slot::Spilled {
+                offset,
+                len: value.len() as u64,
+            });
+        }
+        Ok(key)
+    }
+
+    fn get(&self, key: PageKey) -> parquet::errors::Result<Bytes> {
+        match usize::try_from(key.get())
+            .ok()
+            .and_then(|i| self.pages.get(i))
+        {
+            Some(Slot::Memory(b)) => Ok(b.clone()),
+            Some(Slot::Spilled { offset, len }) => lock(&self.state).read(*offset, *len),
+            Some(Slot::Taken) | None => Err(ParquetError::General(format!(
+                "invalid page key {}",
+                key.get()
+            ))),
+        }
     }
 }
 
@@ -261,7 +282,7 @@ impl<'s> PageSpill<'s> {
 
     /// A page store for a column writer of ours (arrow-rs's writers get theirs from
     /// [`Self::factory`]).
-    pub(crate) fn store(&self) -> Box<dyn PageStore> {
+    pub(crate) fn store(&self) -> Box<dyn ChunkPageStore> {
         Box::new(SpillPageStore {
             state: self.state.clone(),
             pages: Vec::new(),

@@ -1276,11 +1276,13 @@ pub fn rewrite_merge_tree(
     if let Some(d) = sinks.data.take() {
         metrics.storage_writes += d.storage_writes;
         metrics.spilled_bytes += d.spilled_bytes;
+        metrics.mirrored_key_chunks += d.mirrored_chunks;
         result.outputs = d.done;
     }
     if let Some(c) = sinks.changelog.take() {
         metrics.storage_writes += c.storage_writes;
         metrics.spilled_bytes += c.spilled_bytes;
+        metrics.mirrored_key_chunks += c.mirrored_chunks;
         result.changelog = c.done;
     }
     metrics.output_files = result.outputs.len() as u64;

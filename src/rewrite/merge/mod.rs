@@ -161,6 +161,10 @@ pub struct MergeMetrics {
     /// Pages the host's zstd compressed and decompressed ([`crate::host_codec`]).
     #[serde(default)]
     pub host_codec: crate::host_codec::HostCodecMetrics,
+    /// Column chunks of a primary-key column's value copy (`k` of `_KEY_k`) written as its
+    /// key column's pages instead of being encoded and compressed again.
+    #[serde(default)]
+    pub mirrored_key_chunks: u64,
 }
 
 /// What a merge produced.

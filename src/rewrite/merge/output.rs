@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{Schema, SchemaRef};
 use arrow::row::{RowConverter, Rows, SortField};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::SchemaDescriptor;
 
-use super::kv_format::{datum_at, key_datums, kinds_of, planner_key};
+use super::kv_format::{datum_at, key_datums, kinds_of, planner_key, KEY_PREFIX};
 use super::{KeyColumnStats, MergeOutputFile};
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, FileSource, Level, SequenceNumber};
@@ -41,6 +41,20 @@ pub(crate) struct OutputSettings {
     pub kind_col: usize,
     /// Encoded pages held in memory per output file before the rest spills (`None`: never).
     pub spill_threshold: Option<usize>,
+}
+
+/// `(value field, key field)` for each `_KEY_<name>` column whose value column `<name>` the
+/// file also stores: Paimon writes a primary key column twice, and the two hold the same
+/// values row for row, so the writer encodes them once (it checks that they agree).
+fn key_mirrors(schema: &Schema, key_cols: &[usize]) -> Vec<(usize, usize)> {
+    key_cols
+        .iter()
+        .filter_map(|&k| {
+            let name = schema.field(k).name().strip_prefix(KEY_PREFIX)?;
+            let value = schema.index_of(name).ok()?;
+            Some((value, k))
+        })
+        .collect()
 }
 
 /// Key statistics of the rows of one file so far.
@@ -77,6 +91,7 @@ pub(crate) struct RollingOutput<'s> {
     converters: Vec<RowConverter>,
     pub(crate) storage_writes: u64,
     pub(crate) spilled_bytes: u64,
+    pub(crate) mirrored_chunks: u64,
 }
 
 fn to_storage<'a, 's>(
@@ -117,6 +132,7 @@ impl<'s> RollingOutput<'s> {
             converters,
             storage_writes: 0,
             spilled_bytes: 0,
+            mirrored_chunks: 0,
         })
     }
 
@@ -145,7 +161,8 @@ impl<'s> RollingOutput<'s> {
             s.dict_cfg.clone(),
             spill,
         )?
-        .with_dictionary_inputs();
+        .with_dictionary_inputs()
+        .with_mirrored_fields(&key_mirrors(&s.schema, &s.key_cols));
         let sink = self.storage.create_writer(&path)?;
         self.open = Some(Open {
             path,
@@ -211,7 +228,7 @@ impl<'s> RollingOutput<'s> {
             path,
             name,
             mut sink,
-            writer,
+            mut writer,
             rows,
             min_seq,
             max_seq,
@@ -224,7 +241,14 @@ impl<'s> RollingOutput<'s> {
             sink.abort()?;
             return Ok(());
         }
-        let finished = writer.finish(&mut to_storage(&mut sink, &mut self.storage_writes));
+        let finished = {
+            let mut out = to_storage(&mut sink, &mut self.storage_writes);
+            writer.flush_row_group(&mut out).and_then(|()| {
+                // Counted before `finish` takes the writer (its last row group is flushed).
+                self.mirrored_chunks += writer.mirrored_chunks;
+                writer.finish(&mut out)
+            })
+        };
         let column_stats = match finished {
             Ok((metadata, spilled)) => {
                 self.spilled_bytes += spilled;
