@@ -18,7 +18,7 @@
 //! * [`PASSTHROUGH_WRITER_OPTION`] (`paimon-compact.append.passthrough-writer`, default
 //!   `mapping`): `arrow` hands forwarded dictionaries to arrow-rs's writer instead, only to
 //!   measure what the mapping writer saves;
-//! * `paimon-compact.write.spill-threshold` (a memory size, default `32 mb`; `0` never spills):
+//! * `paimon-compact.write.spill-threshold` (a memory size, default `48 mb`; `0` never spills):
 //!   encoded pages of an output row group beyond it go to a temporary object next to the output
 //!   ([`page_spill`]), bounding memory whatever `parquet.block.size` is;
 //! * [`PRIMITIVE_DICTIONARY_OPTION`] and [`STRING_DICTIONARY_OPTION`] (default

@@ -7,7 +7,7 @@
 //! (fast copy). The bytes go to an in-memory sink that the caller drains to storage after each
 //! call, so at most about one row group of output is in memory.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -23,8 +23,8 @@ use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::page_index::RowGroupPageIndex;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::reader::ChunkReader;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::reader::{ChunkReader, Length};
+use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
 use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 
 use super::column_chunk::{self, ChunkPageStore, TightPageStore};
@@ -68,11 +68,12 @@ pub(crate) fn discard_outputs<'s>(
 /// Size of the pieces the sink collects output in.
 const SINK_CHUNK: usize = 1 << 20;
 
-/// Drained pieces kept for reuse. A row group's column chunk is copied into the sink whole
-/// before it is sent on, so a flush fills tens of pieces at once; allocated afresh each time,
-/// their memory went back to the system after every flush and came back as page faults (on
-/// the merge bench, 89 800 faults fell to 75 100 once they were kept). Kept, they cost no more than the largest chunk's bytes, which
-/// the flush held anyway.
+/// Drained pieces kept for reuse. A chunk of this project's writers is sent on a piece at a
+/// time ([`append_draining`]), but arrow-rs's own chunks (booleans, binary, STRING with the
+/// dictionary off, ...) are copied into the sink whole before they are, so a flush can fill tens
+/// of pieces at once; allocated afresh each time, their memory went back to the system after
+/// every flush and came back as page faults. Kept, they cost no more than the largest such
+/// chunk's bytes, which the flush held anyway.
 const SINK_SPARE_PIECES: usize = 64;
 
 /// The in-memory end of the Parquet writer, drained to storage as the file grows.
@@ -92,6 +93,8 @@ struct SinkState {
     full: Vec<Vec<u8>>,
     /// Drained pieces, empty, for the next writes.
     spare: Vec<Vec<u8>>,
+    /// The most pieces written and not yet drained at once (what the sink's memory peaked at).
+    most_held: usize,
 }
 
 impl Sink {
@@ -119,7 +122,11 @@ impl Write for Sink {
     fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
         let n = buf.len();
         let mut state = self.lock();
-        let SinkState { full, spare } = &mut *state;
+        let SinkState {
+            full,
+            spare,
+            most_held,
+        } = &mut *state;
         while !buf.is_empty() {
             let chunk = match full.last_mut() {
                 Some(c) if c.len() < c.capacity() => c,
@@ -129,6 +136,7 @@ impl Write for Sink {
                             .pop()
                             .unwrap_or_else(|| Vec::with_capacity(SINK_CHUNK)),
                     );
+                    *most_held = (*most_held).max(full.len());
                     full.last_mut().expect("just pushed")
                 }
             };
@@ -145,6 +153,105 @@ impl Write for Sink {
 
 /// Where finished output bytes go (the storage writer of the file).
 pub(crate) type Drain<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
+
+/// Splices one of this project's chunks into the row group, sending the sink's bytes on to
+/// storage every [`SINK_CHUNK`] bytes as the chunk passes through, instead of once it is all
+/// there: a chunk copied whole into the sink first (30 MB for a column of unique strings in a
+/// 128 MB row group) was the peak of a flush, on top of the pages still waiting.
+fn append_draining(
+    rg: &mut SerializedRowGroupWriter<'_, Sink>,
+    chunk: &column_chunk::ChunkSource,
+    close: ColumnCloseResult,
+    sink: &Sink,
+    out: &mut Drain<'_>,
+) -> Result<()> {
+    let failed = Mutex::new(None);
+    let out = Mutex::new(out);
+    let reader = Draining {
+        chunk,
+        sink,
+        out: &out,
+        failed: &failed,
+    };
+    match rg.append_column(&reader, close) {
+        Ok(()) => Ok(()),
+        // A storage failure is reported as itself, not as the Parquet error it became.
+        Err(e) => Err(lock_ignoring_poison(&failed)
+            .take()
+            .unwrap_or_else(|| write_err(e))),
+    }
+}
+
+fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while holding these; what they hold is whole either way.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A chunk that drains the sink as it is read (see [`append_draining`]).
+struct Draining<'a, 'o> {
+    chunk: &'a column_chunk::ChunkSource,
+    sink: &'a Sink,
+    out: &'a Mutex<&'a mut Drain<'o>>,
+    failed: &'a Mutex<Option<Error>>,
+}
+
+// SAFETY: arrow-rs asks chunk readers to be `Send + Sync`; this one lives for one
+// `append_column` call on the writing thread (the row group reads it there and spawns nothing),
+// and the storage writer it reaches is only called through the mutex.
+unsafe impl Send for Draining<'_, '_> {}
+unsafe impl Sync for Draining<'_, '_> {}
+
+impl Length for Draining<'_, '_> {
+    fn len(&self) -> u64 {
+        self.chunk.len()
+    }
+}
+
+impl<'a, 'o> ChunkReader for Draining<'a, 'o> {
+    type T = DrainingRead<'a, 'o>;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(DrainingRead {
+            inner: self.chunk.get_read(start)?,
+            sink: self.sink,
+            out: self.out,
+            failed: self.failed,
+            pending: 0,
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        self.chunk.get_bytes(start, length)
+    }
+}
+
+struct DrainingRead<'a, 'o> {
+    inner: column_chunk::ChunkStream,
+    sink: &'a Sink,
+    out: &'a Mutex<&'a mut Drain<'o>>,
+    failed: &'a Mutex<Option<Error>>,
+    /// Bytes read since the sink was last drained.
+    pending: usize,
+}
+
+impl Read for DrainingRead<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.pending >= SINK_CHUNK {
+            // What was read before has been written to the sink (in order: the row group
+            // writes each read's bytes before the next read).
+            self.pending = 0;
+            let mut out = lock_ignoring_poison(self.out);
+            if let Err(e) = self.sink.drain(&mut **out) {
+                let msg = e.to_string();
+                lock_ignoring_poison(self.failed).get_or_insert(e);
+                return Err(std::io::Error::other(msg));
+            }
+        }
+        let n = self.inner.read(buf)?;
+        self.pending += n;
+        Ok(n)
+    }
+}
 
 #[derive(Debug, Default)]
 struct TightPageStoreFactory;
@@ -667,10 +774,10 @@ impl<'s> ParquetFileWriter<'s> {
             if let Some((bytes, close)) = ours {
                 if mirrored.contains(&leaf) {
                     let (first, second) = bytes.twice()?;
-                    rg.append_column(&first, close.clone()).map_err(write_err)?;
+                    append_draining(&mut rg, &first, close.clone(), &self.sink, out)?;
                     again[leaf] = Some((second, close));
                 } else {
-                    rg.append_column(&bytes, close).map_err(write_err)?;
+                    append_draining(&mut rg, &bytes, close, &self.sink, out)?;
                 }
             }
             // The chunk's pages are freed; send its bytes on before the next one is copied.
@@ -936,5 +1043,79 @@ mod tests {
         assert_eq!(first_rows(true), 1000);
         assert!(first_rows(false) > 1000);
         assert!(row_groups > 1);
+    }
+
+    /// A row group's chunks go to storage as they are copied (a megabyte at a time), not once
+    /// a whole chunk sits in the sink; a storage write that fails in the middle of a chunk is
+    /// that storage error, typed, not the Parquet error it passes through.
+    #[test]
+    fn a_flush_sends_a_large_chunk_on_as_it_goes_and_reports_a_failed_write_as_itself() {
+        let schema = Arc::new(Schema::new(vec![Field::new("s", DataType::Utf8, false)]));
+        let descr = ArrowSchemaConverter::new().convert(&schema).unwrap();
+        let props = WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::UNCOMPRESSED)
+            .build();
+        // 4 MB of unique strings: one chunk, written PLAIN once the dictionary is full.
+        let values: Vec<String> = (0..100_000).map(|i| format!("{i:040}")).collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))])
+            .unwrap();
+        let cfg = Arc::new(DictWriterConfig {
+            compression: parquet::basic::Compression::UNCOMPRESSED,
+            ..(*mirror_cfg()).clone()
+        });
+        let write = |fail_at: Option<usize>| {
+            let mut w = ParquetFileWriter::new(
+                schema.clone(),
+                &descr,
+                &props,
+                vec![false],
+                vec![false],
+                cfg.clone(),
+                None,
+            )
+            .unwrap();
+            let (mut calls, mut largest, mut file) = (0usize, 0usize, Vec::new());
+            let mut out = |piece: &[u8]| -> Result<()> {
+                calls += 1;
+                if Some(calls) == fail_at {
+                    return Err(crate::storage::StorageError::new(
+                        crate::storage::StorageErrorKind::Io,
+                        "out.parquet",
+                        "disk full",
+                    )
+                    .into());
+                }
+                largest = largest.max(piece.len());
+                file.extend_from_slice(piece);
+                Ok(())
+            };
+            w.write(&batch, &mut out).unwrap();
+            let result = w.flush_row_group(&mut out);
+            // Never more than the piece being filled and the one before it.
+            assert!(w.sink.lock().most_held <= 2, "{}", w.sink.lock().most_held);
+            let result = result.and_then(|()| w.finish(&mut out));
+            (result.map(|_| ()), calls, largest, file)
+        };
+        let (result, calls, largest, file) = write(None);
+        result.unwrap();
+        assert!(
+            calls >= 4 && largest <= SINK_CHUNK,
+            "{calls} writes, the largest {largest} bytes"
+        );
+        assert!(file.len() > 4_000_000, "{}", file.len());
+        assert_eq!(
+            read_back(file)
+                .0
+                .iter()
+                .map(RecordBatch::num_rows)
+                .sum::<usize>(),
+            100_000
+        );
+        let (result, ..) = write(Some(2));
+        let err = result.unwrap_err();
+        assert!(
+            matches!(&err.kind, crate::error::ErrorKind::Io { path, .. } if path == "out.parquet"),
+            "{err:?}"
+        );
     }
 }
