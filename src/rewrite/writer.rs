@@ -270,8 +270,12 @@ enum Slot {
     Strings(Box<DictColumnWriter>),
     Primitive(Box<dyn PrimitiveChunkWriter>),
     /// A column whose values are those of an earlier leaf's (see
-    /// [`ParquetFileWriter::with_mirrored_fields`]): its chunk is that leaf's bytes.
-    Mirror(usize),
+    /// [`ParquetFileWriter::with_mirrored_fields`]): its chunk is that leaf's bytes, recorded
+    /// under this column's descriptor.
+    Mirror {
+        source: usize,
+        descr: ColumnDescPtr,
+    },
 }
 
 struct InProgress {
@@ -290,7 +294,7 @@ impl InProgress {
             Slot::Mapped(w) | Slot::Strings(w) => w.estimated_size(),
             Slot::Primitive(w) => w.estimated_size(),
             // Written again in full: a mirror's bytes count toward the row group's size.
-            Slot::Mirror(source) => self.slots.get(*source).map_or(0, |s| self.slot_size(s)),
+            Slot::Mirror { source, .. } => self.slots.get(*source).map_or(0, |s| self.slot_size(s)),
         }
     }
 }
@@ -535,7 +539,7 @@ impl<'s> ParquetFileWriter<'s> {
             )?));
         }
         for (f, strings) in self.strings.iter().enumerate() {
-            if !strings {
+            if !strings || self.mirror_of[f].is_some() {
                 continue;
             }
             let leaf = self.field_leaves[f].start;
@@ -551,6 +555,7 @@ impl<'s> ParquetFileWriter<'s> {
                 continue;
             };
             if self.mirror_of[f].is_some() {
+                // Its slot is the mirror below.
                 continue;
             }
             let leaf = self.field_leaves[f].start;
@@ -565,7 +570,11 @@ impl<'s> ParquetFileWriter<'s> {
         }
         for (f, source) in self.mirror_of.iter().enumerate() {
             if let Some(s) = source {
-                slots[self.field_leaves[f].start] = Slot::Mirror(self.field_leaves[*s].start);
+                let leaf = self.field_leaves[f].start;
+                slots[leaf] = Slot::Mirror {
+                    source: self.field_leaves[*s].start,
+                    descr: self.file.schema_descr().column(leaf),
+                };
             }
         }
         Ok(InProgress { slots, rows: 0 })
@@ -640,7 +649,7 @@ impl<'s> ParquetFileWriter<'s> {
     fn write_columns(&mut self, ip: &mut InProgress, batch: &RecordBatch) -> Result<()> {
         for (f, (field, column)) in self.schema.fields().iter().zip(batch.columns()).enumerate() {
             let leaves = self.field_leaves[f].clone();
-            if matches!(ip.slots[leaves.start], Slot::Mirror(_)) {
+            if matches!(ip.slots[leaves.start], Slot::Mirror { .. }) {
                 continue;
             }
             if self.mapped[f] {
@@ -701,7 +710,10 @@ impl<'s> ParquetFileWriter<'s> {
             for (leaf, leaf_column) in leaves.zip(leaf_columns) {
                 match &mut ip.slots[leaf] {
                     Slot::Arrow(w) => w.write(&leaf_column).map_err(write_err)?,
-                    Slot::Mapped(_) | Slot::Strings(_) | Slot::Primitive(_) | Slot::Mirror(_) => {
+                    Slot::Mapped(_)
+                    | Slot::Strings(_)
+                    | Slot::Primitive(_)
+                    | Slot::Mirror { .. } => {
                         return Err(Error::illegal_state(
                             "mapped column given to the Arrow writer",
                         ))
@@ -730,15 +742,12 @@ impl<'s> ParquetFileWriter<'s> {
         if ip.rows == 0 {
             return Ok(());
         }
-        let columns: Vec<ColumnDescPtr> = (0..ip.slots.len())
-            .map(|leaf| self.file.schema_descr().column(leaf))
-            .collect();
         let mut rg = self.file.next_row_group().map_err(write_err)?;
         let mirrored: Vec<usize> = ip
             .slots
             .iter()
             .filter_map(|s| match s {
-                Slot::Mirror(source) => Some(*source),
+                Slot::Mirror { source, .. } => Some(*source),
                 _ => None,
             })
             .collect();
@@ -758,7 +767,7 @@ impl<'s> ParquetFileWriter<'s> {
                 }
                 Slot::Strings(w) => Some(w.close()?),
                 Slot::Primitive(w) => Some(w.close()?),
-                Slot::Mirror(source) => {
+                Slot::Mirror { source, descr } => {
                     let (bytes, close) =
                         again
                             .get_mut(source)
@@ -766,7 +775,7 @@ impl<'s> ParquetFileWriter<'s> {
                             .ok_or_else(|| {
                                 Error::illegal_state("a mirrored column without its source's chunk")
                             })?;
-                    let close = column_chunk::close_as(&close, columns[leaf].clone())?;
+                    let close = column_chunk::close_as(&close, descr)?;
                     self.mirrored_chunks += 1;
                     Some((bytes, close))
                 }
