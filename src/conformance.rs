@@ -598,15 +598,8 @@ fn options_step(_: &Value, input: &Value, flavor: Flavor) -> std::result::Result
         })
         .unwrap_or_default();
     let o = CoreOptions::parse_with(kind, flavor, &raw).map_err(|e| e.to_string())?;
-    Ok(json!({
-        "target_file_size": o.target_file_size,
-        "compaction_file_size": o.compaction_file_size,
-        "compaction_min_file_num": o.min_file_num,
-        "open_file_cost": o.open_file_cost,
-        "num_levels": o.num_levels,
-        "num_sorted_run_stop_trigger": o.num_sorted_run_stop_trigger,
-        "lookup_compact_max_interval": o.lookup_compact_max_interval,
-    }))
+    // Every derived value the planner uses; the vectors compare the keys they name.
+    Ok(crate::plan::explain_options(&o))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -100,10 +100,11 @@ fn merge(
     if evolve != Evolve::None {
         // Files mapped by name onto the table's schema, as the table layer does for files of
         // an older schema version.
-        let names: Vec<Option<String>> = schema()
+        use paimon_compact::rewrite::schema_evolution::ColumnSource;
+        let names: Vec<Option<ColumnSource>> = schema()
             .fields()
             .iter()
-            .map(|f| Some(f.name().clone()))
+            .map(|f| Some(ColumnSource::named(f.name())))
             .collect();
         let skip = usize::from(evolve == Evolve::AllButFirst);
         for i in ins.iter_mut().skip(skip) {
@@ -129,6 +130,7 @@ fn config(engine: Engine) -> Config {
         ignore_delete: engine != Engine::Deduplicate,
         remove_record_on_delete: false,
         sequence_field: false,
+        seq_descending: false,
     }
 }
 

@@ -298,13 +298,12 @@ fn aggregate_functions_follow_paimon() {
         ("merge-engine", "aggregation"),
         ("fields.v.aggregate-function", "listagg"),
         ("fields.v.list-agg-delimiter", "|"),
-        ("fields.n.aggregate-function", "count"),
+        ("fields.n.aggregate-function", "sum"),
         ("fields.b.aggregate-function", "bool_and"),
     ]);
     let r = run(&st, &request(sections.clone(), 2, true), &o).unwrap();
     let rows = read_rows(&st, &r.outputs[0].path);
-    // listagg skips blank input; count starts at 1 for the first record (as Paimon's
-    // FieldCountAgg) and adds one per non-null input; bool_and ignores nulls.
+    // listagg skips blank input; sum and bool_and ignore nulls.
     assert_eq!(
         rows,
         vec![
@@ -313,7 +312,7 @@ fn aggregate_functions_follow_paimon() {
                 seq: 5,
                 kind: RowKind::Insert,
                 v: Some("a|c".into()),
-                n: Some(2),
+                n: Some(12),
                 b: Some(false)
             },
             Rec {
@@ -321,7 +320,7 @@ fn aggregate_functions_follow_paimon() {
                 seq: 4,
                 kind: RowKind::Insert,
                 v: Some("x".into()),
-                n: Some(2),
+                n: Some(13),
                 b: Some(false)
             },
         ]
@@ -348,6 +347,78 @@ fn aggregate_functions_follow_paimon() {
     let rows = read_rows(&st, &r.outputs[0].path);
     assert_eq!((rows[0].v.as_deref(), rows[0].n), (Some("a"), Some(5)));
     assert_eq!((rows[1].v.as_deref(), rows[1].n), (None, Some(9)));
+}
+
+/// Paimon removed `count` in 0.9 and rejects a partial-update or aggregation table naming an
+/// aggregate function it does not have (`SchemaValidation` at creation, the
+/// `FieldAggregatorFactory` lookup at write), whichever column names it: the merge refuses
+/// such a table as an invalid option naming the key and value, before anything is written.
+#[test]
+fn unknown_aggregate_functions_are_invalid_options() {
+    let st = MemoryStorage::new();
+    let sections = bucket(&st);
+    let before = files_in(&st);
+    for engine in ["aggregation", "partial-update"] {
+        for (key, value) in [
+            ("fields.n.aggregate-function", "count"),
+            ("fields.default-aggregate-function", "count"),
+            // a primary-key column is checked too, as by Paimon's SchemaValidation
+            ("fields.k.aggregate-function", "count"),
+            // names match exactly, as Paimon's factory lookup does
+            ("fields.n.aggregate-function", "SUM"),
+            ("fields.n.aggregate-function", " sum"),
+            ("fields.b.aggregate-function", "bool_xor"),
+        ] {
+            let e = run(
+                &st,
+                &request(sections.clone(), 1, false),
+                &opts(&[("merge-engine", engine), (key, value)]),
+            )
+            .unwrap_err();
+            assert_eq!(
+                e.kind,
+                ErrorKind::InvalidOption {
+                    key: key.into(),
+                    value: value.into()
+                },
+                "{engine} {key}={value}: {e}"
+            );
+            assert_eq!(files_in(&st), before, "{engine} {key}={value}");
+        }
+    }
+    let e = run(
+        &st,
+        &request(sections.clone(), 1, false),
+        &opts(&[
+            ("merge-engine", "aggregation"),
+            ("fields.n.aggregate-function", "count"),
+        ]),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("removed in Paimon 0.9"), "{e}");
+    // A field's own function overrides a bad default only where it is set: `v` and `b` still
+    // take the default.
+    let e = run(
+        &st,
+        &request(sections.clone(), 1, false),
+        &opts(&[
+            ("merge-engine", "aggregation"),
+            ("fields.default-aggregate-function", "count"),
+            ("fields.n.aggregate-function", "sum"),
+        ]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(e.kind, ErrorKind::InvalidOption { ref key, .. } if key == "fields.default-aggregate-function"),
+        "{e}"
+    );
+    // Deduplicate and first-row tables never build field aggregators (Paimon skips the check).
+    let r = run(
+        &st,
+        &request(sections, 1, false),
+        &opts(&[("fields.n.aggregate-function", "count")]),
+    );
+    assert!(r.is_ok(), "{:?}", r.err());
 }
 
 #[test]

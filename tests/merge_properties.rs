@@ -164,7 +164,8 @@ struct Case {
 }
 
 fn config_strategy() -> impl Strategy<Value = Config> {
-    (0..4u8, any::<bool>(), any::<bool>(), any::<bool>()).prop_map(|(e, ign, rm, sf)| {
+    // sf: no sequence field, `n` ascending, `n` descending
+    (0..4u8, any::<bool>(), any::<bool>(), 0..3u8).prop_map(|(e, ign, rm, sf)| {
         let engine = match e {
             0 => Engine::Deduplicate,
             1 => Engine::FirstRow,
@@ -176,7 +177,8 @@ fn config_strategy() -> impl Strategy<Value = Config> {
             ignore_delete: ign,
             remove_record_on_delete: engine == Engine::PartialUpdate && rm && !ign,
             // first-row orders by sequence number only
-            sequence_field: sf && engine != Engine::FirstRow,
+            sequence_field: sf > 0 && engine != Engine::FirstRow,
+            seq_descending: sf == 2 && engine != Engine::FirstRow,
         }
     })
 }
@@ -624,6 +626,7 @@ fn large_files_merge(
         ignore_delete: false,
         remove_record_on_delete: false,
         sequence_field: false,
+        seq_descending: false,
     };
     let st = MemoryStorage::new();
     let mk = |key: i64, seq: i64, kind: RowKind| Rec {

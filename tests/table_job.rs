@@ -291,14 +291,6 @@ fn primary_key_upgrades_are_metadata_only_and_merges_need_the_rewriter() {
 }
 
 #[test]
-fn write_only_tables_are_not_compactable_with_the_reason() {
-    let st = MemoryStorage::new();
-    pk_table(&st, "w", &[("write-only", "true")], true);
-    let plan = plan_table(&st, "w", &PlanRequest::default()).unwrap();
-    assert!(plan.not_compactable.unwrap().contains("write-only"));
-}
-
-#[test]
 fn racing_compactors_exactly_one_commits() {
     let st = MemoryStorage::new();
     append_table(&st, "t", "-1", 6);

@@ -243,6 +243,45 @@ impl Compactor {
         }
     }
 
+    /// The planner's view of a table's options (`explain-options`): every derived value a
+    /// decision depends on, as JSON.
+    pub fn explain_options(
+        &self,
+        kind: TableKind,
+        flavor: Flavor,
+        options: &std::collections::BTreeMap<String, String>,
+    ) -> Result<serde_json::Value, HostError> {
+        match self {
+            Compactor::Native => {
+                let o = paimon_compact::options::CoreOptions::parse_with(kind, flavor, options)?;
+                Ok(plan::explain_options(&o))
+            }
+            Compactor::Wasm(rt) => {
+                let pairs: Vec<(String, String)> =
+                    options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let kind = match kind {
+                    TableKind::PrimaryKey => wt::TableKind::PrimaryKey,
+                    TableKind::Append => wt::TableKind::Append,
+                };
+                let text = rt
+                    .call(
+                        Arc::new(paimon_compact::storage::MemoryStorage::new()),
+                        None,
+                        |c, store| {
+                            c.paimon_compact_planner().call_explain_options(
+                                store,
+                                kind,
+                                wit_flavor(flavor),
+                                &pairs,
+                            )
+                        },
+                    )?
+                    .map_err(from_wit_error)?;
+                from_json(&text)
+            }
+        }
+    }
+
     pub fn run_conformance(
         &self,
         vectors_json: &str,
@@ -307,6 +346,10 @@ impl Compactor {
                         last_full_compaction_ms: s.last_full_compaction_ms,
                         gentle_counter: s.gentle_counter as u32,
                     }),
+                    role: match req.role {
+                        plan::PlannerRole::DedicatedJob => wp::PlannerRole::DedicatedJob,
+                        plan::PlannerRole::Writer => wp::PlannerRole::Writer,
+                    },
                 };
                 let d = rt
                     .call(
@@ -428,6 +471,8 @@ pub struct TableJob {
     pub owner: String,
     pub lease_ttl_ms: Option<i64>,
     pub max_commit_retries: usize,
+    /// Which partitions and buckets, and with which dynamic options (default: all).
+    pub scope: paimon_compact::table::JobScope,
 }
 
 impl TableJob {
@@ -442,6 +487,7 @@ impl TableJob {
             owner: format!("paimon-compact@{}", std::process::id()),
             lease_ttl_ms: Some(10 * 60 * 1000),
             max_commit_retries: 10,
+            scope: Default::default(),
         }
     }
 
@@ -454,6 +500,13 @@ impl TableJob {
             owner: self.owner.clone(),
             lease_ttl_ms: self.lease_ttl_ms,
             max_commit_retries: self.max_commit_retries as u32,
+            scope: wtc::JobScope {
+                partitions: self.scope.partitions.clone(),
+                where_clause: self.scope.where_clause.clone(),
+                partition_idle_time: self.scope.partition_idle_time.clone(),
+                buckets: self.scope.buckets.clone(),
+                options: self.scope.options.clone(),
+            },
         }
     }
 }
@@ -477,6 +530,7 @@ impl Compactor {
                     full: job.full,
                     context: plan::PlanContext::at(job.now_ms, job.local_hour),
                     merge_rewriter: true,
+                    scope: job.scope.clone(),
                 };
                 Ok(paimon_compact::table::plan_table(
                     storage.as_ref(),
@@ -518,6 +572,7 @@ impl Compactor {
                 opts.owner = job.owner.clone();
                 opts.lease_ttl_ms = job.lease_ttl_ms;
                 opts.max_commit_retries = job.max_commit_retries;
+                opts.scope = job.scope.clone();
                 let clock = || crate::clock::now().0;
                 opts.clock = Some(&clock);
                 let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));

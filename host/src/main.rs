@@ -9,8 +9,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use paimon_compact::options::{parse_duration_ms, parse_memory_size, Flavor};
 use paimon_compact_host::{Compactor, HostError, Limits, TableJob, WasmRuntime};
 
+mod database;
 mod demo;
+mod scope;
 mod table;
+
+use scope::ScopeArgs;
 
 #[derive(Parser)]
 #[command(
@@ -79,19 +83,47 @@ enum Command {
     /// (`BucketPlanRequest`; `-` for stdin).
     Plan {
         target: PathBuf,
-        /// Forced full compaction of every bucket.
-        #[arg(long)]
-        full: bool,
+        #[command(flatten)]
+        scope: ScopeArgs,
         #[arg(long)]
         json: bool,
     },
-    /// Compact a table and commit a COMPACT snapshot.
+    /// Compact a table and commit one COMPACT snapshot: Paimon's dedicated compaction job
+    /// (runs with `write-only` off, whatever the table says). Exit status: 0 done or nothing
+    /// to do, 3 some bucket left uncompacted (refused, unsupported, or leased by another
+    /// job; the report lists each), 1 an error (nothing committed), 2 a usage or host error.
     Compact {
         table: PathBuf,
-        /// Forced full compaction of every bucket.
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// Print the job's report as JSON (schema: docs/report.md).
         #[arg(long)]
-        full: bool,
-        /// Print the job's metrics as JSON.
+        json: bool,
+        /// Wait for partitions another job holds instead of skipping them.
+        #[arg(long)]
+        wait: bool,
+        /// Do not take partition leases (only when no other compactor can run).
+        #[arg(long)]
+        no_lease: bool,
+    },
+    /// Compact every table of a warehouse (or of one database), each with its own commit and
+    /// report; a table that fails does not stop the others. Exit status as `compact`, the
+    /// worst over the tables (1 when any table failed).
+    CompactDatabase {
+        /// The warehouse directory (holding `<database>.db/<table>/`).
+        warehouse: PathBuf,
+        /// Only this database.
+        #[arg(long)]
+        database: Option<String>,
+        /// Only tables whose `database.table` matches this regular expression (whole name).
+        #[arg(long)]
+        including_tables: Option<String>,
+        /// Leave out tables whose `database.table` matches this regular expression (wins
+        /// over --including-tables).
+        #[arg(long)]
+        excluding_tables: Option<String>,
+        #[command(flatten)]
+        scope: ScopeArgs,
         #[arg(long)]
         json: bool,
         /// Wait for partitions another job holds instead of skipping them.
@@ -121,6 +153,15 @@ enum Command {
         #[arg(long, default_value = "www")]
         dir: PathBuf,
     },
+    /// The planner's view of a table's options as a compaction job runs with them (its
+    /// dynamic options applied, `write-only` off): every derived value a decision depends on,
+    /// including universal compaction's size amplification, size ratio and run trigger.
+    ExplainOptions {
+        table: PathBuf,
+        /// A table option for this job only (`key=value`); repeatable.
+        #[arg(long = "option", value_name = "KEY=VALUE")]
+        options: Vec<String>,
+    },
     /// Load the component and report its size and start time (cold: compiled; warm: cached).
     Info,
 }
@@ -131,8 +172,9 @@ fn main() -> ExitCode {
         Command::Conformance { json, .. }
         | Command::Plan { json, .. }
         | Command::Compact { json, .. }
+        | Command::CompactDatabase { json, .. }
         | Command::Demo { json, .. } => *json,
-        Command::Serve { .. } | Command::Info => false,
+        Command::Serve { .. } | Command::Info | Command::ExplainOptions { .. } => false,
     };
     match run(cli) {
         Ok(code) => code,
@@ -244,12 +286,17 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 ExitCode::FAILURE
             })
         }
-        Command::Plan { target, full, json } => {
+        Command::Plan {
+            target,
+            scope,
+            json,
+        } => {
             let compactor = compactor(&cli.engine)?;
             if target.is_dir() {
                 let (storage, table_path) = table::open(&target, &cli.engine.allow_external)?;
-                let plan =
-                    compactor.plan_table(storage.clone(), &table_path, &TableJob::now(full))?;
+                let mut job = TableJob::now(scope.full()?);
+                job.scope = scope.to_scope()?;
+                let plan = compactor.plan_table(storage.clone(), &table_path, &job)?;
                 if json {
                     // The plan, plus the table's recent history for the simulator page to
                     // replay (the page loads this document as it is).
@@ -266,6 +313,11 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     print!("{}", table::describe_plan(&plan));
                 }
                 return Ok(ExitCode::SUCCESS);
+            }
+            if !scope.is_empty() {
+                return Err("scope flags (--partition, --where, --buckets, --option, ...) apply to \
+                            a table directory, not to a bucket request"
+                    .into());
             }
             let text = if target.as_os_str() == "-" {
                 std::io::read_to_string(std::io::stdin())?
@@ -284,18 +336,22 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         Command::Compact {
             table: dir,
-            full,
+            scope,
             json,
             wait,
             no_lease,
         } => {
             let compactor = compactor(&cli.engine)?;
+            let job = table::JobArgs {
+                full: scope.full()?,
+                scope: scope.to_scope()?,
+                wait,
+                no_lease,
+            };
             let report = table::compact(
                 &compactor,
                 &dir,
-                full,
-                wait,
-                no_lease,
+                &job,
                 !json,
                 &cli.engine.allow_external,
             )?;
@@ -304,7 +360,43 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             } else {
                 print!("{}", table::describe_report(&report));
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(table::exit_code(report.status))
+        }
+        Command::CompactDatabase {
+            warehouse,
+            database,
+            including_tables,
+            excluding_tables,
+            scope,
+            json,
+            wait,
+            no_lease,
+        } => {
+            let compactor = compactor(&cli.engine)?;
+            let filter = database::TableFilter::new(
+                database.as_deref(),
+                including_tables.as_deref(),
+                excluding_tables.as_deref(),
+            )?;
+            let job = table::JobArgs {
+                full: scope.full()?,
+                scope: scope.to_scope()?,
+                wait,
+                no_lease,
+            };
+            let report = database::compact_database(
+                &compactor,
+                &warehouse,
+                &filter,
+                &job,
+                &cli.engine.allow_external,
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", database::describe(&report));
+            }
+            Ok(report.exit_code())
         }
         Command::Demo {
             dir,
@@ -318,6 +410,28 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Command::Serve { port, dir } => {
             println!("serving {} on http://127.0.0.1:{port}/", dir.display());
             paimon_compact_host::serve::serve(&dir, port)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::ExplainOptions { table: dir, options } => {
+            let compactor = compactor(&cli.engine)?;
+            let scope = ScopeArgs {
+                options,
+                ..ScopeArgs::default()
+            }
+            .to_scope()?;
+            let (storage, table_path) = table::open(&dir, &cli.engine.allow_external)?;
+            let stored = paimon_compact::table::scan::Table::load(storage.as_ref(), &table_path)
+                .map_err(HostError::from)?;
+            let (options, warnings) =
+                paimon_compact::table::scope::job_options(&stored.schema.options, &scope.options)
+                    .map_err(HostError::from)?;
+            let mut doc = compactor.explain_options(
+                stored.schema.table_kind(),
+                Flavor::Java,
+                &options,
+            )?;
+            doc["warnings"] = serde_json::to_value(warnings)?;
+            println!("{}", serde_json::to_string_pretty(&doc)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Info => {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use paimon_compact::plan::{human_bytes, UpgradeStrategy};
-use paimon_compact::table::{CompactReport, PlannedAction, TablePlan};
+use std::process::ExitCode;
+
+use paimon_compact::table::{CompactReport, JobScope, JobStatus, PlannedAction, TablePlan};
 use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::{HostStorage, ProgressFn};
 use paimon_compact_host::{Compactor, HostError, TableJob};
@@ -101,8 +103,11 @@ pub fn describe_plan(plan: &TablePlan) -> String {
         if plan.full { ", full compaction" } else { "" }
     );
     if let Some(why) = &plan.not_compactable {
-        out.push_str(&format!("  not compactable: {why}\n"));
+        out.push_str(&format!("  refused: {why}\n"));
         return out;
+    }
+    for w in &plan.warnings {
+        out.push_str(&format!("  warning: {w}\n"));
     }
     for b in &plan.buckets {
         let part = if b.partition.is_empty() {
@@ -172,7 +177,7 @@ pub fn describe_plan(plan: &TablePlan) -> String {
 pub fn describe_report(r: &CompactReport) -> String {
     let mut out = String::new();
     match (r.snapshot_after, &r.not_compactable) {
-        (_, Some(why)) => out.push_str(&format!("{}: not compactable: {why}\n", r.table_path)),
+        (_, Some(why)) => out.push_str(&format!("{}: refused: {why}\n", r.table_path)),
         (Some(after), _) => out.push_str(&format!(
             "{}: committed COMPACT snapshot {after} (was {}): {} files ({}) replaced by {} ({}), {} rewrite{}, {} upgrade{}\n",
             r.table_path,
@@ -248,8 +253,24 @@ pub fn describe_report(r: &CompactReport) -> String {
             l.partition, l.holder.owner, l.holder.expires_ms
         ));
     }
+    let sc = &r.scope;
+    let out_of_scope =
+        sc.buckets_outside_partitions + sc.buckets_not_idle + sc.buckets_outside_bucket_ranges;
+    if out_of_scope > 0 {
+        out.push_str(&format!(
+            "  out of scope: {} bucket(s) outside the partitions, {} not idle long enough, {} \
+             outside the bucket ranges\n",
+            sc.buckets_outside_partitions, sc.buckets_not_idle, sc.buckets_outside_bucket_ranges
+        ));
+    }
     for w in &r.warnings {
         out.push_str(&format!("  warning: {w}\n"));
+    }
+    if matches!(r.status, JobStatus::Incomplete) {
+        out.push_str(&format!(
+            "  incomplete: {} bucket(s) left uncompacted (exit status {INCOMPLETE_EXIT})\n",
+            r.skipped.len()
+        ));
     }
     out
 }
@@ -267,22 +288,42 @@ fn progress_bar(show: bool) -> (Option<indicatif::ProgressBar>, Option<ProgressF
     (Some(bar), Some(f))
 }
 
+/// What one `compact` (or each table of `compact-database`) runs with.
+pub struct JobArgs {
+    pub full: bool,
+    pub scope: JobScope,
+    /// Retry while another job holds one of the partitions.
+    pub wait: bool,
+    pub no_lease: bool,
+}
+
+/// The documented exit status of a job that ran (errors exit 1 or 2 before this).
+pub fn exit_code(status: JobStatus) -> ExitCode {
+    match status {
+        JobStatus::Complete | JobStatus::NothingToDo => ExitCode::SUCCESS,
+        JobStatus::Incomplete | JobStatus::Refused => ExitCode::from(INCOMPLETE_EXIT),
+    }
+}
+
+/// Exit status of a job that left some bucket (or the whole table) uncompacted.
+pub const INCOMPLETE_EXIT: u8 = 3;
+
 /// Compacts a table; with `wait`, retries (for up to an hour) while another job holds one of
-/// its partitions.
+/// its partitions, keeping what earlier rounds committed in the report it returns.
 pub fn compact(
     compactor: &Compactor,
     dir: &Path,
-    full: bool,
-    wait: bool,
-    no_lease: bool,
+    args: &JobArgs,
     show_progress: bool,
     allow_external: &[PathBuf],
 ) -> Result<CompactReport, HostError> {
     let (storage, table_path) = open(dir, allow_external).map_err(HostError::Setup)?;
     let started = Instant::now();
+    let mut committed: Vec<i64> = Vec::new();
     loop {
-        let mut job = TableJob::now(full);
-        if no_lease {
+        let mut job = TableJob::now(args.full);
+        job.scope = args.scope.clone();
+        if args.no_lease {
             job.lease_ttl_ms = None;
         }
         let (bar, progress) = progress_bar(show_progress);
@@ -290,11 +331,25 @@ pub fn compact(
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
-        let report = report?;
-        if !wait
+        let mut report = report?;
+        if let Some(id) = report.snapshot_after {
+            committed.push(id);
+        }
+        if !args.wait
             || report.leases_held_elsewhere.is_empty()
             || started.elapsed() > Duration::from_secs(3600)
         {
+            if committed.len() > 1 || (committed.len() == 1 && report.snapshot_after.is_none()) {
+                report.warnings.push(format!(
+                    "this run committed COMPACT snapshots {} over {} rounds of --wait",
+                    committed
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    committed.len()
+                ));
+            }
             return Ok(report);
         }
         eprintln!(

@@ -91,6 +91,7 @@ fn pk_request(files: Vec<DataFileMeta>, options: &[(&str, &str)], full: bool) ->
         context: PlanContext::at(1_000_000, 3),
         state: None,
         has_blob_column: false,
+        role: Default::default(),
     }
 }
 
@@ -157,7 +158,10 @@ fn bucket_plans_are_identical_natively_and_in_the_component() {
     assert!(
         matches!(c.kind, ErrorKind::InvalidOption { ref key, .. } if key == "compaction.size-ratio")
     );
-    let write_only = pk_request(vec![], &[("write-only", "true")], false);
+    // A writer of a write-only table skips compaction; the dedicated job (the default role)
+    // plans it like any other, in both engines.
+    let mut write_only = pk_request(vec![], &[("write-only", "true")], false);
+    write_only.role = paimon_compact::plan::PlannerRole::Writer;
     let HostError::Core(e) = w.plan_bucket(&write_only).unwrap_err() else {
         panic!()
     };
@@ -166,6 +170,12 @@ fn bucket_plans_are_identical_natively_and_in_the_component() {
         ErrorKind::NotCompactable {
             reason: paimon_compact::plan::NotCompactable::WriteOnly
         }
+    );
+    assert!(!e.message.contains("set it to false"), "{e}");
+    write_only.role = paimon_compact::plan::PlannerRole::DedicatedJob;
+    assert_eq!(
+        w.plan_bucket(&write_only).unwrap(),
+        Compactor::Native.plan_bucket(&write_only).unwrap()
     );
 }
 

@@ -163,8 +163,20 @@ export interface AppendResult {
 export function compactAppendFiles(storage: Storage, request: AppendRequest, opts?: { onProgress?: (e: ProgressEvent) => void }): AppendResult;
 
 export interface TableJobOptions {
-  /** Forced full compaction of every bucket. */
+  /** Forced full compaction of every bucket in scope (same as `strategy: 'full'`). */
   full?: boolean;
+  /** `full` rewrites every file in scope; `minor` (the default) takes the planner's pick. */
+  strategy?: 'full' | 'minor';
+  /** Only these partitions (`k1=v1,k2=v2`, some or all partition columns). */
+  partitions?: string[];
+  /** Only partitions matching this predicate over partition columns (not with `partitions`). */
+  where?: string;
+  /** Only partitions whose newest file is at least this old (`'1 d'`). */
+  partitionIdleTime?: string;
+  /** Only these buckets (`'0-3,7'`; fixed-bucket tables). */
+  buckets?: string;
+  /** Table options for this job only; the schema is not changed. */
+  tableOptions?: Record<string, string>;
   /** The job's clock (defaults to now). */
   nowMs?: number;
   localHour?: number;

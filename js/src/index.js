@@ -69,6 +69,7 @@ export function planBucket(request) {
     full: Boolean(request.full),
     nowMs: BigInt(request.nowMs ?? 0),
     localHour: request.localHour ?? 0,
+    role: request.role ?? 'dedicated-job',
     state: request.state
       ? { lastFullCompactionMs: request.state.lastFullCompactionMs == null ? undefined : BigInt(request.state.lastFullCompactionMs), gentleCounter: request.state.gentleCounter ?? 0 }
       : undefined,
@@ -117,15 +118,33 @@ export function compactAppendFiles(storage, request, { onProgress } = {}) {
   };
 }
 
-function jobSettings({ full = false, nowMs = Date.now(), localHour = new Date(nowMs).getHours(), owner = `paimon-compact-node@${process.pid}`, leaseTtlMs = 10 * 60 * 1000, maxCommitRetries = 10 } = {}) {
+// The job's scope as the WIT `job-scope` record: the component parses and checks every part
+// against the table, so the texts go over as the caller wrote them.
+function jobScope({ partitions = [], where, partitionIdleTime, buckets, tableOptions = {} } = {}) {
+  const text = (v) => (v === undefined || v === null ? undefined : String(v));
   return {
-    full: Boolean(full),
+    partitions: partitions.map(String),
+    whereClause: text(where),
+    partitionIdleTime: text(partitionIdleTime),
+    buckets: text(buckets),
+    options: Object.entries(tableOptions).map(([k, v]) => [String(k), String(v)]),
+  };
+}
+
+function jobSettings({ full = false, strategy, nowMs = Date.now(), localHour = new Date(nowMs).getHours(), owner = `paimon-compact-node@${process.pid}`, leaseTtlMs = 10 * 60 * 1000, maxCommitRetries = 10, ...scope } = {}) {
+  if (strategy !== undefined && strategy !== 'full' && strategy !== 'minor') {
+    throw new TypeError(`strategy must be 'full' or 'minor', not '${strategy}'`);
+  }
+  if (full && strategy === 'minor') throw new TypeError("full: true and strategy: 'minor' contradict each other");
+  return {
+    full: Boolean(full) || strategy === 'full',
     nowMs: BigInt(nowMs),
     localHour,
     jobId: new Uint8Array(randomBytes(16)),
     owner,
     leaseTtlMs: leaseTtlMs === null ? undefined : BigInt(leaseTtlMs),
     maxCommitRetries,
+    scope: jobScope(scope),
   };
 }
 

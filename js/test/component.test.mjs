@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -152,6 +152,60 @@ test('whole tables: demo tables are planned, compacted into a COMPACT snapshot, 
   const nativePlan = JSON.parse(native(['plan', '--json', join(dir, events)]));
   assert.equal(nativePlan.snapshot_id, report.snapshot_after);
   rmSync(dir, { recursive: true, force: true });
+});
+
+test('the dedicated job: a write-only table is compacted within its scope, malformed scopes are typed errors', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-scope-'));
+  try {
+    const storage = new FsStorage(dir);
+    const tables = writeDemoTables(storage, '', { nowMs: 1767225600000, seed: 7 });
+    const events = tables.find((t) => t.endsWith('/events'));
+    // Writers of this table skip compaction; the job compacts it anyway.
+    const schemaPath = join(dir, events, 'schema', 'schema-0');
+    const schema = JSON.parse(readFileSync(schemaPath, 'utf8'));
+    schema.options['write-only'] = 'true';
+    writeFileSync(schemaPath, JSON.stringify(schema));
+    const plan = planTable(storage, events);
+    assert.equal(plan.not_compactable, null);
+    const partitions = [...new Set(plan.buckets.map((b) => b.partition))];
+    assert.ok(partitions.length > 1, JSON.stringify(partitions));
+    const report = compactTable(storage, events, { partitions: [partitions[0]], tableOptions: { 'write-only': 'true' } });
+    assert.equal(report.status, 'complete', JSON.stringify(report));
+    assert.equal(report.schema_version, 1);
+    assert.deepEqual([...new Set(report.buckets.map((b) => b.partition))], [partitions[0]]);
+    assert.equal(report.scope.buckets_outside_partitions, partitions.length - 1);
+    assert.ok(report.warnings.some((w) => w.includes('write-only')), JSON.stringify(report.warnings));
+    assert.equal(JSON.parse(readFileSync(schemaPath, 'utf8')).options['write-only'], 'true', 'the schema is not changed');
+    const before = readdirSync(join(dir, events, 'snapshot')).sort();
+    for (const [scope, key] of [[{ where: "kind LIKE 'a%'" }, 'where'], [{ buckets: '0' }, 'buckets'], [{ partitionIdleTime: 'soon' }, 'partition-idle-time'], [{ tableOptions: { bucket: '3' } }, 'bucket']]) {
+      assert.throws(() => compactTable(storage, events, scope), (e) => {
+        assert.ok(e instanceof PaimonCompactError, String(e));
+        assert.equal(e.kind, 'invalid-option', e.message);
+        assert.equal(e.details.key, key, e.message);
+        return true;
+      });
+    }
+    assert.throws(() => compactTable(storage, events, { strategy: 'most' }), TypeError);
+    assert.deepEqual(readdirSync(join(dir, events, 'snapshot')).sort(), before, 'failed jobs commit nothing');
+    // The rest, by predicate, with the native engine reading the same scope the same way.
+    const rest = partitions.slice(1).map((p) => `'${p.split('=')[1]}'`).join(', ');
+    const nativePlan = JSON.parse(native(['plan', '--json', '--where', `dt IN (${rest})`, join(dir, events)]));
+    const wasmPlan = planTable(storage, events, { where: `dt IN (${rest})` });
+    assert.equal(wasmPlan.summary.buckets_with_work, nativePlan.summary.buckets_with_work);
+    assert.equal(wasmPlan.scope.buckets_outside_partitions, 1);
+    assert.equal(compactTable(storage, events, { where: `dt IN (${rest})`, strategy: 'full' }).status, 'complete');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('explainOptions reports what universal compaction decides with', () => {
+  const e = explainOptions('primary-key', { 'compaction.max-size-amplification-percent': '150', 'compaction.size-ratio': '3', 'num-sorted-run.compaction-trigger': '4', 'write-only': 'true' });
+  assert.equal(e.primary_key.universal.max_size_amplification_percent, 150);
+  assert.equal(e.primary_key.universal.size_ratio_percent, 3);
+  assert.equal(e.primary_key.universal.sorted_run_trigger, 4);
+  assert.equal(e.routing.dedicated_job, 'merge-tree');
+  assert.equal(e.routing.writer_skips_compaction, true);
 });
 
 test('a table error is typed and nothing is written', () => {

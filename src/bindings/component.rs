@@ -320,6 +320,10 @@ impl wp::Guest for Component {
                 gentle_counter: s.gentle_counter as usize,
             }),
             has_blob_column: false,
+            role: match request.role {
+                wp::PlannerRole::DedicatedJob => plan::PlannerRole::DedicatedJob,
+                wp::PlannerRole::Writer => plan::PlannerRole::Writer,
+            },
         };
         plan::plan_bucket(&req).map(decision).map_err(to_wit_error)
     }
@@ -331,7 +335,7 @@ impl wp::Guest for Component {
     ) -> Result<String, wt::Error> {
         let o = CoreOptions::parse_with(table_kind(kind), flavor(fl), &options_map(options))
             .map_err(to_wit_error)?;
-        Ok(serde_json::to_string(&o).unwrap_or_default())
+        Ok(plan::explain_options(&o).to_string())
     }
 
     fn run_conformance(
@@ -441,6 +445,17 @@ impl TableJob {
         plan::PlanContext::at(self.settings.now_ms, self.settings.local_hour)
     }
 
+    fn scope(&self) -> crate::table::JobScope {
+        let s = &self.settings.scope;
+        crate::table::JobScope {
+            partitions: s.partitions.clone(),
+            where_clause: s.where_clause.clone(),
+            partition_idle_time: s.partition_idle_time.clone(),
+            buckets: s.buckets.clone(),
+            options: s.options.clone(),
+        }
+    }
+
     fn job_id(&self) -> Result<[u8; 16], wt::Error> {
         self.settings.job_id.as_slice().try_into().map_err(|_| {
             wt::Error::InvalidOption(wt::OptionError {
@@ -475,6 +490,7 @@ impl wtc::GuestCompactionJob for TableJob {
             full: self.settings.full,
             context: self.context(),
             merge_rewriter: true,
+            scope: self.scope(),
         };
         let p =
             crate::table::plan_table(&HostStorage, &self.table_path, &req).map_err(to_wit_error)?;
@@ -492,6 +508,7 @@ impl wtc::GuestCompactionJob for TableJob {
         opts.owner = self.settings.owner.clone();
         opts.lease_ttl_ms = self.settings.lease_ttl_ms;
         opts.max_commit_retries = self.settings.max_commit_retries as usize;
+        opts.scope = self.scope();
         // The back-off between commit attempts waits on the host's WASI monotonic clock.
         let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
         opts.sleep = Some(&sleep);

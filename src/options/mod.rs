@@ -72,6 +72,21 @@ string_enum!(
     /// `lookup-compact`: how eagerly lookup tables push level 0 up.
     LookupCompactMode { Radical = "radical", Gentle = "gentle" }
 );
+string_enum!(
+    /// `sequence.field.sort-order` (Paimon's `CoreOptions.SortOrder`): which way the user
+    /// `sequence.field` values order a key's records. It applies to those values only: the
+    /// system `_SEQUENCE_NUMBER` that breaks their ties always ascends, and a null value is the
+    /// oldest either way (Paimon's `UserDefinedSeqComparator` reverses non-null comparisons
+    /// only).
+    SequenceSortOrder { Ascending = "ascending", Descending = "descending" }
+);
+
+impl Default for SequenceSortOrder {
+    /// Paimon's default: the largest sequence value is the newest record.
+    fn default() -> Self {
+        SequenceSortOrder::Ascending
+    }
+}
 
 /// Manifest merging at commit (Paimon's `ManifestFileMerger`): without it, every commit adds a
 /// manifest that every later reader opens, and pypaimon writers never merge.
@@ -148,6 +163,10 @@ pub struct CoreOptions {
     pub commit_force_compact: bool,
     pub data_evolution_enabled: bool,
     pub sequence_field: Option<String>,
+    /// `sequence.field.sort-order`: with `descending`, the smallest `sequence.field` value is
+    /// the newest record. Defaulted when absent from serialized options of older builds.
+    #[serde(default)]
+    pub sequence_field_sort_order: SequenceSortOrder,
     pub ignore_delete: bool,
     pub partial_update_remove_record_on_delete: bool,
     pub file_format: String,
@@ -475,6 +494,11 @@ impl CoreOptions {
                 .get("sequence.field")
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty()),
+            sequence_field_sort_order: r
+                .get("sequence.field.sort-order")
+                .map(|v| SequenceSortOrder::parse("sequence.field.sort-order", v))
+                .transpose()?
+                .unwrap_or_default(),
             ignore_delete: r.bool("ignore-delete", false)?,
             partial_update_remove_record_on_delete: r
                 .bool("partial-update.remove-record-on-delete", false)?,
@@ -601,6 +625,7 @@ mod tests {
             ("compaction.offpeak.start.hour", "24"),
             ("num-levels", "1"),
             ("bucket", "0"),
+            ("sequence.field.sort-order", "desc"),
         ] {
             let e = pk(&[(k, v)]).unwrap_err();
             assert_eq!(
@@ -700,6 +725,35 @@ mod tests {
             .need_lookup());
         assert!(pk(&[("merge-engine", "first-row")]).unwrap().need_lookup());
         assert!(pk(&[("force-lookup", "true")]).unwrap().need_lookup());
+    }
+
+    #[test]
+    fn sequence_field_sort_order() {
+        assert_eq!(
+            pk(&[]).unwrap().sequence_field_sort_order,
+            SequenceSortOrder::Ascending
+        );
+        // Paimon matches enum values case-insensitively.
+        for (v, want) in [
+            ("ascending", SequenceSortOrder::Ascending),
+            ("DESCENDING", SequenceSortOrder::Descending),
+            ("Descending", SequenceSortOrder::Descending),
+        ] {
+            let o = pk(&[("sequence.field.sort-order", v)]).unwrap();
+            assert_eq!(o.sequence_field_sort_order, want, "{v}");
+        }
+        for v in ["", "asc", "reverse"] {
+            let e = pk(&[("sequence.field.sort-order", v)]).unwrap_err();
+            assert_eq!(
+                e.kind,
+                ErrorKind::InvalidOption {
+                    key: "sequence.field.sort-order".into(),
+                    value: v.into()
+                },
+                "{v}: {e}"
+            );
+            assert!(e.message.contains("ascending, descending"), "{e}");
+        }
     }
 
     #[test]

@@ -165,6 +165,15 @@ impl AppendCompactCoordinator {
         tasks
     }
 
+    /// Sets a tracked partition's age, as a long-running coordinator would have it after
+    /// earlier plans in which no new file arrived (a one-shot job restores it between runs).
+    /// Call after [`Self::notify`], which resets it.
+    pub fn restore_age(&mut self, partition: &str, age: u32) {
+        if let Some(sub) = self.partitions.get_mut(partition) {
+            sub.age = age;
+        }
+    }
+
     /// A partition's queue size and age, if it is still tracked.
     pub fn partition_state(&self, partition: &str) -> Option<(usize, u32)> {
         self.partitions

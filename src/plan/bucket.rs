@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    route, AppendDecision, BucketedAppendCompactManager, CompactStrategy, CompactionMode,
+    route, route_job, AppendDecision, BucketedAppendCompactManager, CompactStrategy, CompactionMode,
     MergeTreeCompactManager, MergeTreeDecision, NotCompactable, PlanContext, WriteStall,
 };
 use crate::error::{Error, Result};
@@ -68,6 +68,21 @@ pub struct BucketPlanRequest {
     pub state: Option<StrategyState>,
     #[serde(default)]
     pub has_blob_column: bool,
+    /// Whose decision to model: the dedicated compaction job (the default; it ignores
+    /// `write-only`) or a table writer (which skips compaction of a `write-only` table).
+    #[serde(default)]
+    pub role: PlannerRole,
+}
+
+/// Who runs the compaction being planned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlannerRole {
+    /// Paimon's dedicated compaction job, which runs with `write-only` off.
+    #[default]
+    DedicatedJob,
+    /// A table writer: with `write-only = true` (or a postpone bucket) it does not compact.
+    Writer,
 }
 
 /// What to do with the bucket.
@@ -99,7 +114,11 @@ impl BucketDecision {
 pub fn plan_bucket(req: &BucketPlanRequest) -> Result<BucketDecision> {
     let options = CoreOptions::parse_with(req.table_kind, req.flavor, &req.options)?;
     let files: Vec<Arc<DataFileMeta>> = req.files.iter().cloned().map(Arc::new).collect();
-    match route(&options, req.has_blob_column)? {
+    let mode = match req.role {
+        PlannerRole::DedicatedJob => route_job(&options, req.has_blob_column)?,
+        PlannerRole::Writer => route(&options, req.has_blob_column)?,
+    };
+    match mode {
         CompactionMode::MergeTree => {
             let mut manager = MergeTreeCompactManager::new(&options, files)?;
             if let Some(state) = &req.state {

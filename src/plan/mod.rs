@@ -6,6 +6,7 @@ mod append_coordinator;
 mod bucket;
 mod context;
 mod early_full;
+mod explain;
 mod force_up_level0;
 mod full_compaction;
 mod interval_partition;
@@ -26,9 +27,10 @@ pub use append_coordinator::{
     AppendCompactCoordinator, AppendCompactTask, CoordinatorFile, DeletionFileRef, COMPACT_AGE,
     REMOVE_AGE,
 };
-pub use bucket::{plan_bucket, BucketDecision, BucketPlanRequest, StrategyState};
+pub use bucket::{plan_bucket, BucketDecision, BucketPlanRequest, PlannerRole, StrategyState};
 pub use context::PlanContext;
 pub use early_full::EarlyFullCompaction;
+pub use explain::explain_options;
 pub use force_up_level0::ForceUpLevel0Compaction;
 pub use full_compaction::pick_full_compaction;
 pub use interval_partition::interval_partition;
@@ -42,7 +44,7 @@ pub use merge_tree_task::{
 };
 pub use off_peak::OffPeakHours;
 pub use reason::{human_bytes, Idle, NotCompactable, RatioStop, RatioWalk, Reason};
-pub use routing::{route, CompactionMode};
+pub use routing::{route, route_job, CompactionMode};
 pub use strategy::CompactStrategy;
 pub use unit::{CompactUnit, Pick};
 pub use universal::UniversalCompaction;

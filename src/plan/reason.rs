@@ -32,8 +32,16 @@ pub struct RatioStop {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "why", rename_all = "kebab-case")]
 pub enum NotCompactable {
-    /// `write-only = true`: writers skip compaction; a dedicated job must be used instead.
+    /// `write-only = true` in a writer's view: writers skip compaction and leave it to a
+    /// dedicated compaction job (which runs with the option off).
     WriteOnly,
+    /// A table option whose compaction is another job's, or that this build cannot compact
+    /// correctly (`src/table/guards.rs`).
+    TableOption {
+        key: String,
+        value: String,
+        because: String,
+    },
     /// `bucket = -1` append tables have no per-bucket auto compaction; the coordinator does it.
     UnawareBucketAutoCompaction,
     /// `data-evolution.enabled`: compacted by a different (row-id preserving) planner.
@@ -50,8 +58,12 @@ impl fmt::Display for NotCompactable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NotCompactable::WriteOnly => f.write_str(
-                "the table is write-only ('write-only' = true); set it to false to compact",
+                "the table is write-only ('write-only' = true): its writers skip compaction and \
+                 leave it to a dedicated compaction job (`paimon-compact compact`)",
             ),
+            NotCompactable::TableOption { key, value, because } => {
+                write!(f, "'{key}' = '{value}': {because}")
+            }
             NotCompactable::UnawareBucketAutoCompaction => f.write_str(
                 "append tables with 'bucket' = -1 are compacted by the unaware-bucket coordinator, not per bucket",
             ),
@@ -94,6 +106,11 @@ pub enum Idle {
         interval: usize,
     },
     NoLevel0,
+    /// The postpone bucket of a `bucket = -2` table: its files wait for the rescale that
+    /// assigns them to real buckets, which a bucket compaction does not do.
+    PostponeBucket {
+        files: usize,
+    },
     /// The pick was a single file already at the output level: nothing would change.
     AlreadyAtOutputLevel {
         file: String,
@@ -292,6 +309,11 @@ impl fmt::Display for Idle {
                 "nothing to do: gentle lookup compaction forces level 0 up every {interval} checks ({calls} so far)"
             ),
             Idle::NoLevel0 => f.write_str("nothing to do: no level-0 files to force up"),
+            Idle::PostponeBucket { files } => write!(
+                f,
+                "left alone: {files} file{} in the postpone bucket wait for the rescale that assigns them to buckets",
+                plural(*files)
+            ),
             Idle::AlreadyAtOutputLevel { file, level } => write!(
                 f,
                 "nothing to do: the only candidate '{file}' is already at level {level}"

@@ -16,11 +16,25 @@ pub enum CompactionMode {
     UnawareBucketCoordinator,
 }
 
-/// Routes a table, or says why it is not compactable here.
+/// Routes a table as its writers see it, or says why they do not compact it: a writer of a
+/// `write-only` table skips compaction (the simulator and `plan-bucket` model writers).
 pub fn route(options: &CoreOptions, has_blob_column: bool) -> Result<CompactionMode> {
     if options.write_only {
         return Err(Error::not_compactable(NotCompactable::WriteOnly));
     }
+    let mode = route_job(options, has_blob_column)?;
+    if options.bucket == -2 {
+        // A writer of a postpone-bucket table only ever writes to the postpone bucket.
+        return Err(Error::not_compactable(NotCompactable::PostponeBucket));
+    }
+    Ok(mode)
+}
+
+/// Routes a table as a dedicated compaction job sees it: `write-only` is ignored (the job runs
+/// with it off, as Paimon's compact action forces it), and a postpone-bucket primary-key table
+/// (`bucket = -2`) is compacted in its real buckets like a fixed-bucket one (the files still
+/// in the postpone bucket are left to the rescale, per bucket, by the table job).
+pub fn route_job(options: &CoreOptions, has_blob_column: bool) -> Result<CompactionMode> {
     if options.data_evolution_enabled {
         return Err(Error::not_compactable(NotCompactable::DataEvolution {
             deletion_vectors: options.deletion_vectors_enabled,
@@ -29,7 +43,7 @@ pub fn route(options: &CoreOptions, has_blob_column: bool) -> Result<CompactionM
     if has_blob_column {
         return Err(Error::not_compactable(NotCompactable::BlobTable));
     }
-    if options.bucket == -2 {
+    if options.bucket == -2 && options.table_kind != TableKind::PrimaryKey {
         return Err(Error::not_compactable(NotCompactable::PostponeBucket));
     }
     Ok(match (options.table_kind, options.bucket) {

@@ -24,7 +24,7 @@ use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::page_spill::{spill_threshold, PageSpill};
 use super::page_stream::PageStream;
 use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
-use super::schema_evolution::Evolution;
+use super::schema_evolution::{same_but_spelling, ColumnSource, Evolution};
 use super::stats::{self, ColumnStats};
 use super::writer::{discard_outputs, field_leaves, ParquetFileWriter};
 use crate::error::{Error, ErrorKind, Result};
@@ -54,10 +54,10 @@ pub struct AppendInput {
     pub deleted_rows: Option<Vec<u64>>,
     /// Schema evolution: a file written under an older schema version is read as the output
     /// schema through this map, one entry per output column: the file's column it comes from
-    /// (by the file's own name, matched by Paimon field id by the caller; cast to the output
-    /// type when that was widened), or `None` for a column added since, filled with nulls.
-    /// `None` when the file has the output's columns.
-    pub columns: Option<Vec<Option<String>>>,
+    /// (by the file's own name, matched by Paimon field id by the caller, nested fields too;
+    /// cast to the output type when that was widened), or `None` for a column added since,
+    /// filled with nulls. `None` when the file has the output's columns.
+    pub columns: Option<Vec<Option<ColumnSource>>>,
 }
 
 impl AppendInput {
@@ -797,21 +797,22 @@ fn rewrite_one(
         None => {
             check_columns(file, &file_schema, &out.schema)?;
             // The same types spelled differently by another writer (a list's item field is
-            // `item` for arrow-rs, `element` for parquet-mr and pyarrow): read the file as it
-            // is and cast, column by column.
+            // `item` for arrow-rs, `element` for parquet-mr and pyarrow; Parquet field ids as
+            // nested metadata): read the file as it is and rebuild its arrays by position.
             let plain = plain_schema(&file_schema);
             let renamed_nested = plain
                 .fields()
                 .iter()
                 .zip(out.schema.fields())
                 .any(|(f, o)| {
-                    f.data_type() != o.data_type() && f.data_type().equals_datatype(o.data_type())
+                    f.data_type() != o.data_type()
+                        && same_but_spelling(f.data_type(), o.data_type())
                 });
             if renamed_nested {
-                let map: Vec<Option<String>> = plain
+                let map: Vec<Option<ColumnSource>> = plain
                     .fields()
                     .iter()
-                    .map(|f| Some(f.name().clone()))
+                    .map(|f| Some(ColumnSource::named(f.name())))
                     .collect();
                 Some(Evolution::new(&file.path, &plain, &out.schema, &map)?)
             } else {

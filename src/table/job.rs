@@ -22,16 +22,20 @@ use super::index::{self, IndexManifestEntry, DELETION_VECTORS_INDEX};
 use super::lease::{self, Lease, LeaseHeld, LeaseRecord};
 use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
 use super::merge_rewriter::{MergeRewriteInput, MergeRewriteRequest, MergeTreeRewriter};
-use super::scan::{planner_meta, scan, BucketState, LiveFile, Table, TableState};
+use super::guards;
+use super::job_state::{self, CoordinatorAge, PartitionState};
+use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
+use super::scope::{JobScope, ResolvedScope};
 use super::schema::TableSchema;
 use crate::error::{Error, ErrorKind, Result};
 use crate::meta::{DataFileMeta, Level, Levels};
 use crate::options::{ChangelogProducer, TableKind};
 use crate::plan::{
-    route, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode, CoordinatorFile,
+    route_job, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode, CoordinatorFile,
     DeletionFileRef, MergeTreeCompactManager, MergeTreeDecision, PlanContext, Reason, RewriteAlone,
     TaskAction, UpgradeStrategy,
 };
+use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
 use crate::storage::Storage;
 
@@ -104,11 +108,34 @@ pub struct TablePlan {
     pub snapshot_id: Option<i64>,
     pub table_kind: TableKind,
     pub mode: Option<CompactionMode>,
-    /// Why the table is not compactable at all (`write-only`, postpone bucket, ...).
+    /// Why the table is refused as a whole (a guarded option, data evolution, blob columns,
+    /// ...), with nothing done to it.
     pub not_compactable: Option<String>,
+    /// The error kind of that refusal: `not-compactable` (another job's work by design) or
+    /// `unsupported` (this build cannot compact it correctly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_kind: Option<String>,
     pub full: bool,
     pub buckets: Vec<BucketPlan>,
     pub summary: PlanSummary,
+    /// What the job's scope left out.
+    #[serde(default)]
+    pub scope: ScopeSummary,
+    /// Dynamic options that were ignored, and similar notes.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// Partitions and buckets a job's scope excluded (`--partition`/`--where`, idle time,
+/// `--buckets`); they are not planned, read or touched.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ScopeSummary {
+    /// Buckets of partitions outside `--partition` / `--where`.
+    pub buckets_outside_partitions: usize,
+    /// Buckets of partitions written to more recently than `--partition-idle-time`.
+    pub buckets_not_idle: usize,
+    /// Buckets outside `--buckets`.
+    pub buckets_outside_bucket_ranges: usize,
 }
 
 /// Totals of a plan.
@@ -126,7 +153,7 @@ pub struct PlanSummary {
 }
 
 /// What to plan.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlanRequest {
     /// Forced full compaction of every bucket instead of the automatic pick.
     pub full: bool,
@@ -134,6 +161,9 @@ pub struct PlanRequest {
     /// A primary-key merge rewriter will run the plan (the default); without one, merges and
     /// upgrades that need one are reported as blocked.
     pub merge_rewriter: bool,
+    /// Which partitions and buckets, and with which dynamic options.
+    #[serde(default)]
+    pub scope: JobScope,
 }
 
 impl Default for PlanRequest {
@@ -142,6 +172,7 @@ impl Default for PlanRequest {
             full: false,
             context: PlanContext::default(),
             merge_rewriter: true,
+            scope: JobScope::default(),
         }
     }
 }
@@ -166,6 +197,9 @@ struct InternalPlan {
     state: TableState,
     plan: TablePlan,
     buckets: Vec<PlannedBucket>,
+    /// Planner state to keep for the next run, by partition lease key (`job_state`); empty
+    /// for tables whose planning keeps none.
+    kept_state: BTreeMap<String, PartitionState>,
 }
 
 fn level_stats(files: &[Arc<DataFileMeta>]) -> Vec<LevelStat> {
@@ -190,15 +224,57 @@ pub fn plan_table(
     table_path: &str,
     request: &PlanRequest,
 ) -> Result<TablePlan> {
-    let state = scan(storage, table_path)?;
-    Ok(plan_state(storage, state, request)?.plan)
+    Ok(plan_state(storage, table_path, request)?.plan)
+}
+
+/// Reads the table as the job sees it (its dynamic options applied, `write-only` off) and
+/// keeps the partitions and buckets of the job's scope.
+fn scan_in_scope(
+    storage: &dyn Storage,
+    table_path: &str,
+    request: &PlanRequest,
+) -> Result<(TableState, ScopeSummary, Vec<String>)> {
+    let (table, warnings) = Table::load_for_job(storage, table_path, &request.scope.options)?;
+    let resolved = ResolvedScope::resolve(&request.scope, &table.schema, table.options.bucket)?;
+    let id = super::snapshot::latest_snapshot_id(storage, &table.paths)?;
+    let mut state = super::scan::scan_at(storage, table, id)?;
+    let mut summary = ScopeSummary::default();
+    if request.scope.is_everything() {
+        return Ok((state, summary, warnings));
+    }
+    // A partition's newest live file, for the idle-time test.
+    let mut newest: BTreeMap<BinaryRow, i64> = BTreeMap::new();
+    for b in state.buckets.values() {
+        let n = newest.entry(b.partition.clone()).or_insert(i64::MIN);
+        for f in &b.files {
+            *n = (*n).max(f.entry.file.creation_time.unwrap_or(i64::MIN));
+        }
+    }
+    let types = state.table.partition_types.clone();
+    let now = request.context.now_ms;
+    state.buckets.retain(|_, b| {
+        if !resolved.partition_matches(&b.partition_values, &types) {
+            summary.buckets_outside_partitions += 1;
+            false
+        } else if !resolved.idle_enough(newest[&b.partition], now) {
+            summary.buckets_not_idle += 1;
+            false
+        } else if !resolved.bucket_matches(b.bucket) {
+            summary.buckets_outside_bucket_ranges += 1;
+            false
+        } else {
+            true
+        }
+    });
+    Ok((state, summary, warnings))
 }
 
 fn plan_state(
     storage: &dyn Storage,
-    state: TableState,
+    table_path: &str,
     request: &PlanRequest,
 ) -> Result<InternalPlan> {
+    let (state, scope, warnings) = scan_in_scope(storage, table_path, request)?;
     let table = &state.table;
     let mut plan = TablePlan {
         table_path: table.paths.root().to_string(),
@@ -206,28 +282,61 @@ fn plan_state(
         table_kind: table.schema.table_kind(),
         mode: None,
         not_compactable: None,
+        refusal_kind: None,
         full: request.full,
         buckets: Vec::new(),
         summary: PlanSummary::default(),
+        scope,
+        warnings,
     };
-    let mode = match route(&table.options, table.schema.has_blob_column()) {
+    let routed = match guards::refusal(&table.schema.options, table.options.bucket) {
+        Some(e) => Err(e),
+        None => route_job(&table.options, table.schema.has_blob_column()),
+    };
+    let mode = match routed {
         Ok(m) => m,
-        Err(e) if matches!(e.kind, ErrorKind::NotCompactable { .. }) => {
+        Err(e) if matches!(e.kind, ErrorKind::NotCompactable { .. } | ErrorKind::Unsupported) => {
+            plan.refusal_kind = Some(
+                match e.kind {
+                    ErrorKind::Unsupported => "unsupported",
+                    _ => "not-compactable",
+                }
+                .to_string(),
+            );
             plan.not_compactable = Some(e.message);
             return Ok(InternalPlan {
                 state,
                 plan,
                 buckets: Vec::new(),
+                kept_state: BTreeMap::new(),
             });
         }
         Err(e) => return Err(e),
     };
     plan.mode = Some(mode);
     let mut planned = Vec::new();
+    let mut kept_state = load_kept_state(storage, table, &state, mode);
     match mode {
         CompactionMode::MergeTree => {
             for (key, b) in &state.buckets {
-                let (bp, pb) = plan_merge_tree_bucket(storage, table, b, request)?;
+                if b.bucket == POSTPONE_BUCKET {
+                    plan.buckets.push(postpone_bucket_plan(table, b)?);
+                    planned.push(PlannedBucket {
+                        key: key.clone(),
+                        work: None,
+                        verified_delete_counts: HashMap::new(),
+                    });
+                    continue;
+                }
+                let pkey = lease::lease_key(&key.0 .0);
+                let gentle = kept_state
+                    .get(&pkey)
+                    .map(|s| s.gentle_counters.get(&b.bucket).copied().unwrap_or(0));
+                let (bp, pb, counter) =
+                    plan_merge_tree_bucket(storage, table, b, request, gentle)?;
+                if let (Some(s), Some(c)) = (kept_state.get_mut(&pkey), counter) {
+                    s.gentle_counters.insert(b.bucket, c);
+                }
                 plan.buckets.push(bp);
                 planned.push(PlannedBucket {
                     key: key.clone(),
@@ -246,7 +355,8 @@ fn plan_state(
                 };
                 let idx = indices_of(b, &decision.files);
                 let tasks = if idx.is_empty() { vec![] } else { vec![idx] };
-                let (bp, work) = append_bucket_plan(table, b, &files, decision.reason, tasks);
+                let (bp, work) =
+                    append_bucket_plan(storage, table, b, &files, decision.reason, tasks)?;
                 plan.buckets.push(bp);
                 planned.push(PlannedBucket {
                     key: key.clone(),
@@ -256,7 +366,15 @@ fn plan_state(
             }
         }
         CompactionMode::UnawareBucketCoordinator => {
-            plan_coordinator(table, &state, request, &mut plan, &mut planned)?;
+            plan_coordinator(
+                storage,
+                table,
+                &state,
+                request,
+                &mut plan,
+                &mut planned,
+                &mut kept_state,
+            )?;
         }
     }
     let mut partitions = BTreeSet::new();
@@ -285,6 +403,62 @@ fn plan_state(
         state,
         plan,
         buckets: planned,
+        kept_state,
+    })
+}
+
+/// The kept planner state of every partition in the scan, for the tables whose planning has
+/// any (gentle lookup compaction, the Java unaware-bucket coordinator); see [`job_state`].
+fn load_kept_state(
+    storage: &dyn Storage,
+    table: &Table,
+    state: &TableState,
+    mode: CompactionMode,
+) -> BTreeMap<String, PartitionState> {
+    let gentle = mode == CompactionMode::MergeTree
+        && table.options.need_lookup()
+        && table.options.lookup_compact == crate::options::LookupCompactMode::Gentle;
+    let coordinator = mode == CompactionMode::UnawareBucketCoordinator
+        && table.options.flavor == crate::options::Flavor::Java;
+    if !gentle && !coordinator {
+        return BTreeMap::new();
+    }
+    let mut out = BTreeMap::new();
+    for (partition, _) in state.buckets.keys() {
+        let key = lease::lease_key(&partition.0);
+        if let std::collections::btree_map::Entry::Vacant(e) = out.entry(key) {
+            let s = job_state::load(storage, &table.paths, e.key());
+            e.insert(s);
+        }
+    }
+    out
+}
+
+/// The bucket id Paimon gives files of a postpone-bucket table (`bucket = -2`) before a
+/// rescale assigns them to real buckets.
+const POSTPONE_BUCKET: i32 = -2;
+
+/// The postpone bucket of a `bucket = -2` table: reported with its files and left alone.
+fn postpone_bucket_plan(table: &Table, b: &BucketState) -> Result<BucketPlan> {
+    let files = b.planner_files(table)?;
+    let reason = Reason::Idle(crate::plan::Idle::PostponeBucket { files: files.len() });
+    Ok(BucketPlan {
+        partition: b.partition_path.clone(),
+        bucket: b.bucket,
+        files: files.len(),
+        bytes: files.iter().map(|f| f.file_size).sum(),
+        levels: level_stats(&files),
+        reason_text: reason.to_string(),
+        reason,
+        actions: Vec::new(),
+        files_removed: 0,
+        blocked: (!files.is_empty()).then(|| {
+            "files in the postpone bucket (bucket = -2) wait for Paimon's postpone-bucket \
+             compaction, which assigns them to real buckets; this job compacts the real buckets \
+             only"
+                .to_string()
+        }),
+        drop_delete: false,
     })
 }
 
@@ -315,41 +489,70 @@ fn table_arrow_schema(schema: &TableSchema) -> Result<arrow::datatypes::SchemaRe
     Ok(Arc::new(arrow::datatypes::Schema::new(fields)))
 }
 
+/// The schema version `schema_id` when files written under it need schema evolution, `None`
+/// when they are read as files of the latest version are: decided once per version for the
+/// whole job by [`super::schema::SchemaVersions`], so planning and both rewriters agree.
+fn evolved_schema(
+    storage: &dyn Storage,
+    table: &Table,
+    schema_id: i64,
+) -> Result<Option<Arc<TableSchema>>> {
+    table
+        .schema_versions
+        .evolved(storage, &table.paths, &table.schema, schema_id)
+}
+
 /// Why an append task cannot run here, if it cannot.
-fn append_blocker(table: &Table, b: &BucketState, task: &[usize]) -> Option<String> {
+fn append_blocker(
+    storage: &dyn Storage,
+    table: &Table,
+    b: &BucketState,
+    task: &[usize],
+) -> Result<Option<String>> {
     if table.options.file_format_for_level(0) != "parquet" {
-        return Some(format!(
+        return Ok(Some(format!(
             "the append rewriter writes Parquet; the table's file.format is '{}'",
             table.options.file_format_for_level(0)
-        ));
+        )));
     }
+    // Files that need schema evolution are read through the latest schema's Arrow form.
+    let no_arrow_form = table_arrow_schema(&table.schema).err();
     for &i in task {
         let f = &b.files[i].entry.file;
         if !f.file_name.ends_with(".parquet") {
-            return Some(format!("file '{}' is not a Parquet file", f.file_name));
+            return Ok(Some(format!(
+                "file '{}' is not a Parquet file",
+                f.file_name
+            )));
         }
-        if f.schema_id != table.schema.id {
-            // Read through the latest schema: it must have an Arrow form.
-            if let Err(e) = table_arrow_schema(&table.schema) {
-                return Some(format!(
+        if let Some(e) = &no_arrow_form {
+            if evolved_schema(storage, table, f.schema_id)?.is_some() {
+                return Ok(Some(format!(
                     "file '{}' was written under schema version {} and the latest schema cannot \
                      be written by this build: {e}",
                     f.file_name, f.schema_id
-                ));
+                )));
             }
         }
     }
-    None
+    Ok(None)
 }
 
 fn append_bucket_plan(
+    storage: &dyn Storage,
     table: &Table,
     b: &BucketState,
     files: &[Arc<DataFileMeta>],
     reason: Reason,
     tasks: Vec<Vec<usize>>,
-) -> (BucketPlan, Option<Work>) {
-    let blocked = tasks.iter().find_map(|t| append_blocker(table, b, t));
+) -> Result<(BucketPlan, Option<Work>)> {
+    let mut blocked = None;
+    for t in &tasks {
+        blocked = append_blocker(storage, table, b, t)?;
+        if blocked.is_some() {
+            break;
+        }
+    }
     let actions: Vec<PlannedAction> = tasks
         .iter()
         .map(|t| PlannedAction::AppendRewrite {
@@ -374,18 +577,20 @@ fn append_bucket_plan(
         drop_delete: false,
     };
     let work = (!tasks.is_empty() && blocked.is_none()).then_some(Work::Append(tasks));
-    (bp, work)
+    Ok((bp, work))
 }
 
 /// Files packed together by the coordinator, and why.
 type PickedTask = (Vec<Arc<DataFileMeta>>, Reason);
 
 fn plan_coordinator(
+    storage: &dyn Storage,
     table: &Table,
     state: &TableState,
     request: &PlanRequest,
     plan: &mut TablePlan,
     planned: &mut Vec<PlannedBucket>,
+    kept: &mut BTreeMap<String, PartitionState>,
 ) -> Result<()> {
     let mut coordinator = AppendCompactCoordinator::new(&table.options)?;
     let mut by_partition: BTreeMap<String, (BinaryRow, i32)> = BTreeMap::new();
@@ -404,6 +609,28 @@ fn plan_coordinator(
             }),
         );
     }
+    // A partition whose candidates are the ones the last run counted received no new file
+    // since: its age goes on from there instead of restarting (see `job_state`).
+    let mut fingerprints: BTreeMap<String, String> = BTreeMap::new();
+    for (pkey, key) in &by_partition {
+        let b = &state.buckets[key];
+        let files = b.planner_files(table)?;
+        let print = job_state::fingerprint(
+            files
+                .iter()
+                .filter(|f| f.file_size < table.options.compaction_file_size)
+                .map(|f| f.file_name.as_str()),
+        );
+        let lease_key = lease::lease_key(&key.0 .0);
+        if let Some(age) = kept
+            .get(&lease_key)
+            .and_then(|s| s.coordinator.as_ref())
+            .filter(|c| c.files == print)
+        {
+            coordinator.restore_age(pkey, age.age);
+        }
+        fingerprints.insert(pkey.clone(), print);
+    }
     let mut tasks: BTreeMap<String, Vec<PickedTask>> = BTreeMap::new();
     for t in coordinator.plan() {
         tasks
@@ -412,6 +639,17 @@ fn plan_coordinator(
             .push((t.files, t.reason));
     }
     for (pkey, key) in &by_partition {
+        if let Some(s) = kept.get_mut(&lease::lease_key(&key.0 .0)) {
+            // Kept only while the coordinator still tracks the partition with no task; a
+            // task compacts its files, so the next run sees new ones and starts afresh.
+            s.coordinator = match (coordinator.partition_state(pkey), tasks.contains_key(pkey)) {
+                (Some((_, age)), false) => fingerprints.get(pkey).map(|f| CoordinatorAge {
+                    age,
+                    files: f.clone(),
+                }),
+                _ => None,
+            };
+        }
         let b = &state.buckets[key];
         let files = b.planner_files(table)?;
         let mut picked: Vec<PickedTask> = tasks.remove(pkey).unwrap_or_default();
@@ -459,7 +697,7 @@ fn plan_coordinator(
             None => Reason::Idle(crate::plan::Idle::Empty),
         };
         let idx: Vec<Vec<usize>> = picked.iter().map(|(fs, _)| indices_of(b, fs)).collect();
-        let (mut bp, work) = append_bucket_plan(table, b, &files, reason, idx);
+        let (mut bp, work) = append_bucket_plan(storage, table, b, &files, reason, idx)?;
         if picked.is_empty() {
             bp.reason_text = format!(
                 "nothing to pack: {} small file(s) wait for more (compaction.min.file-num = {}, \
@@ -481,12 +719,15 @@ fn plan_coordinator(
     Ok(())
 }
 
+/// Plans one primary-key bucket. `gentle`: the kept gentle lookup counter, when the table
+/// keeps one; the counter after this decision comes back with the plan.
 fn plan_merge_tree_bucket(
     storage: &dyn Storage,
     table: &Table,
     b: &BucketState,
     request: &PlanRequest,
-) -> Result<(BucketPlan, PlannedBucket)> {
+    gentle: Option<usize>,
+) -> Result<(BucketPlan, PlannedBucket, Option<usize>)> {
     let mut verified = HashMap::new();
     let mut files = Vec::with_capacity(b.files.len());
     for l in &b.files {
@@ -509,9 +750,20 @@ fn plan_merge_tree_bucket(
         files.push(Arc::new(m));
     }
     let mut manager = MergeTreeCompactManager::new(&table.options, files.clone())?;
+    if let Some(counter) = gentle {
+        let mut strategy = manager.strategy().clone();
+        if let crate::plan::CompactStrategy::ForceUpLevel0(f) = &mut strategy {
+            f.counter = counter;
+        }
+        manager = manager.with_strategy(strategy);
+    }
     let levels_before = level_stats(&files);
     let max_level = manager.levels().max_level();
     let decision = manager.trigger(request.full, &request.context)?;
+    let counter_after = gentle.map(|_| match manager.strategy() {
+        crate::plan::CompactStrategy::ForceUpLevel0(f) => f.counter,
+        crate::plan::CompactStrategy::Universal(_) => 0,
+    });
     let mut actions = Vec::new();
     let mut blocked: Option<String> = None;
     let mut removed = 0;
@@ -557,8 +809,11 @@ fn plan_merge_tree_bucket(
             }
         }
     }
+    if blocked.is_none() && !decision.task.actions.is_empty() {
+        blocked = format_blocker(table, b, &decision);
+    }
     if blocked.is_none() && request.merge_rewriter {
-        blocked = mixed_schema_blocker(table, b, &decision);
+        blocked = mixed_schema_blocker(storage, table, b, &decision)?;
     }
     let bp = BucketPlan {
         partition: b.partition_path.clone(),
@@ -582,38 +837,96 @@ fn plan_merge_tree_bucket(
             work,
             verified_delete_counts: verified,
         },
+        counter_after,
     ))
 }
 
+/// Why a merge-tree task cannot run here because of a file format, if it cannot: the merge
+/// reads and writes Parquet only, and a lookup table's task may read any file of the bucket.
+/// Decided before anything is read, so a table written with another format (ORC, or
+/// `file.format.per.level = '0:avro'`) gets the reason instead of a misleading corrupt-footer
+/// error.
+fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) -> Option<String> {
+    let rewrites = decision
+        .task
+        .actions
+        .iter()
+        .any(|a| matches!(a, TaskAction::Rewrite { .. }));
+    let reads_all = table.options.need_lookup();
+    if rewrites || reads_all {
+        let max_level = table.options.num_levels.saturating_sub(1);
+        let outputs = decision.task.actions.iter().filter_map(|a| match a {
+            TaskAction::Rewrite { output_level, .. } => Some(output_level.get()),
+            TaskAction::Upgrade { to_level, .. } if reads_all => Some(to_level.get()),
+            TaskAction::Upgrade { .. } => None,
+        });
+        for level in outputs.chain(reads_all.then_some(max_level)) {
+            let format = table.options.file_format_for_level(level);
+            if format != "parquet" {
+                return Some(format!(
+                    "unsupported: level {level} is written as '{format}' (file.format / \
+                     file.format.per.level) and this build writes Parquet only; the bucket is \
+                     left as it is"
+                ));
+            }
+        }
+    }
+    let inputs: BTreeSet<String> = decision
+        .task
+        .actions
+        .iter()
+        .flat_map(|a| a.inputs())
+        .map(|f| f.file_name.clone())
+        .collect();
+    b.files
+        .iter()
+        .map(|l| &l.entry.file.file_name)
+        .filter(|name| reads_all || inputs.contains(name.as_str()))
+        .find(|name| !name.ends_with(".parquet"))
+        .map(|name| {
+            format!(
+                "unsupported: file '{name}' is not a Parquet file and this build reads Parquet \
+                 only; the bucket is left as it is"
+            )
+        })
+}
+
 /// A merge reads its inputs (and, for lookup tables, the bucket's other files) as rows of the
-/// latest schema version, mapping files of older versions onto it by field id: that needs the
-/// latest schema in Arrow form, which this build has for scalar column types.
+/// latest schema version, mapping files of versions with other fields onto it by field id:
+/// that needs the latest schema in Arrow form, which this build has for every type but
+/// VARIANT and BLOB. Files of versions with the latest fields are read as they are.
 fn mixed_schema_blocker(
+    storage: &dyn Storage,
     table: &Table,
     b: &BucketState,
     decision: &MergeTreeDecision,
-) -> Option<String> {
+) -> Result<Option<String>> {
     let merges = decision.task.actions.iter().any(|a| match a {
         TaskAction::Rewrite { .. } => true,
         TaskAction::Upgrade { .. } => table.options.need_lookup(),
     });
-    let older = b
-        .files
-        .iter()
-        .find(|l| l.entry.file.schema_id != table.schema.id)?;
-    if !merges {
-        return None;
-    }
-    let unsupported = table
+    let Some(unsupported) = table
         .schema
         .fields
         .iter()
-        .find_map(|f| f.data_type.to_arrow().err().map(|e| (f, e)))?;
-    Some(format!(
-        "file '{}' was written under schema version {} and mapping it onto the latest needs \
-         column '{}' as Arrow: {}",
-        older.entry.file.file_name, older.entry.file.schema_id, unsupported.0.name, unsupported.1
-    ))
+        .find_map(|f| f.data_type.to_arrow().err().map(|e| (f, e)))
+    else {
+        return Ok(None);
+    };
+    if !merges {
+        return Ok(None);
+    }
+    for l in &b.files {
+        let f = &l.entry.file;
+        if evolved_schema(storage, table, f.schema_id)?.is_some() {
+            return Ok(Some(format!(
+                "file '{}' was written under schema version {} and mapping it onto the latest \
+                 needs column '{}' as Arrow: {}",
+                f.file_name, f.schema_id, unsupported.0.name, unsupported.1
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// Why a metadata-only upgrade of `file` to `to` is not enough here, if it is not.
@@ -696,6 +1009,8 @@ pub struct CompactOptions<'a> {
     pub sleep: Option<&'a dyn Fn(u64)>,
     /// `commitUser` of the snapshot; defaults to one derived from the job id.
     pub commit_user: Option<String>,
+    /// Which partitions and buckets, and with which dynamic options.
+    pub scope: JobScope,
 }
 
 /// The merge rewriter of this build: the primary-key rewriter ships with the table layer.
@@ -718,6 +1033,7 @@ impl<'a> CompactOptions<'a> {
             clock: None,
             sleep: None,
             commit_user: None,
+            scope: JobScope::default(),
         }
     }
 }
@@ -798,9 +1114,34 @@ pub struct SkippedBucket {
     pub reason: String,
 }
 
+/// How a job ended, for exit codes and schedulers (`docs/report.md`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JobStatus {
+    /// Every bucket in scope that had work was compacted.
+    #[default]
+    Complete,
+    /// No bucket in scope had work (nothing was committed).
+    NothingToDo,
+    /// Some bucket with work was left as it was: unsupported input, a refusal, or a partition
+    /// another job holds (`skipped` lists each with its reason). What could be compacted was.
+    Incomplete,
+    /// The table was refused as a whole (`not_compactable` says why); nothing was done.
+    Refused,
+}
+
+/// The version of the report's JSON schema (`docs/report.md`); raised on any change that is
+/// not a pure addition.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
 /// The result of a job.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CompactReport {
+    /// [`REPORT_SCHEMA_VERSION`].
+    #[serde(default)]
+    pub schema_version: u32,
+    #[serde(default)]
+    pub status: JobStatus,
     pub table_path: String,
     pub job_id: String,
     pub full: bool,
@@ -809,6 +1150,12 @@ pub struct CompactReport {
     pub snapshot_after: Option<i64>,
     pub commit: Option<CommitOutcome>,
     pub not_compactable: Option<String>,
+    /// `not-compactable` or `unsupported`, when the table was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_kind: Option<String>,
+    /// What the job's scope left out.
+    #[serde(default)]
+    pub scope: ScopeSummary,
     pub buckets: Vec<BucketMetrics>,
     pub partitions: Vec<BucketMetrics>,
     pub skipped: Vec<SkippedBucket>,
@@ -827,14 +1174,14 @@ pub fn compact_table(
 ) -> Result<CompactReport> {
     let now = || opts.clock.map_or(0, |c| c());
     let t0 = now();
-    let state = scan(storage, table_path)?;
     let internal = plan_state(
         storage,
-        state,
+        table_path,
         &PlanRequest {
             full: opts.full,
             context: opts.context,
             merge_rewriter: opts.merge_rewriter.is_some(),
+            scope: opts.scope.clone(),
         },
     )?;
     let t1 = now();
@@ -842,9 +1189,14 @@ pub fn compact_table(
         state,
         plan,
         buckets,
+        kept_state,
     } = internal;
     let job_id = uuid_string(opts.job_id);
     let mut report = CompactReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        status: JobStatus::Complete,
+        refusal_kind: plan.refusal_kind.clone(),
+        scope: plan.scope.clone(),
         table_path: plan.table_path.clone(),
         job_id: job_id.clone(),
         full: opts.full,
@@ -858,7 +1210,7 @@ pub fn compact_table(
         leases_held_elsewhere: Vec::new(),
         totals: Totals::default(),
         phases: PhaseTimes::default(),
-        warnings: Vec::new(),
+        warnings: plan.warnings.clone(),
     };
     for b in &plan.buckets {
         if let Some(why) = &b.blocked {
@@ -873,6 +1225,14 @@ pub fn compact_table(
     else {
         report.phases.scan_plan_ms = t1 - t0;
         report.phases.total_ms = t1 - t0;
+        save_kept_state(
+            storage,
+            &state.table,
+            &kept_state,
+            &BTreeSet::new(),
+            &mut report.warnings,
+        );
+        report.status = report.final_status();
         return Ok(report);
     };
 
@@ -929,7 +1289,6 @@ pub fn compact_table(
         dv_marks: BTreeMap::new(),
         external_pick: 0,
         external_seed: u64::from_le_bytes(opts.job_id[8..].try_into().unwrap_or_default()),
-        schemas: HashMap::new(),
         metrics: Vec::new(),
     };
     let mut t3 = t2;
@@ -992,6 +1351,15 @@ pub fn compact_table(
             return Err(e);
         }
     };
+    let held_elsewhere: BTreeSet<String> =
+        leased_out.iter().map(|p| lease::lease_key(&p.0)).collect();
+    save_kept_state(
+        storage,
+        &state.table,
+        &kept_state,
+        &held_elsewhere,
+        &mut report.warnings,
+    );
     release_all(storage, &leases, &mut report.warnings);
     for l in &report.leases_held_elsewhere {
         report.skipped.push(SkippedBucket {
@@ -1018,7 +1386,44 @@ pub fn compact_table(
         commit_ms: t4 - t3,
         total_ms: t4 - t0,
     };
+    report.status = report.final_status();
     Ok(report)
+}
+
+impl CompactReport {
+    /// The status the report's contents imply.
+    fn final_status(&self) -> JobStatus {
+        if self.not_compactable.is_some() {
+            JobStatus::Refused
+        } else if !self.skipped.is_empty() {
+            JobStatus::Incomplete
+        } else if self.snapshot_after.is_none() && self.totals.buckets_compacted == 0 {
+            JobStatus::NothingToDo
+        } else {
+            JobStatus::Complete
+        }
+    }
+}
+
+/// Writes the kept planner state of the partitions this job planned (not those another job
+/// holds), after its commit; a failure is a warning (see [`job_state`]).
+fn save_kept_state(
+    storage: &dyn Storage,
+    table: &Table,
+    kept: &BTreeMap<String, PartitionState>,
+    held_elsewhere: &BTreeSet<String>,
+    warnings: &mut Vec<String>,
+) {
+    for (key, s) in kept {
+        if held_elsewhere.contains(key) {
+            continue;
+        }
+        if let Err(e) = job_state::save(storage, &table.paths, key, s) {
+            warnings.push(format!(
+                "could not keep the planner state of partition {key} for the next run: {e}"
+            ));
+        }
+    }
 }
 
 fn release_all(storage: &dyn Storage, leases: &[Lease], warnings: &mut Vec<String>) {
@@ -1104,8 +1509,6 @@ struct Run<'s, 'a> {
     external_pick: usize,
     /// Seeds the `weight-robin` draws (from the job id).
     external_seed: u64,
-    /// Older schema versions read so far (schema evolution of append rewrites).
-    schemas: HashMap<i64, TableSchema>,
     /// Row positions lookups found superseded, by (partition, bucket) and data file.
     dv_marks: BTreeMap<(BinaryRow, i32), BTreeMap<String, Vec<u64>>>,
     metrics: Vec<BucketMetrics>,
@@ -1153,30 +1556,14 @@ impl Run<'_, '_> {
             .live_data_file(&b.partition_path, b.bucket, &l.entry.file, &l.source)
     }
 
-    /// For a file written under schema version `schema_id`: the file's column name for each
-    /// column of the latest schema, matched by Paimon field id (renames followed, added
-    /// columns `None`).
-    fn column_map(&mut self, schema_id: i64) -> Result<Vec<Option<String>>> {
+    /// For a file written under schema version `schema_id`: where each column of the latest
+    /// schema comes from in the file, matched by Paimon field id at every depth (renames
+    /// followed, added columns and nested fields `None`); `None` when the file is read as it is
+    /// (the latest version, or one with its fields).
+    fn column_map(&self, schema_id: i64) -> Result<Option<Vec<Option<ColumnSource>>>> {
         let latest = &self.table.schema;
-        if schema_id == latest.id {
-            return Ok(latest.fields.iter().map(|f| Some(f.name.clone())).collect());
-        }
-        if !self.schemas.contains_key(&schema_id) {
-            let file = self.table.paths.schema(schema_id);
-            let old = TableSchema::from_json(&self.storage.read_all(&file)?, &file)?;
-            self.schemas.insert(schema_id, old);
-        }
-        let old = &self.schemas[&schema_id];
-        Ok(latest
-            .fields
-            .iter()
-            .map(|f| {
-                old.fields
-                    .iter()
-                    .find(|o| o.id == f.id)
-                    .map(|o| o.name.clone())
-            })
-            .collect())
+        Ok(evolved_schema(self.storage, self.table, schema_id)?
+            .map(|old| column_sources(&old.fields, &latest.fields)))
     }
 
     /// Where this job's next new files of the bucket go (rotating over external paths).
@@ -1261,16 +1648,20 @@ impl Run<'_, '_> {
         added: &mut Vec<Arc<DataFileMeta>>,
     ) -> Result<()> {
         let latest = &self.table.schema;
-        let evolved = task
+        let maps = task
             .iter()
-            .any(|&i| b.files[i].entry.file.schema_id != latest.id);
+            .map(|&i| self.column_map(b.files[i].entry.file.schema_id))
+            .collect::<Result<Vec<_>>>()?;
+        let evolved = maps.iter().any(Option::is_some);
         let mut inputs = Vec::with_capacity(task.len());
-        for &i in task {
+        for (&i, map) in task.iter().zip(maps) {
             let l = &b.files[i];
-            let columns = if evolved {
-                Some(self.column_map(l.entry.file.schema_id)?)
-            } else {
-                None
+            // In an evolved task every file is mapped onto the latest schema's Arrow form,
+            // files with the latest fields through the identity map.
+            let columns = match map {
+                Some(map) => Some(map),
+                None if evolved => Some(column_sources(&latest.fields, &latest.fields)),
+                None => None,
             };
             inputs.push(AppendInput {
                 path: self.path_of(b, l)?,
@@ -1306,11 +1697,9 @@ impl Run<'_, '_> {
         for o in &result.outputs {
             self.written.track(&o.path);
         }
-        let schema_id = if evolved {
-            latest.id
-        } else {
-            b.files[task[0]].entry.file.schema_id
-        };
+        // Evolved or not, the outputs have the latest fields: files of versions that only
+        // changed options are read as they are and their outputs are of the latest version.
+        let schema_id = latest.id;
         for &i in task {
             let l = &b.files[i];
             self.delta.entries.push(delete_entry(l));

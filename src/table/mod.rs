@@ -9,6 +9,9 @@
 //! * [`commit`] — snapshot `N+1` with conflict check and bounded rebase;
 //! * [`manifest_merge`] — the commit's merging of small manifests;
 //! * [`lease`] — one job per partition;
+//! * [`job_state`] — planner state kept between one-shot runs;
+//! * [`scope`] — which partitions and buckets a job covers, and its dynamic options;
+//! * [`guards`] — the tables a job refuses, with the reason;
 //! * [`job`] — [`plan_table`] and [`compact_table`], the API hosts call;
 //! * [`merge_rewriter`] — the plug for the primary-key merge rewriter;
 //! * [`demo`] — writes a small demo table in Paimon's format.
@@ -21,22 +24,26 @@ pub mod binary_row;
 pub mod commit;
 pub mod delete_count;
 pub mod demo;
+pub mod guards;
 pub mod ids;
 pub mod index;
 pub mod job;
+pub mod job_state;
 pub mod lease;
 pub mod manifest;
 pub mod manifest_merge;
 pub mod merge_rewriter;
 pub mod path;
 pub mod scan;
+pub mod scope;
 pub mod schema;
 pub mod snapshot;
 pub mod timeline;
 pub mod value_stats;
 
 pub use job::{
-    compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport,
-    PlanRequest, PlannedAction, TablePlan,
+    compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport, JobStatus,
+    PlanRequest, PlannedAction, ScopeSummary, TablePlan,
 };
+pub use scope::JobScope;
 pub use merge_rewriter::{MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter};

@@ -12,7 +12,7 @@ use super::binary_row::{order_key, BinaryRow, Datum};
 use super::index::{self, DeletionVectorMeta, IndexManifestEntry, DELETION_VECTORS_INDEX};
 use super::manifest::{self, FileIdentifier, FileKind, ManifestEntry, ManifestFileMeta};
 use super::path::{partition_path, TablePaths, DEFAULT_PARTITION_NAME};
-use super::schema::{DataType, TableSchema};
+use super::schema::{DataType, SchemaVersions, TableSchema};
 use super::snapshot::{latest_snapshot_id, read_snapshot, Snapshot};
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
@@ -30,6 +30,9 @@ pub struct Table {
     /// Types of the trimmed primary key (empty for append tables).
     pub key_types: Vec<DataType>,
     pub default_partition_name: String,
+    /// The schema versions of the table's files, read once each and compared with the latest:
+    /// whether a file needs schema evolution is decided there, for every caller.
+    pub schema_versions: SchemaVersions,
 }
 
 impl Table {
@@ -55,6 +58,29 @@ impl Table {
     pub fn with_schema(storage: &dyn Storage, paths: TablePaths, schema_id: i64) -> Result<Self> {
         let schema_file = paths.schema(schema_id);
         let schema = TableSchema::from_json(&storage.read_all(&schema_file)?, &schema_file)?;
+        Self::from_schema(paths, schema, schema_file)
+    }
+
+    /// Loads the latest schema as a dedicated compaction job sees it: the job's dynamic
+    /// options applied on top of the schema's and `write-only` forced off (in memory only; the
+    /// schema file is never rewritten). Returns the table and warnings about ignored overrides.
+    pub fn load_for_job(
+        storage: &dyn Storage,
+        table_path: &str,
+        overrides: &[(String, String)],
+    ) -> Result<(Self, Vec<String>)> {
+        let stored = Self::load(storage, table_path)?;
+        let (options, warnings) = super::scope::job_options(&stored.schema.options, overrides)?;
+        if options == stored.schema.options {
+            return Ok((stored, warnings));
+        }
+        let mut schema = stored.schema;
+        schema.options = options;
+        let paths = TablePaths::new(stored.paths.root());
+        Ok((Self::from_schema(paths, schema, stored.schema_file)?, warnings))
+    }
+
+    fn from_schema(paths: TablePaths, schema: TableSchema, schema_file: String) -> Result<Self> {
         let options = schema.core_options()?;
         let paths = paths
             .with_data_dir(schema.options.get("data-file.path-directory").cloned())
@@ -82,6 +108,7 @@ impl Table {
             partition_types,
             key_types,
             default_partition_name,
+            schema_versions: SchemaVersions::default(),
         })
     }
 

@@ -74,14 +74,33 @@ pub enum TypeRoot {
 pub const MAX_LENGTH: u32 = i32::MAX as u32;
 
 impl DataType {
-    /// The Arrow type Paimon's Parquet format reads and writes this type as (scalar types
-    /// only: nested types are refused, as the rewriters only map them from existing files).
+    /// The Arrow type arrow-rs reads a column of this type as, from a file written by Paimon's
+    /// Parquet writer: the target of schema evolution and the type outputs are written in when
+    /// no input of the latest schema version lends its own.
+    ///
+    /// Nested types take the names Paimon's writer gives the Parquet groups (a list's `element`,
+    /// a map's `key_value` entries of `key` and `value`), since arrow-rs keeps those names and
+    /// writes them back; a MULTISET is stored as a map from element to its `INT` count, and map
+    /// keys are never null in Parquet. Nested field names and metadata (Parquet field ids) of
+    /// decoded files may still differ from these: the evolution rebuilds nested arrays by
+    /// position rather than relying on them.
     pub fn to_arrow(&self) -> Result<arrow::datatypes::DataType> {
-        use arrow::datatypes::{DataType as A, TimeUnit};
+        use arrow::datatypes::{DataType as A, Field, Fields, TimeUnit};
+        use std::sync::Arc;
         let unit = |p: u32| match p {
             0..=3 => TimeUnit::Millisecond,
-            4..=6 => TimeUnit::Microsecond,
-            _ => TimeUnit::Nanosecond,
+            _ => TimeUnit::Microsecond,
+        };
+        // Paimon's Parquet writer keeps the entries and the keys of a map non-null.
+        let map = |key: A, value: A, value_nullable: bool| {
+            let entries = Fields::from(vec![
+                Field::new("key", key, false),
+                Field::new("value", value, value_nullable),
+            ]);
+            A::Map(
+                Arc::new(Field::new("key_value", A::Struct(entries), false)),
+                false,
+            )
         };
         Ok(match &self.root {
             TypeRoot::Boolean => A::Boolean,
@@ -106,15 +125,50 @@ impl DataType {
             TypeRoot::Char { .. } | TypeRoot::VarChar { .. } => A::Utf8,
             TypeRoot::Binary { .. } | TypeRoot::VarBinary { .. } => A::Binary,
             TypeRoot::Date => A::Date32,
+            // Stored as INT32 milliseconds whatever the precision.
             TypeRoot::Time { .. } => A::Time32(TimeUnit::Millisecond),
+            // Precisions above 6 are stored as INT96, which arrow-rs reads as nanoseconds
+            // without a time zone (for both timestamp types).
+            TypeRoot::Timestamp { precision } | TypeRoot::LocalZonedTimestamp { precision }
+                if *precision > 6 =>
+            {
+                A::Timestamp(TimeUnit::Nanosecond, None)
+            }
             TypeRoot::Timestamp { precision } => A::Timestamp(unit(*precision), None),
             TypeRoot::LocalZonedTimestamp { precision } => {
                 A::Timestamp(unit(*precision), Some("UTC".into()))
             }
-            other => {
-                return Err(Error::unsupported(format!(
-                    "{other:?} columns in a schema-evolved rewrite"
-                )))
+            TypeRoot::Array { element } => A::List(Arc::new(Field::new(
+                "element",
+                element.to_arrow()?,
+                element.nullable,
+            ))),
+            TypeRoot::Multiset { element } => map(element.to_arrow()?, A::Int32, false),
+            TypeRoot::Map { key, value } => map(key.to_arrow()?, value.to_arrow()?, value.nullable),
+            TypeRoot::Row { fields } => A::Struct(
+                fields
+                    .iter()
+                    .map(|f| {
+                        Ok(Field::new(
+                            &f.name,
+                            f.data_type.to_arrow()?,
+                            f.data_type.nullable,
+                        ))
+                    })
+                    .collect::<Result<Fields>>()?,
+            ),
+            // Paimon stores a VARIANT as a group whose layout depends on shredding, and BLOB
+            // values outside the data files: neither has one Arrow form to map files onto.
+            TypeRoot::Variant => {
+                return Err(Error::unsupported(
+                    "VARIANT columns in a schema-evolved rewrite (their Parquet layout depends \
+                     on shredding)",
+                ))
+            }
+            TypeRoot::Blob => {
+                return Err(Error::unsupported(
+                    "BLOB columns in a schema-evolved rewrite",
+                ))
             }
         })
     }
@@ -292,6 +346,25 @@ impl DataType {
         Ok(DataType { root, nullable })
     }
 
+    /// The same type as `other` for the data it stores: nested ROW fields compare by id, name,
+    /// type and order, but not by their descriptions (comments change nothing in a file).
+    pub fn same_as(&self, other: &DataType) -> bool {
+        if self.nullable != other.nullable {
+            return false;
+        }
+        match (&self.root, &other.root) {
+            (TypeRoot::Array { element: a }, TypeRoot::Array { element: b })
+            | (TypeRoot::Multiset { element: a }, TypeRoot::Multiset { element: b }) => {
+                a.same_as(b)
+            }
+            (TypeRoot::Map { key: ka, value: va }, TypeRoot::Map { key: kb, value: vb }) => {
+                ka.same_as(kb) && va.same_as(vb)
+            }
+            (TypeRoot::Row { fields: a }, TypeRoot::Row { fields: b }) => same_fields(a, b),
+            (a, b) => a == b,
+        }
+    }
+
     /// Types that fit BinaryRow's fixed 8-byte slot (no variable part).
     pub fn is_fixed_length(&self) -> bool {
         match &self.root {
@@ -311,6 +384,15 @@ impl DataType {
             _ => false,
         }
     }
+}
+
+/// Fields that store the same data: same ids, names and types (see [`DataType::same_as`]), in
+/// the same order.
+pub fn same_fields(a: &[DataField], b: &[DataField]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.id == y.id && x.name == y.name && x.data_type.same_as(&y.data_type))
 }
 
 fn split_not_null(s: &str) -> (&str, bool) {
@@ -533,6 +615,74 @@ impl TableSchema {
             .iter()
             .any(|f| matches!(f.data_type.root, TypeRoot::Blob))
     }
+
+    /// Files written under `self` and under `other` have the same columns: the same fields
+    /// ([`same_fields`]) and the same key columns. Options, comments and the other properties
+    /// of a version change nothing in its files.
+    pub fn same_data_layout(&self, other: &TableSchema) -> bool {
+        let keys = |s: &TableSchema| -> Vec<String> {
+            s.trimmed_primary_keys()
+                .iter()
+                .map(|f| f.name.clone())
+                .collect()
+        };
+        same_fields(&self.fields, &other.fields) && keys(self) == keys(other)
+    }
+}
+
+/// The schema versions a table's data files were written under, each read at most once and
+/// compared with the latest version once.
+///
+/// Every `ALTER TABLE` makes a new version, and most (`SET`/`RESET` of options, comments) keep
+/// the fields as they were: files of such a version already have the latest layout and are
+/// read, copied and merged exactly like files of the latest version. Only a version whose
+/// fields differ (added, dropped, renamed, reordered or retyped columns, at any depth) makes
+/// its files go through schema evolution. Deciding it here, in one place, keeps the planner's
+/// blockers and both rewriters in agreement.
+#[derive(Debug, Default)]
+pub struct SchemaVersions {
+    /// By schema id: `None` for a version with the latest layout, else the version itself.
+    known: std::sync::Mutex<BTreeMap<i64, Option<std::sync::Arc<TableSchema>>>>,
+}
+
+impl Clone for SchemaVersions {
+    fn clone(&self) -> Self {
+        SchemaVersions {
+            known: std::sync::Mutex::new(self.lock().clone()),
+        }
+    }
+}
+
+impl SchemaVersions {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, BTreeMap<i64, Option<std::sync::Arc<TableSchema>>>> {
+        // The map is only ever inserted into whole: a panic elsewhere cannot leave it torn.
+        self.known.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The version `schema_id` when files written under it must be mapped onto `latest` by
+    /// field id; `None` when they are read as they are (`latest` itself, or a version with its
+    /// layout). One cache serves one latest version: the table's.
+    pub fn evolved(
+        &self,
+        storage: &dyn crate::storage::Storage,
+        paths: &super::path::TablePaths,
+        latest: &TableSchema,
+        schema_id: i64,
+    ) -> Result<Option<std::sync::Arc<TableSchema>>> {
+        if schema_id == latest.id {
+            return Ok(None);
+        }
+        if let Some(known) = self.lock().get(&schema_id) {
+            return Ok(known.clone());
+        }
+        let file = paths.schema(schema_id);
+        let old = TableSchema::from_json(&storage.read_all(&file)?, &file)?;
+        let version = (!old.same_data_layout(latest)).then(|| std::sync::Arc::new(old));
+        self.lock().insert(schema_id, version.clone());
+        Ok(version)
+    }
 }
 
 #[cfg(test)]
@@ -586,5 +736,165 @@ mod tests {
         ] {
             assert_eq!(DataType::parse(s, "f").unwrap().to_type_string(), s);
         }
+    }
+
+    /// Every type as Paimon's Parquet writer lays it out, read back by arrow-rs: `to_arrow`
+    /// gives exactly that Arrow type (names of nested fields, nullability, units).
+    #[test]
+    fn to_arrow_is_what_arrow_rs_reads_from_paimon_parquet() {
+        let schema = br#"{"fields":[
+            {"id":0,"name":"a","type":{"type":"ARRAY","element":"INT"}},
+            {"id":1,"name":"an","type":{"type":"ARRAY NOT NULL","element":"BIGINT NOT NULL"}},
+            {"id":2,"name":"m","type":{"type":"MAP","key":"STRING",
+                "value":{"type":"ROW","fields":[{"id":3,"name":"p","type":"INT"}]}}},
+            {"id":4,"name":"ms","type":{"type":"MULTISET","element":"STRING"}},
+            {"id":5,"name":"r","type":{"type":"ROW","fields":[
+                {"id":6,"name":"x","type":"INT"},
+                {"id":7,"name":"y","type":"STRING NOT NULL"},
+                {"id":8,"name":"inner","type":{"type":"ARRAY","element":"BOOLEAN"}}]}},
+            {"id":9,"name":"t","type":"TIME(3)"},
+            {"id":10,"name":"ts3","type":"TIMESTAMP(3)"},
+            {"id":11,"name":"ts6","type":"TIMESTAMP(6)"},
+            {"id":12,"name":"ts9","type":"TIMESTAMP(9)"},
+            {"id":13,"name":"ltz6","type":"TIMESTAMP(6) WITH LOCAL TIME ZONE"},
+            {"id":14,"name":"ltz9","type":"TIMESTAMP(9) WITH LOCAL TIME ZONE"},
+            {"id":15,"name":"d9","type":"DECIMAL(9, 2)"},
+            {"id":16,"name":"d18","type":"DECIMAL(18, 2)"},
+            {"id":17,"name":"d38","type":"DECIMAL(38, 10)"},
+            {"id":18,"name":"ti","type":"TINYINT"},
+            {"id":19,"name":"si","type":"SMALLINT"},
+            {"id":20,"name":"bin","type":"BINARY(4)"},
+            {"id":21,"name":"dt","type":"DATE"},
+            {"id":22,"name":"c","type":"CHAR(3) NOT NULL"}]}"#;
+        let schema = TableSchema::from_json(schema, "schema-0").unwrap();
+        // The Parquet schema Paimon's ParquetSchemaConverter writes for those fields.
+        let parquet = "message paimon_schema {
+            optional group a (LIST) { repeated group list { optional int32 element; } }
+            required group an (LIST) { repeated group list { required int64 element; } }
+            optional group m (MAP) { repeated group key_value {
+                required binary key (STRING); optional group value { optional int32 p; } } }
+            optional group ms (MAP) { repeated group key_value {
+                required binary key (STRING); required int32 value; } }
+            optional group r { optional int32 x; required binary y (STRING);
+                optional group inner (LIST) { repeated group list { optional boolean element; } } }
+            optional int32 t (TIME(MILLIS,true));
+            optional int64 ts3 (TIMESTAMP(MILLIS,false));
+            optional int64 ts6 (TIMESTAMP(MICROS,false));
+            optional int96 ts9;
+            optional int64 ltz6 (TIMESTAMP(MICROS,true));
+            optional int96 ltz9;
+            optional int32 d9 (DECIMAL(9,2));
+            optional int64 d18 (DECIMAL(18,2));
+            optional fixed_len_byte_array(16) d38 (DECIMAL(38,10));
+            optional int32 ti (INTEGER(8,true));
+            optional int32 si (INTEGER(16,true));
+            optional binary bin;
+            optional int32 dt (DATE);
+            required binary c (STRING);
+        }";
+        let parquet = parquet::schema::parser::parse_message_type(parquet).unwrap();
+        let descr = parquet::schema::types::SchemaDescriptor::new(std::sync::Arc::new(parquet));
+        let read = parquet::arrow::parquet_to_arrow_schema(&descr, None).unwrap();
+        assert_eq!(read.fields().len(), schema.fields.len());
+        for (arrow, paimon) in read.fields().iter().zip(&schema.fields) {
+            assert_eq!(arrow.name(), &paimon.name);
+            assert_eq!(
+                arrow.data_type(),
+                &paimon.data_type.to_arrow().unwrap(),
+                "{}",
+                paimon.name
+            );
+            assert_eq!(
+                arrow.is_nullable(),
+                paimon.data_type.nullable,
+                "{}",
+                paimon.name
+            );
+        }
+        for t in ["VARIANT", "BLOB"] {
+            let e = DataType::parse(t, "f").unwrap().to_arrow().unwrap_err();
+            assert!(matches!(e.kind, crate::ErrorKind::Unsupported), "{e}");
+            assert!(e.message.contains(t), "{e}");
+        }
+    }
+
+    /// Versions that changed options, comments or descriptions have the same data layout;
+    /// any change of a field at any depth does not.
+    #[test]
+    fn option_only_versions_have_the_latest_layout() {
+        let json = |options: &str, inner: &str, extra: &str| {
+            format!(
+                r#"{{"id":1,"fields":[{{"id":0,"name":"k","type":"BIGINT NOT NULL"}},
+                {{"id":1,"name":"r","type":{{"type":"ROW","fields":[{inner}]}}}}{extra}],
+                "primaryKeys":["k"],"options":{{{options}}},"comment":"c"}}"#
+            )
+        };
+        let parse = |s: String| TableSchema::from_json(s.as_bytes(), "schema-1").unwrap();
+        let base = parse(json(
+            r#""bucket":"1""#,
+            r#"{"id":2,"name":"a","type":"INT"}"#,
+            "",
+        ));
+        let options = parse(json(
+            r#""bucket":"1","snapshot.num-retained.max":"5""#,
+            r#"{"id":2,"name":"a","type":"INT","description":"now with a comment"}"#,
+            "",
+        ));
+        assert!(base.same_data_layout(&options));
+        for (inner, extra) in [
+            (r#"{"id":2,"name":"b","type":"INT"}"#, ""),
+            (r#"{"id":2,"name":"a","type":"BIGINT"}"#, ""),
+            (r#"{"id":2,"name":"a","type":"INT NOT NULL"}"#, ""),
+            (
+                r#"{"id":2,"name":"a","type":"INT"},{"id":3,"name":"n","type":"INT"}"#,
+                "",
+            ),
+            (
+                r#"{"id":2,"name":"a","type":"INT"}"#,
+                r#",{"id":4,"name":"x","type":"INT"}"#,
+            ),
+        ] {
+            let changed = parse(json(r#""bucket":"1""#, inner, extra));
+            assert!(!base.same_data_layout(&changed), "{inner} {extra}");
+        }
+    }
+
+    /// Each version is read once; the latest itself never.
+    #[test]
+    fn schema_versions_are_read_once_and_compared_with_the_latest() {
+        use crate::storage::{MemoryStorage, Storage};
+        let st = MemoryStorage::new();
+        let paths = super::super::path::TablePaths::new("t");
+        let v0 = TableSchema::from_json(
+            br#"{"id":0,"fields":[{"id":0,"name":"k","type":"INT"}]}"#,
+            "schema-0",
+        )
+        .unwrap();
+        let mut v1 = v0.clone();
+        v1.id = 1;
+        v1.options.insert("bucket".into(), "2".into());
+        let mut v2 = v1.clone();
+        v2.id = 2;
+        v2.fields[0].name = "renamed".into();
+        for v in [&v0, &v1, &v2] {
+            st.put(&paths.schema(v.id), v.to_json());
+        }
+        let versions = SchemaVersions::default();
+        assert_eq!(versions.evolved(&st, &paths, &v1, 1).unwrap(), None);
+        assert_eq!(versions.evolved(&st, &paths, &v1, 0).unwrap(), None);
+        st.delete(&paths.schema(0)).unwrap();
+        assert_eq!(
+            versions.evolved(&st, &paths, &v1, 0).unwrap(),
+            None,
+            "cached"
+        );
+        let versions = SchemaVersions::default();
+        st.put(&paths.schema(0), v0.to_json());
+        let old = versions.evolved(&st, &paths, &v2, 0).unwrap().unwrap();
+        assert_eq!(old.fields[0].name, "k");
+        assert!(versions.evolved(&st, &paths, &v2, 1).unwrap().is_some());
+        assert_eq!(versions.evolved(&st, &paths, &v2, 2).unwrap(), None);
+        let e = versions.evolved(&st, &paths, &v2, 7).unwrap_err();
+        assert!(e.message.contains("schema-7"), "{e}");
     }
 }

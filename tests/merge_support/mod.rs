@@ -262,6 +262,8 @@ pub struct Config {
     pub ignore_delete: bool,
     pub remove_record_on_delete: bool,
     pub sequence_field: bool,
+    /// `sequence.field.sort-order = descending` (with `sequence_field`): the smallest `n` wins.
+    pub seq_descending: bool,
 }
 
 impl Config {
@@ -283,6 +285,9 @@ impl Config {
         }
         if self.sequence_field {
             p.push(("sequence.field", "n"));
+            if self.seq_descending {
+                p.push(("sequence.field.sort-order", "descending"));
+            }
         }
         if self.engine == Engine::Aggregation {
             p.push(("fields.n.aggregate-function", "sum"));
@@ -302,12 +307,17 @@ impl Config {
     }
 }
 
-/// Sequence order: `n` first when it is the sequence field (nulls first), then `seq`.
+/// Sequence order: `n` first when it is the sequence field (nulls first), then `seq`. As
+/// Paimon's `UserDefinedSeqComparator`, descending reverses two non-null `n` only: a null is
+/// the oldest either way, and `seq` always ascends.
 pub fn seq_order(cfg: &Config, a: &Rec, b: &Rec) -> std::cmp::Ordering {
     if cfg.sequence_field {
-        match a.n.cmp(&b.n) {
-            std::cmp::Ordering::Equal => {}
-            o => return o,
+        let o = match (a.n, b.n) {
+            (Some(x), Some(y)) if cfg.seq_descending => y.cmp(&x),
+            _ => a.n.cmp(&b.n),
+        };
+        if o != std::cmp::Ordering::Equal {
+            return o;
         }
     }
     a.seq.cmp(&b.seq)

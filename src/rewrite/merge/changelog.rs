@@ -208,8 +208,10 @@ pub(crate) fn lookup_key(
     if let Some(h) = high {
         candidates.push(h);
     }
-    // Candidates in sequence order (user sequence fields first, then sequence number): a
-    // looked-up value is normally the oldest, but the order decides, as in Paimon.
+    // Candidates in sequence order (user sequence fields first, in `sequence.field.sort-order`,
+    // then sequence number ascending; `order` is the merge's own comparator): a looked-up value
+    // is normally the oldest, but the order decides, as in Paimon's
+    // `LookupChangelogMergeFunctionWrapper`.
     candidates.sort_by(|a, b| order(a, b));
     let merged = mf.merge(candidates, cols)?;
     if has_l0 && produce_changelog {

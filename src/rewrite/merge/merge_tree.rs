@@ -3,8 +3,8 @@
 //! Each sorted run of a section is read by one cursor, one decoded batch at a time, with its
 //! key columns converted to arrow's row format once per batch, so comparing two keys is a
 //! `memcmp`. A small binary heap of cursors yields keys in ascending order; all records of
-//! the smallest key form a group, sorted by sequence (user `sequence.field` values, then
-//! `_SEQUENCE_NUMBER`) and handed to the merge engine (or the changelog wrapper). Results are
+//! the smallest key form a group, sorted by sequence (user `sequence.field` values in
+//! `sequence.field.sort-order`, then `_SEQUENCE_NUMBER` ascending) and handed to the merge engine (or the changelog wrapper). Results are
 //! references into the decoded batches (the "arena"); every `BATCH_SIZE` results the output
 //! columns are assembled at once with `interleave`, written, and the arena is cut back to the
 //! batches cursors still read. Memory is therefore a few batches per run plus one output row
@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow::buffer::ScalarBuffer;
-use arrow::compute::interleave;
+use arrow::compute::{interleave, SortOptions};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::row::{OwnedRow, RowConverter, Rows, SortField};
 use parquet::arrow::arrow_reader::RowSelection;
@@ -37,11 +37,11 @@ use super::output::{OutputSettings, RollingOutput};
 use super::sorted_chunk::{CursorView, SortedChunk};
 use super::{MergeInput, MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
 use crate::error::{Error, Result};
-use crate::options::CoreOptions;
+use crate::options::{CoreOptions, SequenceSortOrder};
 use crate::rewrite::dictionary_writer::DictWriterConfig;
 use crate::rewrite::page_stream::PageStream;
 use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH_SIZE};
-use crate::rewrite::schema_evolution::{ColumnMap, Evolution};
+use crate::rewrite::schema_evolution::{same_but_spelling, ColumnMap, ColumnSource, Evolution};
 use crate::storage::Storage;
 use crate::table::binary_row::Datum;
 
@@ -242,7 +242,11 @@ impl<'s> Reader<'s> {
     fn open(&mut self, path: &str, columns: Option<&ColumnMap>) -> Result<(InputFile, Schema)> {
         let file = open_with_offset_index(self.storage, path, &mut self.io)?;
         let schema = file_schema(&file)?;
-        if let Some(map) = columns {
+        let respelled = match columns {
+            Some(_) => None,
+            None => self.check_columns(path, &schema)?,
+        };
+        if let Some(map) = columns.or(respelled.as_deref()) {
             let evolution = Evolution::new(path, &schema, &self.schema, map)?;
             let sources: Vec<usize> = self
                 .dicts
@@ -254,6 +258,21 @@ impl<'s> Reader<'s> {
             self.evolutions.insert(path.to_string(), evolution);
             return Ok((file, schema));
         }
+        let schema = self
+            .dicts
+            .decode_schema(schema, &file.metadata, self.dicts.columns());
+        Ok((file, schema))
+    }
+
+    /// Checks that a file read as it is has the columns (names and types) of the merge. When
+    /// a nested type differs only in spelling (nested field ids, a list item's or map entries'
+    /// names: another writer's file), returns the identity map that rebuilds the file's arrays
+    /// in the merge's spelling.
+    fn check_columns(
+        &self,
+        path: &str,
+        schema: &Schema,
+    ) -> Result<Option<Vec<Option<ColumnSource>>>> {
         let ours = self.schema.fields();
         if schema.fields().len() != ours.len() {
             return Err(Error::corrupt(
@@ -266,8 +285,14 @@ impl<'s> Reader<'s> {
                 ),
             ));
         }
+        let mut respelled = false;
         for (a, b) in schema.fields().iter().zip(ours) {
-            if a.name() != b.name() || a.data_type() != b.data_type() {
+            if a.name() == b.name()
+                && a.data_type() != b.data_type()
+                && same_but_spelling(a.data_type(), b.data_type())
+            {
+                respelled = true;
+            } else if a.name() != b.name() || a.data_type() != b.data_type() {
                 return Err(Error::corrupt(
                     Some(path),
                     format!(
@@ -280,10 +305,11 @@ impl<'s> Reader<'s> {
                 ));
             }
         }
-        let schema = self
-            .dicts
-            .decode_schema(schema, &file.metadata, self.dicts.columns());
-        Ok((file, schema))
+        Ok(respelled.then(|| {
+            ours.iter()
+                .map(|f| Some(ColumnSource::named(f.name())))
+                .collect()
+        }))
     }
 
     /// A batch stream over `input`, skipping the positions of `selection`.
@@ -820,7 +846,9 @@ fn check_order(slot: &Slot, path: &str) -> Result<()> {
     Ok(())
 }
 
-/// Sequence order of two records: user sequence fields, then the sequence number.
+/// Sequence order of two records: user sequence fields, then the sequence number. The user
+/// fields' rows already carry `sequence.field.sort-order` (see `rewrite_merge_tree`); the
+/// sequence number ascends whatever that order, as in Paimon's merge readers.
 fn seq_order(arena: &Arena, a: &Record, b: &Record) -> Ordering {
     let (sa, sb) = (&arena.slots[a.slot], &arena.slots[b.slot]);
     if let (Some(ua), Some(ub)) = (&sa.user_seq, &sb.user_seq) {
@@ -1088,6 +1116,14 @@ pub fn rewrite_merge_tree(
         .collect();
     let key_converter = RowConverter::new(key_fields)
         .map_err(|e| Error::unsupported(format!("primary key type: {e}")))?;
+    // `sequence.field.sort-order` is encoded in the sequence rows themselves, so every place
+    // that orders records by sequence (the merge, lookup changelog, deletion vectors) follows
+    // it. As Paimon's `UserDefinedSeqComparator`: descending reverses non-null values only,
+    // a null stays the oldest (nulls first either way).
+    let seq_sort = SortOptions {
+        descending: options.sequence_field_sort_order == SequenceSortOrder::Descending,
+        nulls_first: true,
+    };
     let seq_converter = if layout.user_seq_cols.is_empty() {
         None
     } else {
@@ -1096,7 +1132,9 @@ pub fn rewrite_merge_tree(
                 layout
                     .user_seq_cols
                     .iter()
-                    .map(|&c| SortField::new(schema.field(c).data_type().clone()))
+                    .map(|&c| {
+                        SortField::new_with_options(schema.field(c).data_type().clone(), seq_sort)
+                    })
                     .collect(),
             )
             .map_err(|e| Error::unsupported(format!("sequence field type: {e}")))?,

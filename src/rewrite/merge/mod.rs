@@ -63,7 +63,7 @@ pub struct MergeInput {
     pub deleted_rows: Option<Vec<u64>>,
     /// For a file written under an older schema version: its column for each column of the
     /// merge's [`MergeTreeRewrite::schema`] (see [`crate::rewrite::schema_evolution`]).
-    pub columns: Option<Vec<Option<String>>>,
+    pub columns: Option<Vec<Option<crate::rewrite::schema_evolution::ColumnSource>>>,
 }
 
 /// What to merge and where.

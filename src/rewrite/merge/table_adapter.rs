@@ -10,19 +10,20 @@ use arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 
 use super::{rewrite_merge_tree, MergeInput, MergeOutputFile, MergeTreeRewrite};
 use crate::error::{Error, Result};
+use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::storage::Storage;
 use crate::table::binary_row::{BinaryRow, Datum};
 use crate::table::manifest::{DataFile, SimpleStats};
 use crate::table::merge_rewriter::{
     MergeRewriteInput, MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter,
 };
-use crate::table::schema::{DataType, TableSchema};
+use crate::table::schema::{DataField, DataType, TableSchema};
 
 /// The primary-key merge rewriter for [`crate::table::compact_table`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PrimaryKeyRewriter;
 
-fn input(i: &MergeRewriteInput, maps: &HashMap<i64, Vec<Option<String>>>) -> MergeInput {
+fn input(i: &MergeRewriteInput, maps: &HashMap<i64, Vec<Option<ColumnSource>>>) -> MergeInput {
     MergeInput {
         path: i.path.clone(),
         meta: i.meta.clone(),
@@ -55,24 +56,23 @@ fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {
     Ok(Arc::new(Schema::new(fields)))
 }
 
-/// For a file of schema version `old`: its column for each column of the latest version's
-/// data-file schema, matched by field id (renamed columns followed, added ones `None`).
-fn column_map(latest: &TableSchema, old: &TableSchema) -> Vec<Option<String>> {
-    let by_id = |id: i32| {
-        old.fields
-            .iter()
-            .find(|o| o.id == id)
-            .map(|o| o.name.clone())
-    };
-    let mut map = Vec::new();
-    for k in latest.trimmed_primary_keys() {
-        map.push(by_id(k.id).map(|n| format!("_KEY_{n}")));
-    }
-    map.push(Some("_SEQUENCE_NUMBER".to_string()));
-    map.push(Some("_VALUE_KIND".to_string()));
-    for f in &latest.fields {
-        map.push(by_id(f.id));
-    }
+/// For a file of schema version `old`: where each column of the latest version's data-file
+/// schema comes from in it, matched by field id at every depth (renamed columns and nested
+/// fields followed, added ones `None`).
+fn column_map(latest: &TableSchema, old: &TableSchema) -> Vec<Option<ColumnSource>> {
+    let keys: Vec<DataField> = latest.trimmed_primary_keys().into_iter().cloned().collect();
+    let mut map: Vec<Option<ColumnSource>> = column_sources(&old.fields, &keys)
+        .into_iter()
+        .map(|k| {
+            k.map(|k| ColumnSource {
+                name: format!("_KEY_{}", k.name),
+                shape: k.shape,
+            })
+        })
+        .collect();
+    map.push(Some(ColumnSource::named("_SEQUENCE_NUMBER")));
+    map.push(Some(ColumnSource::named("_VALUE_KIND")));
+    map.extend(column_sources(&old.fields, &latest.fields));
     map
 }
 
@@ -147,15 +147,21 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
                 request.output_level, request.max_level
             )));
         }
-        // Files of older schema versions are read through a column map onto the latest
-        // version, and the output is written in it.
+        // Files of schema versions with other fields are read through a column map onto the
+        // latest version, and the output is written in it. Files of versions that only
+        // changed options have the latest fields and are read as they are (the table's
+        // schema versions decide, once per version, which is which).
         let latest = &table.schema;
-        let mut maps: HashMap<i64, Vec<Option<String>>> = HashMap::new();
+        let mut maps: HashMap<i64, Vec<Option<ColumnSource>>> = HashMap::new();
         for f in all.iter().copied().chain(&request.higher_levels) {
             let id = f.file.schema_id;
-            if id != latest.id && !maps.contains_key(&id) {
-                let file = table.paths.schema(id);
-                let old = TableSchema::from_json(&storage.read_all(&file)?, &file)?;
+            if maps.contains_key(&id) {
+                continue;
+            }
+            if let Some(old) = table
+                .schema_versions
+                .evolved(storage, &table.paths, latest, id)?
+            {
                 maps.insert(id, column_map(latest, &old));
             }
         }
@@ -164,14 +170,8 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
         } else {
             Some(kv_schema(latest)?)
         };
-        let schema_id = if maps.is_empty() {
-            all.iter()
-                .map(|f| f.file.schema_id)
-                .max()
-                .unwrap_or(latest.id)
-        } else {
-            latest.id
-        };
+        // The outputs have the latest fields either way.
+        let schema_id = latest.id;
         let req = MergeTreeRewrite {
             sections: request
                 .sections

@@ -5,14 +5,15 @@
 //! sequence number.
 //!
 //! Semantics follow Paimon's field aggregators exactly, including their null handling (a null
-//! input leaves the accumulator), Java's wrapping integer arithmetic, and `count`, which
-//! starts at 1 for a key's first record whatever that record holds. A retract record is
-//! applied by functions that can retract (`sum`, `count`, `last_value`,
-//! `last_non_null_value`), skipped for `fields.<name>.ignore-retract`, and refused otherwise
-//! (Paimon fails the job there too). Functions this build does not implement, and options
-//! that change the semantics beyond these (`sequence-group`, `distinct`,
+//! input leaves the accumulator) and Java's wrapping integer arithmetic. A retract record is
+//! applied by functions that can retract (`sum`, `last_value`, `last_non_null_value`),
+//! skipped for `fields.<name>.ignore-retract`, and refused otherwise (Paimon fails the job
+//! there too). Paimon functions this build does not implement, and options that change the
+//! semantics beyond these (`sequence-group`, `distinct`,
 //! `aggregation.remove-record-on-delete`), are refused up front with `unsupported`: a wrong
-//! aggregate would be silent.
+//! aggregate would be silent. A name Paimon does not know at all (`count`, removed in Paimon
+//! 0.9, or a misspelling) is an invalid option, as Paimon rejects such a table outright: see
+//! [`check_function_names`].
 
 use std::cmp::Ordering;
 
@@ -35,7 +36,6 @@ pub(crate) enum Func {
     LastNonNullValue,
     FirstValue,
     FirstNonNullValue,
-    Count,
     BoolAnd,
     BoolOr,
     ListAgg { delimiter: String },
@@ -52,15 +52,15 @@ impl Func {
             Func::LastNonNullValue => "last_non_null_value",
             Func::FirstValue => "first_value",
             Func::FirstNonNullValue => "first_non_null_value",
-            Func::Count => "count",
             Func::BoolAnd => "bool_and",
             Func::BoolOr => "bool_or",
             Func::ListAgg { .. } => "listagg",
         }
     }
 
+    /// Names match exactly (no trimming, case-sensitive), as Paimon looks up its factories.
     fn parse(name: &str, field: &str, options: &CoreOptions) -> Result<Self> {
-        Ok(match name.trim() {
+        Ok(match name {
             "sum" => Func::Sum,
             "min" => Func::Min,
             "max" => Func::Max,
@@ -68,7 +68,6 @@ impl Func {
             "last_non_null_value" => Func::LastNonNullValue,
             "first_value" => Func::FirstValue,
             "first_non_null_value" | "first_not_null_value" => Func::FirstNonNullValue,
-            "count" => Func::Count,
             "bool_and" => Func::BoolAnd,
             "bool_or" => Func::BoolOr,
             "listagg" => {
@@ -91,7 +90,7 @@ impl Func {
                 return Err(Error::unsupported(format!(
                     "aggregate function '{other}' of field '{field}' is not supported by the \
                      merge rewriter (supported: sum, min, max, last_value, last_non_null_value, \
-                     first_value, first_non_null_value, count, bool_and, bool_or, listagg)"
+                     first_value, first_non_null_value, bool_and, bool_or, listagg)"
                 )))
             }
         })
@@ -122,12 +121,84 @@ impl Func {
                             | DataType::Timestamp(_, _)
                     )
             }
-            Func::Count => matches!(t, DataType::Int32 | DataType::Int64),
             Func::BoolAnd | Func::BoolOr => matches!(t, DataType::Boolean),
             Func::ListAgg { .. } => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
             _ => true,
         }
     }
+}
+
+/// Every aggregate function name Paimon (Java HEAD) registers a `FieldAggregatorFactory` for.
+/// Java 1.0 has the same set less `merge_map_with_keytime` and `nested_partial_update`; every
+/// name [`Func::parse`] accepts is in both. `count` is absent: Paimon 0.9 removed it.
+const PAIMON_FUNCTIONS: &[&str] = &[
+    "bool_and",
+    "bool_or",
+    "collect",
+    "first_non_null_value",
+    "first_not_null_value",
+    "first_value",
+    "hll_sketch",
+    "last_non_null_value",
+    "last_value",
+    "listagg",
+    "max",
+    "merge_map",
+    "merge_map_with_keytime",
+    "min",
+    "nested_partial_update",
+    "nested_update",
+    "primary-key",
+    "product",
+    "rbm32",
+    "rbm64",
+    "sum",
+    "theta_sketch",
+];
+
+const DEFAULT_FUNCTION_KEY: &str = "fields.default-aggregate-function";
+
+/// Refuses a table whose `fields.<f>.aggregate-function` (else
+/// `fields.default-aggregate-function`) names a function Paimon does not have, with an
+/// invalid-option error naming the key and the value.
+///
+/// Paimon checks this for every table column (primary keys and sequence fields included) of a
+/// partial-update or aggregation table when the table is created (`SchemaValidation`), and its
+/// `FieldAggregatorFactory` fails on such a name when a writer builds the merge function: no
+/// Paimon writer could have produced the files, so merging them with a guessed function (as
+/// this crate once did for the retired `count`) would invent results. Names match exactly, as
+/// Paimon's factory lookup does.
+pub(crate) fn check_function_names(
+    options: &CoreOptions,
+    columns: &[(String, DataType)],
+) -> Result<()> {
+    let default = options.raw.get(DEFAULT_FUNCTION_KEY);
+    for (name, _) in columns {
+        let field_key = format!("fields.{name}.aggregate-function");
+        let (key, value) = match (options.raw.get(&field_key), default) {
+            (Some(v), _) => (field_key.as_str(), v),
+            (None, Some(v)) => (DEFAULT_FUNCTION_KEY, v),
+            (None, None) => continue,
+        };
+        if PAIMON_FUNCTIONS.contains(&value.as_str()) {
+            continue;
+        }
+        let retired = if value == "count" {
+            " ('count' was removed in Paimon 0.9)"
+        } else {
+            ""
+        };
+        return Err(Error::invalid_option(
+            key,
+            value,
+            format!(
+                "Paimon has no aggregate function of this name{retired}, so it rejects the \
+                 table (names are exact; Paimon's are: {})",
+                PAIMON_FUNCTIONS.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// One column's function and state.
@@ -151,6 +222,8 @@ impl Aggregate {
         columns: &[(String, DataType)],
         primary_keys: &[String],
     ) -> Result<Self> {
+        // A table Paimon could not have created or written is invalid before it is unsupported.
+        check_function_names(options, columns)?;
         for key in ["aggregation.remove-record-on-delete"] {
             if options
                 .raw
@@ -297,20 +370,6 @@ fn step(
                 acc
             }
         }
-        Func::Count => {
-            if acc_null {
-                Cell::Val(count_one(&f.data_type))
-            } else if input_null {
-                acc
-            } else {
-                let delta = if retract { -1 } else { 1 };
-                Cell::Val(match acc.datum(cols, j)? {
-                    Datum::Int(v) => Datum::Int(v.wrapping_add(delta as i32)),
-                    Datum::BigInt(v) => Datum::BigInt(v.wrapping_add(delta)),
-                    other => other,
-                })
-            }
-        }
         Func::Sum => {
             if acc_null {
                 if retract {
@@ -384,13 +443,6 @@ fn step(
             }
         }
     })
-}
-
-fn count_one(t: &DataType) -> Datum {
-    match t {
-        DataType::Int32 => Datum::Int(1),
-        _ => Datum::BigInt(1),
-    }
 }
 
 /// Decimal results beyond the type's precision become null, as Paimon's `Decimal` does.

@@ -24,6 +24,9 @@ impl PartialUpdate {
         options: &CoreOptions,
         columns: &[(String, arrow::datatypes::DataType)],
     ) -> Result<Self> {
+        // Paimon validates aggregate-function names for partial-update tables too: a name it
+        // does not know (e.g. the retired `count`) makes the table invalid, not unsupported.
+        super::aggregate::check_function_names(options, columns)?;
         if let Some(k) = options
             .raw
             .keys()

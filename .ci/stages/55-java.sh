@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Paimon Java 1.0, the reference implementation, as a real peer: tests/java/setup.sh takes its
+# jar from the PyPI wheel paimon-python-ali (once, cached under target/java-peer/) and compiles
+# our driver (tests/java/PaimonDriver.java); Java writes tables of every kind (merge engines,
+# deletion vectors, changelog producers, partitions, nested and decimal/timestamp/bytes
+# columns, append tables, schema evolution) with write-only commits, our CLI compacts them —
+# through the component in wasmtime, then through the native engine — and Java must read what
+# its own full compaction reads; then Java writes on top of our snapshot and we compact again.
+# pypaimon (the venv of 50-tables.sh) writes the dynamic-bucket table Java cannot write, and
+# reads our results too. pytest's exit code 5 ("no tests collected") fails this stage.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
+VENV="$TARGET_DIR/pypaimon-venv"
+if ! command -v javac >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+fi
+bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7"
+PAIMON_JAVA_CLASSPATH="$(bash tests/java/setup.sh "$VENV/bin/python" | tail -1)"
+export PAIMON_JAVA_CLASSPATH
+export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
+[ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
+for engine in wasm native; do
+  echo "--- Paimon Java interoperability, engine: $engine"
+  set +e
+  PAIMON_COMPACT_ENGINE=$engine "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/java_interop
+  code=$?
+  set -e
+  if [ "$code" -eq 5 ]; then
+    echo "pytest collected no tests: failing the stage" >&2
+    exit 1
+  fi
+  [ "$code" -eq 0 ] || exit "$code"
+done

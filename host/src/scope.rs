@@ -1,0 +1,86 @@
+//! The scope flags of `plan`, `compact` and `compact-database`: Paimon's compact-action
+//! arguments. They reach the core as text; the core parses and checks them against the table
+//! (one parser for the CLI, the component and Node), so only the flags' own shapes are
+//! checked here.
+
+use clap::{Args, ValueEnum};
+use paimon_compact::table::JobScope;
+
+/// `full` rewrites every file of every bucket in scope; `minor` takes the planner's automatic
+/// pick (what a writer's compaction would do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    Full,
+    Minor,
+}
+
+#[derive(Args, Clone, Debug, Default)]
+pub struct ScopeArgs {
+    /// Only this partition (`k1=v1,k2=v2`; some or all partition columns); repeatable.
+    #[arg(long = "partition", value_name = "SPEC")]
+    pub partitions: Vec<String>,
+    /// Only partitions matching this predicate over partition columns (`=`, `<>`, `<`, `<=`,
+    /// `>`, `>=`, `IN`, `IS [NOT] NULL`, `AND`, `OR`); not with --partition.
+    #[arg(long = "where", value_name = "PREDICATE")]
+    pub where_clause: Option<String>,
+    /// Only partitions whose newest file is at least this old (`1 d`, `12h`).
+    #[arg(long, value_name = "DURATION")]
+    pub partition_idle_time: Option<String>,
+    /// Only these buckets (`0-3,7`; fixed-bucket tables).
+    #[arg(long, value_name = "RANGES")]
+    pub buckets: Option<String>,
+    /// A table option for this job only (`key=value`); repeatable. The schema is not changed.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    pub options: Vec<String>,
+    /// `full` or `minor` (the default: the planner's automatic pick).
+    #[arg(long, value_enum)]
+    pub strategy: Option<Strategy>,
+    /// Same as `--strategy full`.
+    #[arg(long)]
+    pub full: bool,
+}
+
+impl ScopeArgs {
+    /// Whether the job is a full compaction.
+    pub fn full(&self) -> Result<bool, String> {
+        match (self.full, self.strategy) {
+            (true, Some(Strategy::Minor)) => {
+                Err("--full and --strategy minor contradict each other".into())
+            }
+            (true, _) | (false, Some(Strategy::Full)) => Ok(true),
+            (false, _) => Ok(false),
+        }
+    }
+
+    /// Whether any flag narrows or overrides anything.
+    pub fn is_empty(&self) -> bool {
+        self.partitions.is_empty()
+            && self.where_clause.is_none()
+            && self.partition_idle_time.is_none()
+            && self.buckets.is_none()
+            && self.options.is_empty()
+            && self.strategy.is_none()
+            && !self.full
+    }
+
+    /// The core's scope; `--option` values must be `key=value`.
+    pub fn to_scope(&self) -> Result<JobScope, String> {
+        let options = self
+            .options
+            .iter()
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v)) if !k.trim().is_empty() => {
+                    Ok((k.trim().to_string(), v.trim().to_string()))
+                }
+                _ => Err(format!("--option '{kv}': expected key=value")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(JobScope {
+            partitions: self.partitions.clone(),
+            where_clause: self.where_clause.clone(),
+            partition_idle_time: self.partition_idle_time.clone(),
+            buckets: self.buckets.clone(),
+            options,
+        })
+    }
+}

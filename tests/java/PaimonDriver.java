@@ -1,0 +1,836 @@
+/*
+ * A small driver of Paimon Java 1.0 (the reference implementation) for the interoperability
+ * tests in tests/java_interop. One JVM runs a whole JSON script of steps on a filesystem
+ * warehouse, so a test pays the JVM's start-up once per phase, not once per row or table.
+ *
+ *   java -cp <paimon-bundle.jar>:<classes> PaimonDriver <script.json> [<out.json>]
+ *
+ * Script: {"warehouse": "/abs/dir", "steps": [ {"op": ..., ...}, ... ]}
+ * Output (to <out.json>, else stdout): {"results": [ one object per step ]}. A step that throws
+ * yields {"error": "<class>: <message>"} and the script goes on with the next step (the stack
+ * trace goes to stderr); only a malformed script or catalog failure exits non-zero. A step's
+ * optional "label" is echoed in its result, to tell several steps of one table apart.
+ *
+ * Steps (every step names "table"; "db" defaults to "db"; "warehouse" overrides the script's):
+ *   create    columns [[name, "SQL type"], ...], primary_keys, partition_keys, options
+ *             Types: the atomic SQL types Paimon parses (INT, BIGINT NOT NULL, DECIMAL(10,2),
+ *             TIMESTAMP(3), BYTES, ...) plus ARRAY<T>, MAP<K,V>, MULTISET<T>, ROW<a T, b U>.
+ *   write     commits: [[row, ...], ...]: one BatchWriteBuilder commit per inner list; a row is
+ *             an object by column name (absent = null) or an array by position; an optional
+ *             "_kind" of "+I" / "-U" / "+U" / "-D". options: dynamic options (table.copy).
+ *   alter     changes: [{"add_column": name, "type": T}, {"set_option": key, "value": v},
+ *             {"remove_option": key}, {"rename_column": [from, to]}, {"drop_column": name},
+ *             {"update_column_type": [name, T]}]
+ *   compact   Java's own full compaction of every partition and bucket (write-only forced
+ *             off on a copy); unaware-bucket tables through UnawareAppendCompactionTask.
+ *   read      every row, canonical JSON, sorted; options (e.g. scan.snapshot-id,
+ *             scan.tag-name, or incremental-between "a,b" with incremental-between-scan-mode
+ *             "changelog" for the changelog a snapshot wrote); with_kind adds "_kind".
+ *   snapshots every snapshot (id, commitKind, schemaId, counts, indexManifest, ...)
+ *   files     the live data files of the latest snapshot (partition, bucket, level, ...)
+ *   tag       name, snapshot_id (default: the latest)
+ *
+ * Canonical values: integers and floats as JSON numbers, strings as strings, DECIMAL as its
+ * plain string ("12.30"), DATE as "yyyy-MM-dd", TIME as "HH:mm:ss[.SSS]", TIMESTAMP as
+ * "yyyy-MM-ddTHH:mm:ss[.ffffff]" (Python's isoformat), BYTES as lower-case hex, ARRAY as a JSON
+ * array, MAP as an array of [key, value] pairs sorted by the key's JSON, ROW as an object.
+ */
+
+import org.apache.paimon.append.UnawareAppendCompactionTask;
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericArray;
+import org.apache.paimon.data.GenericMap;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalArray;
+import org.apache.paimon.data.InternalMap;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.manifest.ManifestEntry;
+import org.apache.paimon.operation.AppendOnlyFileStoreWrite;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.table.BucketMode;
+import org.apache.paimon.table.FileStoreTable;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.types.ArrayType;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DataTypes;
+import org.apache.paimon.types.DecimalType;
+import org.apache.paimon.types.MapType;
+import org.apache.paimon.types.MultisetType;
+import org.apache.paimon.types.RowKind;
+import org.apache.paimon.types.RowType;
+import org.apache.paimon.Snapshot;
+
+import java.io.File;
+import java.io.PrintStream;
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+public class PaimonDriver {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final DateTimeFormatter SECONDS =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss");
+
+    private final Catalog catalog;
+    private final IOManager ioManager;
+
+    private PaimonDriver(Catalog catalog, IOManager ioManager) {
+        this.catalog = catalog;
+        this.ioManager = ioManager;
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 1 || args.length > 2) {
+            System.err.println("usage: PaimonDriver <script.json> [<out.json>]");
+            System.exit(2);
+        }
+        // Paimon and Hadoop may log to stdout: keep stdout for our JSON only.
+        PrintStream stdout = System.out;
+        System.setOut(System.err);
+        JsonNode script = JSON.readTree(new File(args[0]));
+        String warehouse = new File(script.get("warehouse").asText()).getAbsolutePath();
+        Options options = new Options();
+        options.set("warehouse", "file://" + warehouse);
+        options.set("cache-enabled", "false");
+        Path ioDir = Files.createTempDirectory("paimon-driver-io");
+        ArrayNode results = NODES.arrayNode();
+        Map<String, PaimonDriver> drivers = new HashMap<>();
+        try (Catalog catalog = CatalogFactory.createCatalog(CatalogContext.create(options));
+                IOManager io = IOManager.create(ioDir.toString())) {
+            drivers.put(warehouse, new PaimonDriver(catalog, io));
+            for (JsonNode step : script.get("steps")) {
+                String where = step.has("warehouse")
+                        ? new File(step.get("warehouse").asText()).getAbsolutePath() : warehouse;
+                PaimonDriver driver = drivers.computeIfAbsent(where, w -> open(w, io));
+                ObjectNode result = NODES.objectNode();
+                result.put("op", step.path("op").asText());
+                result.put("table", step.path("table").asText());
+                if (step.has("label")) {
+                    result.put("label", step.get("label").asText());
+                }
+                long start = System.nanoTime();
+                try {
+                    driver.run(step, result);
+                } catch (Throwable t) {
+                    System.err.println("step failed: " + step);
+                    t.printStackTrace();
+                    result.put("error", describe(t));
+                }
+                result.put("millis", (System.nanoTime() - start) / 1_000_000);
+                results.add(result);
+            }
+        } finally {
+            for (Map.Entry<String, PaimonDriver> d : drivers.entrySet()) {
+                if (!d.getKey().equals(warehouse)) {
+                    d.getValue().catalog.close();
+                }
+            }
+            deleteTree(ioDir.toFile());
+        }
+        ObjectNode out = NODES.objectNode();
+        out.set("results", results);
+        String text = JSON.writeValueAsString(out);
+        if (args.length == 2) {
+            Files.write(new File(args[1]).toPath(), text.getBytes(StandardCharsets.UTF_8));
+        } else {
+            stdout.println(text);
+            stdout.flush();
+        }
+        // Paimon's writers may leave non-daemon threads behind.
+        System.exit(0);
+    }
+
+    /** A catalog on another warehouse (a step's own "warehouse"). */
+    private static PaimonDriver open(String warehouse, IOManager io) {
+        Options options = new Options();
+        options.set("warehouse", "file://" + warehouse);
+        options.set("cache-enabled", "false");
+        return new PaimonDriver(CatalogFactory.createCatalog(CatalogContext.create(options)), io);
+    }
+
+    private static String describe(Throwable t) {
+        StringBuilder sb = new StringBuilder();
+        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (sb.length() > 0) {
+                sb.append(" | caused by: ");
+            }
+            sb.append(c.getClass().getName()).append(": ").append(c.getMessage());
+        }
+        return sb.toString();
+    }
+
+    private static void deleteTree(File f) {
+        File[] children = f.listFiles();
+        if (children != null) {
+            for (File c : children) {
+                deleteTree(c);
+            }
+        }
+        f.delete();
+    }
+
+    private void run(JsonNode step, ObjectNode result) throws Exception {
+        String op = step.path("op").asText();
+        Identifier id = Identifier.create(step.path("db").asText("db"), step.get("table").asText());
+        switch (op) {
+            case "create":
+                create(id, step);
+                break;
+            case "write":
+                result.put("commits", write(id, step));
+                break;
+            case "alter":
+                alter(id, step);
+                break;
+            case "compact":
+                result.setAll(compact(id, step));
+                break;
+            case "read":
+                result.set("rows", read(id, step));
+                break;
+            case "snapshots":
+                result.set("snapshots", snapshots(id));
+                break;
+            case "files":
+                result.set("files", files(id));
+                break;
+            case "tag":
+                if (step.has("snapshot_id")) {
+                    catalog.getTable(id).createTag(step.get("name").asText(), step.get("snapshot_id").asLong());
+                } else {
+                    catalog.getTable(id).createTag(step.get("name").asText());
+                }
+                break;
+            default:
+                throw new IllegalArgumentException("unknown op '" + op + "'");
+        }
+    }
+
+    // ---------------------------------------------------------------- steps
+
+    private void create(Identifier id, JsonNode step) throws Exception {
+        catalog.createDatabase(id.getDatabaseName(), true);
+        Schema.Builder schema = Schema.newBuilder();
+        for (JsonNode col : step.get("columns")) {
+            schema.column(col.get(0).asText(), parseType(col.get(1).asText()));
+        }
+        schema.primaryKey(strings(step.get("primary_keys")));
+        schema.partitionKeys(strings(step.get("partition_keys")));
+        schema.options(stringMap(step.get("options")));
+        catalog.createTable(id, schema.build(), false);
+    }
+
+    private int write(Identifier id, JsonNode step) throws Exception {
+        Table table = catalog.getTable(id);
+        Map<String, String> dynamic = stringMap(step.get("options"));
+        if (!dynamic.isEmpty()) {
+            table = table.copy(dynamic);
+        }
+        RowType rowType = table.rowType();
+        int commits = 0;
+        for (JsonNode commit : step.get("commits")) {
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit tableCommit = builder.newCommit()) {
+                write.withIOManager(ioManager);
+                for (JsonNode row : commit) {
+                    write.write(toRow(row, rowType));
+                }
+                tableCommit.commit(write.prepareCommit());
+            }
+            commits++;
+        }
+        return commits;
+    }
+
+    private void alter(Identifier id, JsonNode step) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode c : step.get("changes")) {
+            if (c.has("add_column")) {
+                changes.add(SchemaChange.addColumn(c.get("add_column").asText(), parseType(c.get("type").asText())));
+            } else if (c.has("set_option")) {
+                changes.add(SchemaChange.setOption(c.get("set_option").asText(), c.get("value").asText()));
+            } else if (c.has("remove_option")) {
+                changes.add(SchemaChange.removeOption(c.get("remove_option").asText()));
+            } else if (c.has("rename_column")) {
+                changes.add(SchemaChange.renameColumn(c.get("rename_column").get(0).asText(),
+                        c.get("rename_column").get(1).asText()));
+            } else if (c.has("drop_column")) {
+                changes.add(SchemaChange.dropColumn(c.get("drop_column").asText()));
+            } else if (c.has("update_column_type")) {
+                changes.add(SchemaChange.updateColumnType(c.get("update_column_type").get(0).asText(),
+                        parseType(c.get("update_column_type").get(1).asText())));
+            } else {
+                throw new IllegalArgumentException("unknown schema change " + c);
+            }
+        }
+        catalog.alterTable(id, changes, false);
+    }
+
+    /** Java's own full compaction of every partition and bucket, committed as one snapshot. */
+    private ObjectNode compact(Identifier id, JsonNode step) throws Exception {
+        Map<String, String> dynamic = new HashMap<>(stringMap(step.get("options")));
+        dynamic.put("write-only", "false");
+        FileStoreTable table = ((FileStoreTable) catalog.getTable(id)).copy(dynamic);
+        List<ManifestEntry> entries = table.store().newScan().plan().files();
+        List<CommitMessage> messages = new ArrayList<>();
+        ObjectNode out = NODES.objectNode();
+        out.put("files_before", entries.size());
+        out.put("bucket_mode", table.bucketMode().name());
+        if (table.bucketMode() == BucketMode.BUCKET_UNAWARE) {
+            Map<BinaryRow, List<DataFileMeta>> byPartition = new LinkedHashMap<>();
+            for (ManifestEntry e : entries) {
+                byPartition.computeIfAbsent(e.partition(), k -> new ArrayList<>()).add(e.file());
+            }
+            String user = UUID.randomUUID().toString();
+            for (Map.Entry<BinaryRow, List<DataFileMeta>> e : byPartition.entrySet()) {
+                if (e.getValue().size() < 2) {
+                    continue;
+                }
+                AppendOnlyFileStoreWrite write = (AppendOnlyFileStoreWrite) table.store().newWrite(user);
+                try {
+                    messages.add(new UnawareAppendCompactionTask(e.getKey(), e.getValue())
+                            .doCompact(table, write));
+                } finally {
+                    write.close();
+                }
+            }
+            out.put("tasks", messages.size());
+            if (!messages.isEmpty()) {
+                try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+                    commit.commit(messages);
+                }
+            }
+        } else {
+            Set<List<Object>> buckets = new LinkedHashSet<>();
+            for (ManifestEntry e : entries) {
+                List<Object> key = new ArrayList<>();
+                key.add(e.partition());
+                key.add(e.bucket());
+                buckets.add(key);
+            }
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit commit = builder.newCommit()) {
+                write.withIOManager(ioManager);
+                for (List<Object> b : buckets) {
+                    write.compact((BinaryRow) b.get(0), (Integer) b.get(1), true);
+                }
+                commit.commit(write.prepareCommit());
+            }
+            out.put("tasks", buckets.size());
+        }
+        return out;
+    }
+
+    private ArrayNode read(Identifier id, JsonNode step) throws Exception {
+        Table table = catalog.getTable(id);
+        Map<String, String> dynamic = stringMap(step.get("options"));
+        if (!dynamic.isEmpty()) {
+            table = table.copy(dynamic);
+        }
+        boolean withKind = step.path("with_kind").asBoolean(false);
+        RowType rowType = table.rowType();
+        ReadBuilder rb = table.newReadBuilder();
+        List<Split> splits = rb.newScan().plan().splits();
+        List<String> rows = new ArrayList<>();
+        try (RecordReader<InternalRow> reader = rb.newRead().withIOManager(ioManager).createReader(splits)) {
+            reader.forEachRemaining(row -> {
+                ObjectNode o = rowToJson(row, rowType);
+                if (withKind) {
+                    o.put("_kind", row.getRowKind().shortString());
+                }
+                try {
+                    rows.add(JSON.writeValueAsString(o));
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+        }
+        rows.sort(Comparator.naturalOrder());
+        ArrayNode out = NODES.arrayNode();
+        for (String r : rows) {
+            out.add(JSON.readTree(r));
+        }
+        return out;
+    }
+
+    private ArrayNode snapshots(Identifier id) throws Exception {
+        FileStoreTable table = (FileStoreTable) catalog.getTable(id);
+        ArrayNode out = NODES.arrayNode();
+        Iterator<Snapshot> it = table.snapshotManager().snapshots();
+        while (it.hasNext()) {
+            Snapshot s = it.next();
+            ObjectNode o = NODES.objectNode();
+            o.put("id", s.id());
+            o.put("commitKind", s.commitKind().name());
+            o.put("schemaId", s.schemaId());
+            o.put("totalRecordCount", s.totalRecordCount());
+            o.put("deltaRecordCount", s.deltaRecordCount());
+            o.put("changelogRecordCount", s.changelogRecordCount());
+            o.put("changelogManifestList", s.changelogManifestList());
+            o.put("indexManifest", s.indexManifest());
+            out.add(o);
+        }
+        return out;
+    }
+
+    private ArrayNode files(Identifier id) throws Exception {
+        FileStoreTable table = (FileStoreTable) catalog.getTable(id);
+        RowType partitionType = table.schema().logicalPartitionType();
+        ArrayNode out = NODES.arrayNode();
+        for (ManifestEntry e : table.store().newScan().plan().files()) {
+            ObjectNode o = NODES.objectNode();
+            o.set("partition", rowToJson(e.partition(), partitionType));
+            o.put("bucket", e.bucket());
+            o.put("level", e.level());
+            o.put("file", e.file().fileName());
+            o.put("rowCount", e.file().rowCount());
+            o.put("schemaId", e.file().schemaId());
+            o.put("fileSource", e.file().fileSource().map(Enum::name).orElse(null));
+            out.add(o);
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- values in
+
+    private static GenericRow toRow(JsonNode json, RowType type) {
+        List<DataField> fields = type.getFields();
+        RowKind kind = RowKind.INSERT;
+        Object[] values = new Object[fields.size()];
+        if (json.isArray()) {
+            if (json.size() != fields.size()) {
+                throw new IllegalArgumentException("row " + json + " has " + json.size()
+                        + " values, the type " + fields.size());
+            }
+            for (int i = 0; i < fields.size(); i++) {
+                values[i] = toInternal(json.get(i), fields.get(i).type());
+            }
+        } else {
+            Set<String> known = new LinkedHashSet<>();
+            for (int i = 0; i < fields.size(); i++) {
+                known.add(fields.get(i).name());
+                values[i] = toInternal(json.get(fields.get(i).name()), fields.get(i).type());
+            }
+            Iterator<String> names = json.fieldNames();
+            while (names.hasNext()) {
+                String n = names.next();
+                if (n.equals("_kind")) {
+                    kind = RowKind.fromShortString(json.get(n).asText());
+                } else if (!known.contains(n)) {
+                    throw new IllegalArgumentException("unknown column '" + n + "' in " + json);
+                }
+            }
+        }
+        return GenericRow.ofKind(kind, values);
+    }
+
+    private static Object toInternal(JsonNode v, DataType type) {
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return v.asBoolean();
+            case TINYINT:
+                return (byte) v.asInt();
+            case SMALLINT:
+                return (short) v.asInt();
+            case INTEGER:
+                return v.asInt();
+            case BIGINT:
+                return v.asLong();
+            case FLOAT:
+                return (float) v.asDouble();
+            case DOUBLE:
+                return v.asDouble();
+            case CHAR:
+            case VARCHAR:
+                return BinaryString.fromString(v.asText());
+            case BINARY:
+            case VARBINARY:
+                return unhex(v.asText());
+            case DECIMAL: {
+                DecimalType d = (DecimalType) type;
+                Decimal dec = Decimal.fromBigDecimal(new BigDecimal(v.asText()), d.getPrecision(), d.getScale());
+                if (dec == null) {
+                    throw new IllegalArgumentException(v + " does not fit " + type);
+                }
+                return dec;
+            }
+            case DATE:
+                return v.isNumber() ? v.asInt() : (int) LocalDate.parse(v.asText()).toEpochDay();
+            case TIME_WITHOUT_TIME_ZONE:
+                return v.isNumber() ? v.asInt() : (int) (LocalTime.parse(v.asText()).toNanoOfDay() / 1_000_000);
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return v.isNumber() ? Timestamp.fromEpochMillis(v.asLong())
+                        : Timestamp.fromLocalDateTime(LocalDateTime.parse(v.asText()));
+            case ARRAY: {
+                DataType element = ((ArrayType) type).getElementType();
+                Object[] items = new Object[v.size()];
+                for (int i = 0; i < v.size(); i++) {
+                    items[i] = toInternal(v.get(i), element);
+                }
+                return new GenericArray(items);
+            }
+            case MULTISET: {
+                DataType element = ((MultisetType) type).getElementType();
+                Map<Object, Object> m = new LinkedHashMap<>();
+                Iterator<Map.Entry<String, JsonNode>> it = v.fields();
+                while (it.hasNext()) {
+                    Map.Entry<String, JsonNode> e = it.next();
+                    m.put(toInternal(NODES.textNode(e.getKey()), element), e.getValue().asInt());
+                }
+                return new GenericMap(m);
+            }
+            case MAP: {
+                MapType mt = (MapType) type;
+                Map<Object, Object> m = new LinkedHashMap<>();
+                if (v.isObject()) {
+                    Iterator<Map.Entry<String, JsonNode>> it = v.fields();
+                    while (it.hasNext()) {
+                        Map.Entry<String, JsonNode> e = it.next();
+                        m.put(toInternal(keyNode(e.getKey(), mt.getKeyType()), mt.getKeyType()),
+                                toInternal(e.getValue(), mt.getValueType()));
+                    }
+                } else {
+                    for (JsonNode pair : v) {
+                        m.put(toInternal(pair.get(0), mt.getKeyType()), toInternal(pair.get(1), mt.getValueType()));
+                    }
+                }
+                return new GenericMap(m);
+            }
+            case ROW:
+                return toRow(v, (RowType) type);
+            default:
+                throw new UnsupportedOperationException("no JSON conversion for " + type);
+        }
+    }
+
+    /** A JSON object's key (always a string) as the node of the map's key type. */
+    private static JsonNode keyNode(String key, DataType keyType) {
+        switch (keyType.getTypeRoot()) {
+            case TINYINT:
+            case SMALLINT:
+            case INTEGER:
+            case BIGINT:
+                return NODES.numberNode(Long.parseLong(key));
+            case FLOAT:
+            case DOUBLE:
+                return NODES.numberNode(Double.parseDouble(key));
+            case BOOLEAN:
+                return NODES.booleanNode(Boolean.parseBoolean(key));
+            default:
+                return NODES.textNode(key);
+        }
+    }
+
+    private static byte[] unhex(String s) {
+        if (s.length() % 2 != 0) {
+            throw new IllegalArgumentException("odd hex string '" + s + "'");
+        }
+        byte[] out = new byte[s.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = (byte) Integer.parseInt(s.substring(2 * i, 2 * i + 2), 16);
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- values out
+
+    private static ObjectNode rowToJson(InternalRow row, RowType type) {
+        ObjectNode o = NODES.objectNode();
+        List<DataField> fields = type.getFields();
+        for (int i = 0; i < fields.size(); i++) {
+            DataType t = fields.get(i).type();
+            Object v = InternalRow.createFieldGetter(t, i).getFieldOrNull(row);
+            o.set(fields.get(i).name(), toJson(v, t));
+        }
+        return o;
+    }
+
+    private static JsonNode toJson(Object v, DataType type) {
+        if (v == null) {
+            return NODES.nullNode();
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return NODES.booleanNode((Boolean) v);
+            case TINYINT:
+            case SMALLINT:
+            case INTEGER:
+                return NODES.numberNode(((Number) v).intValue());
+            case BIGINT:
+                return NODES.numberNode(((Number) v).longValue());
+            case FLOAT:
+                return NODES.numberNode((Float) v);
+            case DOUBLE:
+                return NODES.numberNode((Double) v);
+            case CHAR:
+            case VARCHAR:
+                return NODES.textNode(v.toString());
+            case BINARY:
+            case VARBINARY: {
+                StringBuilder sb = new StringBuilder();
+                for (byte b : (byte[]) v) {
+                    sb.append(String.format("%02x", b & 0xff));
+                }
+                return NODES.textNode(sb.toString());
+            }
+            case DECIMAL:
+                return NODES.textNode(((Decimal) v).toBigDecimal().toPlainString());
+            case DATE:
+                return NODES.textNode(LocalDate.ofEpochDay((Integer) v).toString());
+            case TIME_WITHOUT_TIME_ZONE:
+                return NODES.textNode(LocalTime.ofNanoOfDay(((Integer) v) * 1_000_000L).toString());
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return NODES.textNode(isoTimestamp(((Timestamp) v).toLocalDateTime()));
+            case ARRAY: {
+                DataType element = ((ArrayType) type).getElementType();
+                InternalArray a = (InternalArray) v;
+                InternalArray.ElementGetter getter = InternalArray.createElementGetter(element);
+                ArrayNode out = NODES.arrayNode();
+                for (int i = 0; i < a.size(); i++) {
+                    out.add(toJson(getter.getElementOrNull(a, i), element));
+                }
+                return out;
+            }
+            case MAP:
+            case MULTISET: {
+                DataType keyType;
+                DataType valueType;
+                if (type instanceof MapType) {
+                    keyType = ((MapType) type).getKeyType();
+                    valueType = ((MapType) type).getValueType();
+                } else {
+                    keyType = ((MultisetType) type).getElementType();
+                    valueType = DataTypes.INT();
+                }
+                InternalMap m = (InternalMap) v;
+                InternalArray.ElementGetter kg = InternalArray.createElementGetter(keyType);
+                InternalArray.ElementGetter vg = InternalArray.createElementGetter(valueType);
+                List<ArrayNode> pairs = new ArrayList<>();
+                for (int i = 0; i < m.size(); i++) {
+                    ArrayNode pair = NODES.arrayNode();
+                    pair.add(toJson(kg.getElementOrNull(m.keyArray(), i), keyType));
+                    pair.add(toJson(vg.getElementOrNull(m.valueArray(), i), valueType));
+                    pairs.add(pair);
+                }
+                pairs.sort(Comparator.comparing(p -> p.get(0).toString()));
+                ArrayNode out = NODES.arrayNode();
+                pairs.forEach(out::add);
+                return out;
+            }
+            case ROW:
+                return rowToJson((InternalRow) v, (RowType) type);
+            default:
+                throw new UnsupportedOperationException("no JSON conversion for " + type);
+        }
+    }
+
+    /** Python's datetime.isoformat(): seconds, then microseconds when there are any. */
+    private static String isoTimestamp(LocalDateTime t) {
+        String s = t.format(SECONDS);
+        int nanos = t.getNano();
+        if (nanos == 0) {
+            return s;
+        }
+        return nanos % 1000 == 0 ? s + String.format(".%06d", nanos / 1000) : s + String.format(".%09d", nanos);
+    }
+
+    // ---------------------------------------------------------------- types
+
+    /** Paimon SQL type strings, nested types included (the atomic ones are Paimon's parser's). */
+    static DataType parseType(String text) {
+        TypeParser p = new TypeParser(text);
+        DataType t = p.type();
+        p.skipSpaces();
+        if (p.pos != text.length()) {
+            throw new IllegalArgumentException("trailing text in type '" + text + "' at " + p.pos);
+        }
+        return t;
+    }
+
+    private static final class TypeParser {
+        final String s;
+        int pos;
+
+        TypeParser(String s) {
+            this.s = s;
+        }
+
+        void skipSpaces() {
+            while (pos < s.length() && Character.isWhitespace(s.charAt(pos))) {
+                pos++;
+            }
+        }
+
+        void expect(char c) {
+            skipSpaces();
+            if (pos >= s.length() || s.charAt(pos) != c) {
+                throw new IllegalArgumentException("expected '" + c + "' at " + pos + " in '" + s + "'");
+            }
+            pos++;
+        }
+
+        String word() {
+            skipSpaces();
+            int start = pos;
+            if (pos < s.length() && s.charAt(pos) == '`') {
+                int end = s.indexOf('`', pos + 1);
+                pos = end + 1;
+                return s.substring(start + 1, end);
+            }
+            while (pos < s.length() && (Character.isLetterOrDigit(s.charAt(pos)) || s.charAt(pos) == '_')) {
+                pos++;
+            }
+            return s.substring(start, pos);
+        }
+
+        DataType type() {
+            skipSpaces();
+            int start = pos;
+            String head = word().toUpperCase();
+            DataType t;
+            switch (head) {
+                case "ARRAY":
+                    expect('<');
+                    t = DataTypes.ARRAY(type());
+                    expect('>');
+                    break;
+                case "MULTISET":
+                    expect('<');
+                    t = DataTypes.MULTISET(type());
+                    expect('>');
+                    break;
+                case "MAP": {
+                    expect('<');
+                    DataType k = type();
+                    expect(',');
+                    DataType v = type();
+                    expect('>');
+                    t = DataTypes.MAP(k, v);
+                    break;
+                }
+                case "ROW": {
+                    expect('<');
+                    RowType.Builder b = RowType.builder();
+                    while (true) {
+                        String name = word();
+                        skipSpaces();
+                        if (pos < s.length() && s.charAt(pos) == ':') {
+                            pos++;
+                        }
+                        b.field(name, type());
+                        skipSpaces();
+                        if (pos < s.length() && s.charAt(pos) == ',') {
+                            pos++;
+                            continue;
+                        }
+                        break;
+                    }
+                    expect('>');
+                    t = b.build();
+                    break;
+                }
+                default: {
+                    // An atomic type: everything up to the next ',' or '>' outside parentheses.
+                    pos = start;
+                    int depth = 0;
+                    while (pos < s.length()) {
+                        char c = s.charAt(pos);
+                        if (c == '(') {
+                            depth++;
+                        } else if (c == ')') {
+                            depth--;
+                        } else if (depth == 0 && (c == ',' || c == '>')) {
+                            break;
+                        }
+                        pos++;
+                    }
+                    return DataTypeJsonParser.parseAtomicTypeSQLString(s.substring(start, pos).trim());
+                }
+            }
+            // Nullability of a nested type.
+            skipSpaces();
+            int save = pos;
+            String next = word().toUpperCase();
+            if (next.equals("NOT")) {
+                if (!word().toUpperCase().equals("NULL")) {
+                    throw new IllegalArgumentException("expected NULL after NOT in '" + s + "'");
+                }
+                return t.copy(false);
+            } else if (next.equals("NULL")) {
+                return t.copy(true);
+            }
+            pos = save;
+            return t;
+        }
+    }
+
+    // ---------------------------------------------------------------- JSON helpers
+
+    private static List<String> strings(JsonNode n) {
+        List<String> out = new ArrayList<>();
+        if (n != null) {
+            n.forEach(x -> out.add(x.asText()));
+        }
+        return out;
+    }
+
+    private static Map<String, String> stringMap(JsonNode n) {
+        Map<String, String> out = new LinkedHashMap<>();
+        if (n != null) {
+            Iterator<Map.Entry<String, JsonNode>> it = n.fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                out.put(e.getKey(), e.getValue().asText());
+            }
+        }
+        return out;
+    }
+}

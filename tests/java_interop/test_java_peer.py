@@ -1,0 +1,739 @@
+"""Tables written by Paimon Java 1.0, compacted by us, read back by Java (and pypaimon).
+
+Every table is written with `write-only = true` in many small commits (so only level-0 files,
+as a dedicated compaction job would find them). The warehouse is copied twice: Java compacts
+copy A with its own full compaction, our CLI compacts copy B with `--full`, and Java must read
+the same rows from both (and from the original, or from a model where Java's batch reads hide
+level 0). Then Java writes more rows on top of our snapshot with compaction on (and one last
+write-only commit), we compact again, and Java must read what its own full compaction of the
+same state reads. For changelog producers, the changelog our COMPACT snapshots carry must be
+what Java's compaction writes.
+
+The work is batched into four driver runs (one JVM each) for all tables together: build,
+compact A (while our CLI compacts B), write on top of B, and the final reads.
+"""
+
+import json
+import os
+import random
+import shutil
+
+import pytest
+
+from conftest import (Compaction, JavaRun, java, pypaimon_read, pypaimon_write, snapshot_files,
+                      sort_rows)
+
+DB = "db"
+
+
+class Spec:
+    """One table: its schema, its commits (rows as the driver's JSON), schema changes before
+    given commits, the rows Java writes on top of our compaction, and how to check it."""
+
+    def __init__(self, name, columns, commits, more, primary_keys=(), partition_keys=(),
+                 options=None, alters=None, hides_level0=False, model=None, writer="java",
+                 arrow_schema=None, pypaimon_reads=True):
+        self.name = name
+        self.columns = columns
+        self.commits = commits
+        self.more = more
+        self.primary_keys = list(primary_keys)
+        self.partition_keys = list(partition_keys)
+        self.options = {"write-only": "true", **(options or {})}
+        self.alters = alters or {}
+        # Java's batch reads skip level 0 on deletion-vector and first-row tables: its read of
+        # the uncompacted original is not the table's content, a model is.
+        self.hides_level0 = hides_level0
+        self.model = model
+        self.writer = writer
+        self.arrow_schema = arrow_schema
+        # pypaimon 2.1 refuses some options outright (NotImplementedError): no comparison there.
+        self.pypaimon_reads = pypaimon_reads
+        self.changelog = self.options.get("changelog-producer") in ("lookup", "full-compaction")
+
+    @property
+    def column_names(self):
+        names = [c[0] for c in self.columns]
+        for changes in self.alters.values():
+            names += [c["add_column"] for c in changes if "add_column" in c]
+        return names
+
+    def expected(self, with_more):
+        commits = self.commits + (self.more if with_more else [])
+        return self.model(self, [r for c in commits for r in c])
+
+
+# ------------------------------------------------------------------ models
+
+def _fill(spec, row):
+    return {n: row.get(n) for n in spec.column_names}
+
+
+def model_last_per_key(spec, rows):
+    """Deduplicate: the last row of each key; -U and -D retract it."""
+    out = {}
+    for r in rows:
+        key = tuple(r[k] for k in spec.primary_keys)
+        if r.get("_kind") in ("-D", "-U"):
+            out.pop(key, None)
+        else:
+            out[key] = _fill(spec, {k: v for k, v in r.items() if k != "_kind"})
+    return sort_rows(out.values())
+
+
+def model_first_per_key(spec, rows):
+    out = {}
+    for r in rows:
+        out.setdefault(tuple(r[k] for k in spec.primary_keys), _fill(spec, r))
+    return sort_rows(out.values())
+
+
+# ------------------------------------------------------------------ the tables
+
+def _rng(name):
+    return random.Random(name)
+
+
+def pk_base(name, options, kinds=("+I",), commits=8, per_commit=14, keys=30, more_kinds=None,
+            **kw):
+    """k INT NOT NULL primary key, v STRING, n BIGINT."""
+    rng = _rng(name)
+
+    def rows(c, n, ks):
+        out = []
+        for i in range(n):
+            r = {"k": rng.randrange(keys), "v": f"{name}-{c}-{i}", "n": c * 100 + i}
+            kind = rng.choice(ks)
+            if kind != "+I":
+                r["_kind"] = kind
+            out.append(r)
+        return out
+
+    return Spec(name, [["k", "INT NOT NULL"], ["v", "STRING"], ["n", "BIGINT"]],
+                [rows(c, per_commit, kinds) for c in range(commits)],
+                [rows(100 + c, 10, more_kinds or kinds) for c in range(3)],
+                primary_keys=["k"], options={"bucket": "2", **options}, **kw)
+
+
+def partitioned():
+    rng = _rng("partitioned")
+
+    def rows(c, n):
+        return [{"dt": f"2025-01-0{rng.randrange(1, 4)}", "k": rng.randrange(20),
+                 "v": f"p{c}-{i}", "n": rng.randrange(1000),
+                 **({"_kind": "-D"} if rng.random() < 0.1 else {})} for i in range(n)]
+
+    return Spec("partitioned", [["dt", "STRING NOT NULL"], ["k", "INT NOT NULL"], ["v", "STRING"],
+                                ["n", "BIGINT"]],
+                [rows(c, 16) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "2"})
+
+
+def partial_update():
+    rng = _rng("partial_update")
+
+    def rows(c, n):
+        out = []
+        for i in range(n):
+            r = {"k": rng.randrange(25)}
+            for col, gen in (("a", lambda: f"a{c}-{i}"), ("b", lambda: rng.randrange(100)),
+                             ("c", lambda: rng.randrange(100) / 4)):
+                if rng.random() < 0.5:
+                    r[col] = gen()
+            out.append(r)
+        return out
+
+    return Spec("partial_update", [["k", "INT NOT NULL"], ["a", "STRING"], ["b", "INT"],
+                                   ["c", "DOUBLE"]],
+                [rows(c, 14) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                primary_keys=["k"], options={"bucket": "2", "merge-engine": "partial-update"})
+
+
+def aggregation():
+    rng = _rng("aggregation")
+
+    def rows(c, n):
+        out = []
+        for i in range(n):
+            k = rng.randrange(20)
+            r = {"k": k, "total": rng.randrange(-50, 100), "peak": rng.randrange(1000),
+                 "last": None if rng.random() < 0.3 else f"l{c}-{i}",
+                 "amount": f"{rng.randrange(-9999, 9999) / 100:.2f}"}
+            if rng.random() < 0.15:
+                # A retraction (sum retracts; max and last_non_null_value ignore it).
+                out.append({**r, "_kind": "-U"})
+                r = dict(r, total=rng.randrange(100))
+                r["_kind"] = "+U"
+            out.append(r)
+        return out
+
+    return Spec("aggregation", [["k", "INT NOT NULL"], ["total", "BIGINT"], ["peak", "INT"],
+                                ["last", "STRING"], ["amount", "DECIMAL(12,2)"]],
+                [rows(c, 12) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                primary_keys=["k"], pypaimon_reads=False,  # no ignore-retract in pypaimon 2.1
+                options={"bucket": "2", "merge-engine": "aggregation",
+                         "fields.total.aggregate-function": "sum",
+                         "fields.peak.aggregate-function": "max",
+                         "fields.peak.ignore-retract": "true",
+                         "fields.last.aggregate-function": "last_non_null_value",
+                         "fields.last.ignore-retract": "true",
+                         "fields.amount.aggregate-function": "sum"})
+
+
+def aggregation_more():
+    """The other aggregate functions both Java and we implement, no retractions."""
+    rng = _rng("aggregation_more")
+
+    def rows(c, n):
+        def maybe(v):
+            return None if rng.random() < 0.25 else v
+
+        return [{"k": rng.randrange(15), "lo": maybe(rng.randrange(-500, 500)),
+                 "first": maybe(f"f{c}-{i}"), "first_nn": maybe(f"n{c}-{i}"),
+                 "all_true": maybe(rng.random() < 0.8), "any_true": maybe(rng.random() < 0.2),
+                 "words": maybe(f"w{c}{i}"), "latest": maybe(rng.randrange(100))}
+                for i in range(n)]
+
+    return Spec("aggregation_more",
+                [["k", "INT NOT NULL"], ["lo", "INT"], ["first", "STRING"], ["first_nn", "STRING"],
+                 ["all_true", "BOOLEAN"], ["any_true", "BOOLEAN"], ["words", "STRING"],
+                 ["latest", "INT"]],
+                [rows(c, 12) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                primary_keys=["k"],
+                options={"bucket": "2", "merge-engine": "aggregation",
+                         "fields.lo.aggregate-function": "min",
+                         "fields.first.aggregate-function": "first_value",
+                         "fields.first_nn.aggregate-function": "first_non_null_value",
+                         "fields.all_true.aggregate-function": "bool_and",
+                         "fields.any_true.aggregate-function": "bool_or",
+                         "fields.words.aggregate-function": "listagg",
+                         "fields.words.list-agg-delimiter": "|",
+                         "fields.latest.aggregate-function": "last_value"})
+
+
+def sequence_field():
+    """Deduplicate ordered by a user sequence field: a later write with a smaller `seq` loses."""
+    rng = _rng("sequence_field")
+
+    def rows(c, n):
+        return [{"k": rng.randrange(20), "v": f"s{c}-{i}", "seq": rng.randrange(1000)}
+                for i in range(n)]
+
+    return Spec("sequence_field", [["k", "INT NOT NULL"], ["v", "STRING"], ["seq", "BIGINT"]],
+                [rows(c, 12) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                primary_keys=["k"], options={"bucket": "2", "sequence.field": "seq"})
+
+
+def partial_update_deletes():
+    """partial-update with `partial-update.remove-record-on-delete`: -D removes the key.
+
+    This Java build throws a NullPointerException when it merges a key's insert after its
+    delete (the merged row is null), so keys 20-29 are written in commits 0-3, deleted in 4-7
+    and never written again; keys 0-19 are only updated."""
+    rng = _rng("partial_update_deletes")
+
+    def rows(c, n):
+        out = []
+        for i in range(n):
+            if c in range(4, 8) and rng.random() < 0.3:
+                out.append({"k": rng.randrange(20, 30), "_kind": "-D"})
+                continue
+            r = {"k": rng.randrange(30 if c < 4 else 20)}
+            if rng.random() < 0.6:
+                r["a"] = f"a{c}-{i}"
+            if rng.random() < 0.6:
+                r["b"] = rng.randrange(100)
+            out.append(r)
+        return out
+
+    return Spec("partial_update_deletes", [["k", "INT NOT NULL"], ["a", "STRING"], ["b", "INT"]],
+                [rows(c, 12) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                primary_keys=["k"], pypaimon_reads=False,  # not in pypaimon 2.1
+                options={"bucket": "2", "merge-engine": "partial-update",
+                         "partial-update.remove-record-on-delete": "true"})
+
+
+NESTED_COLUMNS = [
+    ["k", "INT NOT NULL"], ["arr", "ARRAY<INT>"], ["m", "MAP<STRING, INT>"],
+    ["r", "ROW<a INT, b STRING, tags ARRAY<STRING>>"], ["d", "DECIMAL(10,2)"],
+    ["ts", "TIMESTAMP(3)"], ["raw", "BYTES"], ["day", "DATE"],
+]
+
+
+def nested_row(rng, k, c, i):
+    def maybe(v):
+        return None if rng.random() < 0.15 else v
+
+    return {
+        "k": k,
+        "arr": maybe([rng.randrange(10) if rng.random() > 0.1 else None
+                      for _ in range(rng.randrange(4))]),
+        "m": maybe({f"m{j}": rng.randrange(100) for j in range(rng.randrange(3))}),
+        "r": maybe({"a": maybe(rng.randrange(100)), "b": maybe(f"b{c}-{i}"),
+                    "tags": maybe([f"t{j}" for j in range(rng.randrange(3))])}),
+        "d": maybe(f"{rng.randrange(-99999, 99999) / 100:.2f}"),
+        "ts": maybe(f"2024-0{rng.randrange(1, 10)}-1{rng.randrange(10)}T0{rng.randrange(10)}:"
+                    f"{rng.randrange(10, 60)}:{rng.randrange(10, 60)}.{rng.randrange(1000):03d}"),
+        "raw": maybe(bytes(rng.randrange(256) for _ in range(rng.randrange(6))).hex()),
+        "day": maybe(f"2023-1{rng.randrange(3)}-2{rng.randrange(9)}"),
+    }
+
+
+def nested_pk():
+    rng = _rng("nested_pk")
+    return Spec("nested_pk", NESTED_COLUMNS,
+                [[nested_row(rng, rng.randrange(25), c, i) for i in range(12)] for c in range(8)],
+                [[nested_row(rng, rng.randrange(25), 100 + c, i) for i in range(10)]
+                 for c in range(3)],
+                primary_keys=["k"], options={"bucket": "2"})
+
+
+def append_fixed():
+    rng = _rng("append_fixed")
+
+    def rows(c, n):
+        return [{"id": c * 100 + i, "dt": f"2025-01-0{rng.randrange(1, 4)}", "v": f"v{c}-{i}",
+                 "d": f"{rng.randrange(10 ** 6) / 1000:.3f}",
+                 "ts": f"2024-05-0{rng.randrange(1, 10)}T12:34:56.{rng.randrange(10 ** 6):06d}",
+                 "raw": bytes([c, i, rng.randrange(256)]).hex(),
+                 "arr": [f"x{j}" for j in range(rng.randrange(3))],
+                 "m": {str(j): f"mv{j}" for j in range(rng.randrange(3))},
+                 "r": {"x": rng.randrange(100) / 8, "y": f"y{i}"}} for i in range(n)]
+
+    return Spec("append_fixed", [["id", "BIGINT"], ["dt", "STRING"], ["v", "STRING"],
+                                 ["d", "DECIMAL(12,3)"], ["ts", "TIMESTAMP(6)"], ["raw", "BYTES"],
+                                 ["arr", "ARRAY<STRING>"], ["m", "MAP<INT, STRING>"],
+                                 ["r", "ROW<x DOUBLE, y STRING>"]],
+                [rows(c, 15) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                options={"bucket": "2", "bucket-key": "id"})
+
+
+def append_unaware():
+    rng = _rng("append_unaware")
+
+    def rows(c, n):
+        return [{"id": c * 100 + i, "dt": f"2025-01-0{rng.randrange(1, 4)}", "v": f"u{c}-{i}"}
+                for i in range(n)]
+
+    return Spec("append_unaware", [["id", "BIGINT"], ["dt", "STRING"], ["v", "STRING"]],
+                [rows(c, 15) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                partition_keys=["dt"], options={"bucket": "-1"})
+
+
+def evolved_pk():
+    """ADD COLUMN (flat and nested) after commit 3, an option-only schema change after 5."""
+    rng = _rng("evolved_pk")
+
+    def rows(c, n, evolved):
+        out = []
+        for i in range(n):
+            r = {"k": rng.randrange(25), "v": f"e{c}-{i}",
+                 "r": {"a": rng.randrange(100), "b": f"rb{i}"}}
+            if evolved:
+                r["extra"] = None if rng.random() < 0.3 else f"x{c}"
+                r["tags"] = [f"g{j}" for j in range(rng.randrange(3))]
+            out.append(r)
+        return out
+
+    return Spec("evolved_pk", [["k", "INT NOT NULL"], ["v", "STRING"],
+                               ["r", "ROW<a INT, b STRING>"]],
+                [rows(c, 12, c >= 3) for c in range(8)], [rows(100 + c, 10, True) for c in range(3)],
+                primary_keys=["k"], options={"bucket": "2"},
+                alters={3: [{"add_column": "extra", "type": "STRING"},
+                            {"add_column": "tags", "type": "ARRAY<STRING>"}],
+                        5: [{"set_option": "some.option", "value": "x"}]})
+
+
+def evolved_append():
+    rng = _rng("evolved_append")
+
+    def rows(c, n, evolved):
+        out = []
+        for i in range(n):
+            r = {"id": c * 100 + i, "v": f"ea{c}-{i}", "m": {f"k{i % 3}": c}}
+            if evolved:
+                r["extra"] = rng.randrange(1000)
+            out.append(r)
+        return out
+
+    return Spec("evolved_append", [["id", "BIGINT"], ["v", "STRING"], ["m", "MAP<STRING, INT>"]],
+                [rows(c, 12, c >= 3) for c in range(8)], [rows(100 + c, 10, True) for c in range(3)],
+                options={"bucket": "2", "bucket-key": "id"},
+                alters={3: [{"add_column": "extra", "type": "INT"}],
+                        5: [{"set_option": "some.option", "value": "x"}]})
+
+
+def option_change_only():
+    """A new schema version with the same fields (ALTER TABLE SET) midway, nested columns."""
+    rng = _rng("option_change")
+    spec = Spec("option_change", NESTED_COLUMNS,
+                [[nested_row(rng, rng.randrange(20), c, i) for i in range(10)] for c in range(8)],
+                [[nested_row(rng, rng.randrange(20), 100 + c, i) for i in range(8)]
+                 for c in range(3)],
+                primary_keys=["k"], options={"bucket": "1"},
+                alters={4: [{"set_option": "some.option", "value": "x"}]})
+    return spec
+
+
+def dynamic_bucket():
+    """bucket = -1 with a primary key: Java's writers need an assigned bucket, pypaimon writes."""
+    import pyarrow as pa
+
+    rng = _rng("dynamic")
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()),
+                        ("n", pa.int64())])
+
+    def rows(c, n):
+        return [{"k": rng.randrange(60), "v": f"dyn{c}-{i}", "n": c * 1000 + i}
+                for i in range(n)]
+
+    return Spec("dynamic", [["k", "BIGINT NOT NULL"], ["v", "STRING"], ["n", "BIGINT"]],
+                [rows(c, 25) for c in range(6)], [rows(100 + c, 15) for c in range(3)],
+                primary_keys=["k"],
+                options={"bucket": "-1", "dynamic-bucket.target-row-num": "20"},
+                model=model_last_per_key, writer="pypaimon", arrow_schema=schema)
+
+
+# This Java build (paimon 1.0-SNAPSHOT of 2024-09) writes manifests without
+# `_VALUE_STATS_COLS`, which pypaimon 2.1 cannot read (KeyError). Tables with this option have
+# every manifest rewritten by each commit, ours included, so that after our compaction the base
+# list holds only our manifests and pypaimon can read them; the others keep Java's manifests
+# in our base list (the common case), and only Java reads them.
+FULL_MANIFEST_COMPACTION = {"manifest.full-compaction-threshold-size": "1 b"}
+JAVA_MANIFESTS_KEPT = {"dedup", "aggregation", "append_unaware", "evolved_append"}
+
+
+def all_specs():
+    specs = [
+        pk_base("dedup", {}, kinds=("+I", "+I", "+I", "+U", "-D")),
+        partitioned(),
+        partial_update(),
+        aggregation(),
+        pk_base("first_row", {"merge-engine": "first-row"}, hides_level0=True,
+                model=model_first_per_key),
+        pk_base("deletion_vectors", {"deletion-vectors.enabled": "true"},
+                kinds=("+I", "+I", "+I", "-D"), hides_level0=True, model=model_last_per_key),
+        pk_base("changelog_lookup", {"changelog-producer": "lookup"},
+                kinds=("+I", "+I", "+I", "-D")),
+        pk_base("changelog_full", {"changelog-producer": "full-compaction"},
+                kinds=("+I", "+I", "+I", "-D")),
+        pk_base("dv_lookup", {"deletion-vectors.enabled": "true", "changelog-producer": "lookup"},
+                kinds=("+I", "+I", "+I", "-D"), hides_level0=True, model=model_last_per_key),
+        aggregation_more(),
+        sequence_field(),
+        partial_update_deletes(),
+        nested_pk(),
+        append_fixed(),
+        append_unaware(),
+        evolved_pk(),
+        evolved_append(),
+        option_change_only(),
+        dynamic_bucket(),
+    ]
+    for spec in specs:
+        if spec.writer == "java":
+            if spec.name in JAVA_MANIFESTS_KEPT:
+                spec.pypaimon_reads = False
+            else:
+                spec.options.update(FULL_MANIFEST_COMPACTION)
+    return specs
+
+
+SPECS = all_specs()
+NAMES = [s.name for s in SPECS]
+BY_NAME = {s.name: s for s in SPECS}
+
+
+# ------------------------------------------------------------------ the pipeline
+
+def build_steps(spec):
+    steps = [{"op": "create", "table": spec.name, "columns": spec.columns,
+              "primary_keys": spec.primary_keys, "partition_keys": spec.partition_keys,
+              "options": spec.options}]
+    batch = []
+    for i, commit in enumerate(spec.commits):
+        if i in spec.alters:
+            if batch:
+                steps.append({"op": "write", "table": spec.name, "commits": batch})
+                batch = []
+            steps.append({"op": "alter", "table": spec.name, "changes": spec.alters[i]})
+        batch.append(commit)
+    steps.append({"op": "write", "table": spec.name, "commits": batch})
+    return steps
+
+
+def create_with_pypaimon(warehouse, spec):
+    from pypaimon import CatalogFactory, Schema
+
+    catalog = CatalogFactory.create({"warehouse": str(warehouse)})
+    catalog.create_database(DB, True)
+    catalog.create_table(f"{DB}.{spec.name}", Schema.from_pyarrow_schema(
+        spec.arrow_schema, partition_keys=spec.partition_keys or None,
+        primary_keys=spec.primary_keys, options=spec.options), False)
+    for commit in spec.commits:
+        pypaimon_write(warehouse, spec.name, commit, spec.arrow_schema)
+
+
+class Pipeline:
+    pass
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory, java_classpath):
+    base = tmp_path_factory.mktemp("java_peer")
+    work = str(base / "scripts")
+    w, a, b, c = (base / x for x in ("W", "A", "B", "C"))
+    tdir = lambda wh, name: os.path.join(str(wh), f"{DB}.db", name)
+    p = Pipeline()
+    p.dirs = {"W": w, "A": a, "B": b, "C": c}
+    p.table_dir = tdir
+
+    # 1. Build every table in W (pypaimon's first: Java reads them all at the end).
+    for spec in SPECS:
+        if spec.writer == "pypaimon":
+            create_with_pypaimon(w, spec)
+    steps = []
+    for spec in SPECS:
+        if spec.writer == "java":
+            steps += build_steps(spec)
+    for spec in SPECS:
+        steps += [{"op": "read", "table": spec.name, "label": "orig"},
+                  {"op": "snapshots", "table": spec.name, "label": "orig"},
+                  {"op": "tag", "table": spec.name, "name": "before"}]
+    p.built = java(work, "1-build", w, steps)
+    p.snaps0 = {s.name: snapshot_files(tdir(w, s.name)) for s in SPECS}
+
+    def changelog_of(spec, first, label, **extra):
+        """The changelog that the snapshot after `first` wrote, as Java streams it."""
+        return {"op": "read", "table": spec.name, "label": label, "with_kind": True,
+                "options": {"incremental-between": f"{first},{first + 1}",
+                            "incremental-between-scan-mode": "changelog"}, **extra}
+
+    # 2. Java compacts copy A while our CLI compacts copy B.
+    shutil.copytree(w, a)
+    shutil.copytree(w, b)
+    steps = []
+    for spec in SPECS:
+        steps += [{"op": "compact", "table": spec.name, "label": "java"},
+                  {"op": "read", "table": spec.name, "label": "java"},
+                  {"op": "files", "table": spec.name, "label": "java"}]
+        if spec.changelog:
+            steps.append(changelog_of(spec, p.snaps0[spec.name][-1]["id"], "java-changelog"))
+    job = JavaRun(work, "2-java-compacts-A", a, steps)
+    p.ours1 = {s.name: Compaction(tdir(b, s.name), "--full") for s in SPECS}
+    p.snaps1 = {s.name: snapshot_files(tdir(b, s.name)) for s in SPECS}
+    p.py1 = {}
+    for s in SPECS:
+        try:
+            p.py1[s.name] = pypaimon_read(b, s.name)
+        except Exception as e:  # reported by the test that needs it
+            p.py1[s.name] = e
+    p.java_a = job.results()
+
+    # 3. Java reads our snapshot (now, and the one before it), then writes on top of it with
+    #    compaction on; pypaimon does the same for the table Java cannot write.
+    steps = []
+    for spec in SPECS:
+        last = p.snaps0[spec.name][-1]["id"]
+        steps += [{"op": "read", "table": spec.name, "label": "ours1"},
+                  {"op": "files", "table": spec.name, "label": "ours1"},
+                  {"op": "read", "table": spec.name, "label": "travel",
+                   "options": {"scan.snapshot-id": str(last)}},
+                  {"op": "read", "table": spec.name, "label": "tagged",
+                   "options": {"scan.tag-name": "before"}}]
+        if spec.changelog:
+            steps.append(changelog_of(spec, last, "ours-changelog"))
+        if spec.writer == "java" and p.ours1[spec.name].ok:
+            # Commits with compaction on (Java's writer compacts over our files), then one
+            # more write-only commit, so that our next compaction has level-0 input again.
+            steps += [{"op": "write", "table": spec.name, "label": "more",
+                       "options": {"write-only": "false"}, "commits": spec.more[:-1]},
+                      {"op": "write", "table": spec.name, "label": "more-l0",
+                       "commits": spec.more[-1:]},
+                      {"op": "read", "table": spec.name, "label": "more"}]
+    p.java_b = java(work, "3-java-on-B", b, steps)
+    p.py_more = {}
+    for spec in SPECS:
+        if spec.writer == "pypaimon" and p.ours1[spec.name].ok:
+            try:
+                for commit in spec.more:
+                    pypaimon_write(b, spec.name, commit, spec.arrow_schema)
+                p.py_more[spec.name] = None
+            except Exception as e:
+                p.py_more[spec.name] = e
+
+    # 4. We compact B again; Java compacts a copy of the same state (C) as the reference, and
+    #    reads both.
+    shutil.copytree(b, c)
+    p.snaps_c = {s.name: snapshot_files(tdir(c, s.name)) for s in SPECS}
+    p.ours2 = {s.name: Compaction(tdir(b, s.name), "--full") for s in SPECS
+               if p.ours1[s.name].ok}
+    p.snaps2 = {n: snapshot_files(tdir(b, n)) for n in p.ours2}
+    steps = []
+    for spec in SPECS:
+        if spec.name not in p.ours2:
+            continue
+        steps += [{"op": "compact", "table": spec.name, "label": "java2", "warehouse": str(c)},
+                  {"op": "read", "table": spec.name, "label": "java2", "warehouse": str(c)},
+                  {"op": "files", "table": spec.name, "label": "java2", "warehouse": str(c)},
+                  {"op": "read", "table": spec.name, "label": "ours2"},
+                  {"op": "files", "table": spec.name, "label": "ours2"}]
+        if spec.changelog:
+            last = p.snaps_c[spec.name][-1]["id"]
+            steps += [changelog_of(spec, last, "java2-changelog", warehouse=str(c)),
+                      changelog_of(spec, last, "ours2-changelog")]
+    p.java_final = java(work, "4-final", b, steps)
+    return p
+
+
+def require_round1(run, name):
+    ours = run.ours1[name]
+    if not ours.ok:
+        pytest.fail(f"our first compaction of {name} failed: {ours.message()}")
+    return ours.report
+
+
+def layout(files):
+    """How many files sit in each (partition, bucket, level)."""
+    out = {}
+    for f in files:
+        key = (json.dumps(f["partition"], sort_keys=True), f["bucket"], f["level"])
+        out[key] = out.get(key, 0) + 1
+    return sorted(out.items())
+
+
+# ------------------------------------------------------------------ the tests
+
+@pytest.mark.parametrize("name", NAMES)
+def test_written_by_java_our_full_compaction_reads_as_java_own(run, name):
+    spec = BY_NAME[name]
+    build = run.built
+    for step in build.items:
+        if step["table"] == name and step["op"] in ("create", "write", "alter"):
+            assert "error" not in step, f"Java could not build {name}: {step['error']}"
+    orig = sort_rows(build.ok("read", name, "orig")["rows"])
+    orig_snaps = build.ok("snapshots", name, "orig")["snapshots"]
+    run.java_a.ok("compact", name, "java")
+    java_rows = sort_rows(run.java_a.ok("read", name, "java")["rows"])
+    # The reference itself: Java's compaction keeps what Java read (or what the model says).
+    if spec.model is not None:
+        assert java_rows == spec.expected(with_more=False), "Java's own compaction vs the model"
+    if not spec.hides_level0:
+        assert java_rows == orig
+    assert java_rows, f"{name}: no rows to compare"
+
+    report = require_round1(run, name)
+    assert report.get("snapshot_after") is not None, report
+    snaps = run.snaps1[name]
+    assert len(orig_snaps) == len(run.snaps0[name])
+    assert len(snaps) == len(orig_snaps) + 1
+    assert snaps[-1]["id"] == report["snapshot_after"]
+    assert snaps[-1]["commitKind"] == "COMPACT"
+    assert snaps[-1]["totalRecordCount"] == snaps[-2]["totalRecordCount"] + snaps[-1][
+        "deltaRecordCount"]
+
+    ours = sort_rows(run.java_b.ok("read", name, "ours1")["rows"])
+    assert ours == java_rows, f"{name}: Java reads other rows after our compaction"
+    # The snapshot before ours still reads as it did, by id and by tag.
+    assert sort_rows(run.java_b.ok("read", name, "travel")["rows"]) == orig
+    assert sort_rows(run.java_b.ok("read", name, "tagged")["rows"]) == orig
+    # Our files sit where Java's full compaction puts its own, as many per (partition,
+    # bucket, level): the tables are far below the target file size.
+    assert layout(run.java_b.ok("files", name, "ours1")["files"]) == layout(
+        run.java_a.ok("files", name, "java")["files"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_java_writes_on_top_of_our_snapshot_and_we_compact_again(run, name):
+    spec = BY_NAME[name]
+    require_round1(run, name)
+    if spec.writer == "java":
+        run.java_b.ok("write", name, "more")
+        run.java_b.ok("write", name, "more-l0")
+        written = sort_rows(run.java_b.ok("read", name, "more")["rows"])
+    else:
+        assert run.py_more.get(name) is None, f"pypaimon's write on top: {run.py_more[name]}"
+        written = None
+    ours2 = run.ours2[name]
+    report = ours2.check()
+    snaps = run.snaps2[name]
+    run.java_final.ok("compact", name, "java2")
+    reference = sort_rows(run.java_final.ok("read", name, "java2")["rows"])
+    if spec.model is not None:
+        assert reference == spec.expected(with_more=True), "Java's own compaction vs the model"
+    if written is not None and not spec.hides_level0:
+        assert reference == written
+    ours = sort_rows(run.java_final.ok("read", name, "ours2")["rows"])
+    assert ours == reference, f"{name}: Java reads other rows after our second compaction"
+    # The last commit on top was write-only (level 0): there was work to do.
+    assert report.get("snapshot_after") is not None, report
+    assert snaps[-1]["id"] == report["snapshot_after"]
+    assert snaps[-1]["commitKind"] == "COMPACT"
+    assert layout(run.java_final.ok("files", name, "ours2")["files"]) == layout(
+        run.java_final.ok("files", name, "java2")["files"])
+
+
+@pytest.mark.parametrize("name", [s.name for s in SPECS if s.pypaimon_reads])
+def test_pypaimon_reads_our_compaction_as_java_does(run, name):
+    require_round1(run, name)
+    rows = run.py1[name]
+    if isinstance(rows, Exception):
+        pytest.fail(f"pypaimon cannot read our compaction of {name}: {rows!r}")
+    assert rows == sort_rows(run.java_b.ok("read", name, "ours1")["rows"])
+
+
+def test_dynamic_bucket_hash_index_is_kept(run):
+    """bucket = -1 primary key: the HASH index (index/ files, index manifest) that assigns keys
+    to buckets must survive our compaction, or the next writer duplicates keys."""
+    import fastavro
+
+    name = "dynamic"
+    spec = BY_NAME[name]
+    require_round1(run, name)
+    table = run.table_dir(run.dirs["B"], name)
+
+    def index_entries(snapshot):
+        assert snapshot.get("indexManifest"), f"snapshot {snapshot['id']} has no index manifest"
+        with open(os.path.join(table, "manifest", snapshot["indexManifest"]), "rb") as fh:
+            return list(fastavro.reader(fh))
+
+    before = index_entries(run.snaps0[name][-1])
+    assert any(e["_INDEX_TYPE"] == "HASH" for e in before), before
+    # Our first compaction's snapshot (the one after the build's last) keeps them.
+    ours = [s for s in run.snaps1[name] if s["id"] == run.ours1[name].report["snapshot_after"]]
+    assert ours and ours[0]["commitKind"] == "COMPACT"
+    after = index_entries(ours[0])
+    hash_files = lambda es: sorted((e["_BUCKET"], e["_FILE_NAME"]) for e in es
+                                   if e["_INDEX_TYPE"] == "HASH" and e["_KIND"] == 0)
+    assert hash_files(after) == hash_files(before)
+    for _, f in hash_files(after):
+        assert os.path.exists(os.path.join(table, "index", f)), f
+    # Every bucket with data has its index file.
+    data_buckets = {f["bucket"] for f in run.java_b.ok("files", name, "ours1")["files"]}
+    assert data_buckets <= {b for b, _ in hash_files(after)}
+    assert sort_rows(run.java_b.ok("read", name, "ours1")["rows"]) == spec.expected(False)
+    assert run.py1[name] == spec.expected(False)
+    # pypaimon wrote on top (assigning buckets through the index) and we compacted again:
+    # still one row per key, and the latest index manifest still names existing files.
+    run.ours2[name].check()
+    final = sort_rows(run.java_final.ok("read", name, "ours2")["rows"])
+    assert final == spec.expected(True)
+    assert len({r["k"] for r in final}) == len(final)
+    latest = index_entries(run.snaps2[name][-1])
+    for _, f in hash_files(latest):
+        assert os.path.exists(os.path.join(table, "index", f)), f
+    assert pypaimon_read(run.dirs["B"], name) == spec.expected(True)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SPECS if s.changelog])
+def test_changelog_of_our_compactions_streams_as_java_own(run, name):
+    """changelog-producer lookup / full-compaction: the changelog files our COMPACT snapshots
+    carry are what a streaming reader consumes; they must hold what Java's own compaction of
+    the same state writes (first from nothing but level 0, then over Java's own writes)."""
+    require_round1(run, name)
+    java1 = sort_rows(run.java_a.ok("read", name, "java-changelog")["rows"])
+    assert java1, "Java's own compaction wrote no changelog"
+    assert sort_rows(run.java_b.ok("read", name, "ours-changelog")["rows"]) == java1
+    run.ours2[name].check()
+    java2 = sort_rows(run.java_final.ok("read", name, "java2-changelog")["rows"])
+    assert sort_rows(run.java_final.ok("read", name, "ours2-changelog")["rows"]) == java2
