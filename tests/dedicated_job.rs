@@ -345,7 +345,11 @@ fn malformed_scopes_are_typed_errors_naming_the_argument() {
             "{scope:?}: {e}"
         );
         assert!(!e.message.contains('\n'));
-        assert_eq!(snapshot_of(&st), before, "a failed job leaves the table as it was");
+        assert_eq!(
+            snapshot_of(&st),
+            before,
+            "a failed job leaves the table as it was"
+        );
     }
 }
 
@@ -357,7 +361,11 @@ fn guarded_tables_are_refused_and_left_byte_for_byte() {
         ("pk-clustering-override", "true", "not-compactable"),
         ("chain-table.enabled", "true", "not-compactable"),
         ("pk-lookup.index.columns", "v", "not-compactable"),
-        ("metadata.iceberg.storage", "table-location", "not-compactable"),
+        (
+            "metadata.iceberg.storage",
+            "table-location",
+            "not-compactable",
+        ),
         ("data-file.thin-mode", "true", "unsupported"),
         ("deletion-vectors.bitmap64", "true", "unsupported"),
     ] {
@@ -365,13 +373,19 @@ fn guarded_tables_are_refused_and_left_byte_for_byte() {
         pk_table(&st, "t", &[(key, value), ("write-only", "true")]);
         let before = snapshot_of(&st);
         let plan = plan_table(&st, "t", &PlanRequest::default()).unwrap();
-        let why = plan.not_compactable.unwrap_or_else(|| panic!("{key} not refused"));
+        let why = plan
+            .not_compactable
+            .unwrap_or_else(|| panic!("{key} not refused"));
         assert!(why.contains(key), "{why}");
         assert_eq!(plan.refusal_kind.as_deref(), Some(kind), "{key}");
         let report = compact_table(&st, "t", &opts(1, JobScope::default())).unwrap();
         assert_eq!(report.status, JobStatus::Refused, "{key}");
         assert_eq!(report.snapshot_after, None);
-        assert_eq!(snapshot_of(&st), before, "{key}: the table must be untouched");
+        assert_eq!(
+            snapshot_of(&st),
+            before,
+            "{key}: the table must be untouched"
+        );
     }
 }
 
@@ -396,7 +410,10 @@ fn first_committing_run(st: &MemoryStorage, table: &str, runs: u8) -> Option<u8>
     (1..=runs).find(|&r| {
         let mut o = opts(r, JobScope::default());
         o.context = PlanContext::at(NOW + i64::from(r) * 60_000, 3);
-        compact_table(st, table, &o).unwrap().snapshot_after.is_some()
+        compact_table(st, table, &o)
+            .unwrap()
+            .snapshot_after
+            .is_some()
     })
 }
 
@@ -422,13 +439,20 @@ fn gentle_lookup_counters_carry_across_one_shot_runs() {
     compact_table(&st, "g", &full).unwrap();
     let mut w = TableWriter::new(&st, "g", [3; 16]);
     w.commit(
-        &[(RowKind::Insert, vec![Datum::BigInt(1), Datum::String("late".into())])],
+        &[(
+            RowKind::Insert,
+            vec![Datum::BigInt(1), Datum::String("late".into())],
+        )],
         NOW,
     )
     .unwrap();
     let rows = read_rows(&st, "g");
     let committed = first_committing_run(&st, "g", 8);
-    assert_eq!(committed, Some(4), "forced up on the interval's check, not before");
+    assert_eq!(
+        committed,
+        Some(4),
+        "forced up on the interval's check, not before"
+    );
     assert_eq!(read_rows(&st, "g"), rows);
     let kept = st
         .paths()

@@ -257,8 +257,10 @@ impl Compactor {
                 Ok(plan::explain_options(&o))
             }
             Compactor::Wasm(rt) => {
-                let pairs: Vec<(String, String)> =
-                    options.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                let pairs: Vec<(String, String)> = options
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
                 let kind = match kind {
                     TableKind::PrimaryKey => wt::TableKind::PrimaryKey,
                     TableKind::Append => wt::TableKind::Append,

@@ -315,9 +315,11 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 return Ok(ExitCode::SUCCESS);
             }
             if !scope.is_empty() {
-                return Err("scope flags (--partition, --where, --buckets, --option, ...) apply to \
+                return Err(
+                    "scope flags (--partition, --where, --buckets, --option, ...) apply to \
                             a table directory, not to a bucket request"
-                    .into());
+                        .into(),
+                );
             }
             let text = if target.as_os_str() == "-" {
                 std::io::read_to_string(std::io::stdin())?
@@ -348,13 +350,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 wait,
                 no_lease,
             };
-            let report = table::compact(
-                &compactor,
-                &dir,
-                &job,
-                !json,
-                &cli.engine.allow_external,
-            )?;
+            let report = table::compact(&compactor, &dir, &job, !json, &cli.engine.allow_external)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -412,7 +408,10 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             paimon_compact_host::serve::serve(&dir, port)?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::ExplainOptions { table: dir, options } => {
+        Command::ExplainOptions {
+            table: dir,
+            options,
+        } => {
             let compactor = compactor(&cli.engine)?;
             let scope = ScopeArgs {
                 options,
@@ -425,11 +424,8 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             let (options, warnings) =
                 paimon_compact::table::scope::job_options(&stored.schema.options, &scope.options)
                     .map_err(HostError::from)?;
-            let mut doc = compactor.explain_options(
-                stored.schema.table_kind(),
-                Flavor::Java,
-                &options,
-            )?;
+            let mut doc =
+                compactor.explain_options(stored.schema.table_kind(), Flavor::Java, &options)?;
             doc["warnings"] = serde_json::to_value(warnings)?;
             println!("{}", serde_json::to_string_pretty(&doc)?);
             Ok(ExitCode::SUCCESS)

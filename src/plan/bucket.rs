@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    route, route_job, AppendDecision, BucketedAppendCompactManager, CompactStrategy, CompactionMode,
-    MergeTreeCompactManager, MergeTreeDecision, NotCompactable, PlanContext, WriteStall,
+    route, route_job, AppendDecision, BucketedAppendCompactManager, CompactStrategy,
+    CompactionMode, MergeTreeCompactManager, MergeTreeDecision, NotCompactable, PlanContext,
+    WriteStall,
 };
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, RunStat};

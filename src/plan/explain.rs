@@ -101,7 +101,10 @@ mod tests {
         let lookup = CoreOptions::from_pairs(
             TableKind::PrimaryKey,
             Flavor::Java,
-            [("changelog-producer", "lookup"), ("lookup-compact", "gentle")],
+            [
+                ("changelog-producer", "lookup"),
+                ("lookup-compact", "gentle"),
+            ],
         )
         .unwrap();
         let e = explain_options(&lookup);

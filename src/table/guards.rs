@@ -41,7 +41,11 @@ pub fn refusal(options: &BTreeMap<String, String>, bucket: i32) -> Option<Error>
              orders rows by the clustering columns",
         );
     }
-    if bucket > 0 && options.get("clustering.columns").is_some_and(|v| !v.trim().is_empty()) {
+    if bucket > 0
+        && options
+            .get("clustering.columns")
+            .is_some_and(|v| !v.trim().is_empty())
+    {
         return refuse(
             "clustering.columns",
             "bucketed clustering tables are compacted by Paimon's clustering job, which orders \

@@ -17,23 +17,23 @@ use roaring::RoaringBitmap;
 use super::binary_row::BinaryRow;
 use super::commit::{self, CommitDelta, CommitOutcome, CommitSettings, WrittenFiles};
 use super::delete_count;
+use super::guards;
 use super::ids::{uuid_string, IdGen};
 use super::index::{self, IndexManifestEntry, DELETION_VECTORS_INDEX};
+use super::job_state::{self, CoordinatorAge, PartitionState};
 use super::lease::{self, Lease, LeaseHeld, LeaseRecord};
 use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
 use super::merge_rewriter::{MergeRewriteInput, MergeRewriteRequest, MergeTreeRewriter};
-use super::guards;
-use super::job_state::{self, CoordinatorAge, PartitionState};
 use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
-use super::scope::{JobScope, ResolvedScope};
 use super::schema::TableSchema;
+use super::scope::{JobScope, ResolvedScope};
 use crate::error::{Error, ErrorKind, Result};
 use crate::meta::{DataFileMeta, Level, Levels};
 use crate::options::{ChangelogProducer, TableKind};
 use crate::plan::{
-    route_job, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode, CoordinatorFile,
-    DeletionFileRef, MergeTreeCompactManager, MergeTreeDecision, PlanContext, Reason, RewriteAlone,
-    TaskAction, UpgradeStrategy,
+    route_job, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode,
+    CoordinatorFile, DeletionFileRef, MergeTreeCompactManager, MergeTreeDecision, PlanContext,
+    Reason, RewriteAlone, TaskAction, UpgradeStrategy,
 };
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
@@ -295,7 +295,12 @@ fn plan_state(
     };
     let mode = match routed {
         Ok(m) => m,
-        Err(e) if matches!(e.kind, ErrorKind::NotCompactable { .. } | ErrorKind::Unsupported) => {
+        Err(e)
+            if matches!(
+                e.kind,
+                ErrorKind::NotCompactable { .. } | ErrorKind::Unsupported
+            ) =>
+        {
             plan.refusal_kind = Some(
                 match e.kind {
                     ErrorKind::Unsupported => "unsupported",
@@ -332,8 +337,7 @@ fn plan_state(
                 let gentle = kept_state
                     .get(&pkey)
                     .map(|s| s.gentle_counters.get(&b.bucket).copied().unwrap_or(0));
-                let (bp, pb, counter) =
-                    plan_merge_tree_bucket(storage, table, b, request, gentle)?;
+                let (bp, pb, counter) = plan_merge_tree_bucket(storage, table, b, request, gentle)?;
                 if let (Some(s), Some(c)) = (kept_state.get_mut(&pkey), counter) {
                     s.gentle_counters.insert(b.bucket, c);
                 }

@@ -113,7 +113,8 @@ mod tests {
         };
         save(&st, &paths, "00", &s).unwrap();
         assert_eq!(load(&st, &paths, "00"), s);
-        st.write_all(&state_path(&paths, "00"), b"{not json").unwrap();
+        st.write_all(&state_path(&paths, "00"), b"{not json")
+            .unwrap();
         assert_eq!(load(&st, &paths, "00"), PartitionState::default());
         assert_eq!(fingerprint(["a", "b"]), fingerprint(["b", "a"]));
         assert_ne!(fingerprint(["a", "b"]), fingerprint(["ab"]));

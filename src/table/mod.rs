@@ -35,8 +35,8 @@ pub mod manifest_merge;
 pub mod merge_rewriter;
 pub mod path;
 pub mod scan;
-pub mod scope;
 pub mod schema;
+pub mod scope;
 pub mod snapshot;
 pub mod timeline;
 pub mod value_stats;
@@ -45,5 +45,5 @@ pub use job::{
     compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport, JobStatus,
     PlanRequest, PlannedAction, ScopeSummary, TablePlan,
 };
-pub use scope::JobScope;
 pub use merge_rewriter::{MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter};
+pub use scope::JobScope;

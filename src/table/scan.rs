@@ -77,7 +77,10 @@ impl Table {
         let mut schema = stored.schema;
         schema.options = options;
         let paths = TablePaths::new(stored.paths.root());
-        Ok((Self::from_schema(paths, schema, stored.schema_file)?, warnings))
+        Ok((
+            Self::from_schema(paths, schema, stored.schema_file)?,
+            warnings,
+        ))
     }
 
     fn from_schema(paths: TablePaths, schema: TableSchema, schema_file: String) -> Result<Self> {

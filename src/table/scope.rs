@@ -299,10 +299,11 @@ fn partition_spec(
 }
 
 fn column_index(columns: &[(String, DataType)], name: &str) -> Option<usize> {
-    columns
-        .iter()
-        .position(|(n, _)| n == name)
-        .or_else(|| columns.iter().position(|(n, _)| n.eq_ignore_ascii_case(name)))
+    columns.iter().position(|(n, _)| n == name).or_else(|| {
+        columns
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
+    })
 }
 
 fn column_names(columns: &[(String, DataType)]) -> String {
@@ -628,9 +629,10 @@ impl<'a> Parser<'a> {
             {
                 Ok(Literal::Bare(w.to_ascii_lowercase()))
             }
-            Some(Token::Word(w)) if w.eq_ignore_ascii_case("NULL") => Err(self.err(
-                "compare with NULL using IS NULL (a comparison with NULL is never true)",
-            )),
+            Some(Token::Word(w)) if w.eq_ignore_ascii_case("NULL") => {
+                Err(self
+                    .err("compare with NULL using IS NULL (a comparison with NULL is never true)"))
+            }
             Some(t) => Err(self.err(format!("expected a value, found {t:?}"))),
             None => Err(self.err("a value is missing at the end")),
         }
@@ -734,7 +736,10 @@ fn tokenize(text: &str) -> Result<Vec<Token>> {
 pub fn is_partition_type(t: &DataType) -> bool {
     !matches!(
         t.root,
-        TypeRoot::Array { .. } | TypeRoot::Map { .. } | TypeRoot::Multiset { .. } | TypeRoot::Row { .. }
+        TypeRoot::Array { .. }
+            | TypeRoot::Map { .. }
+            | TypeRoot::Multiset { .. }
+            | TypeRoot::Row { .. }
     )
 }
 
@@ -744,9 +749,20 @@ mod tests {
 
     fn cols() -> Vec<(String, DataType)> {
         vec![
-            ("dt".into(), DataType::new(TypeRoot::VarChar { length: u32::MAX >> 1 })),
+            (
+                "dt".into(),
+                DataType::new(TypeRoot::VarChar {
+                    length: u32::MAX >> 1,
+                }),
+            ),
             ("hr".into(), DataType::new(TypeRoot::Int)),
-            ("amt".into(), DataType::new(TypeRoot::Decimal { precision: 10, scale: 2 })),
+            (
+                "amt".into(),
+                DataType::new(TypeRoot::Decimal {
+                    precision: 10,
+                    scale: 2,
+                }),
+            ),
         ]
     }
 
@@ -813,7 +829,10 @@ mod tests {
         for bad in ["", "1,,2", "3-1", "8", "-1", "a", "1-"] {
             assert!(bucket_ranges(bad, 8).is_err(), "{bad}");
         }
-        assert!(bucket_ranges("0", -1).unwrap_err().message.contains("fixed-bucket"));
+        assert!(bucket_ranges("0", -1)
+            .unwrap_err()
+            .message
+            .contains("fixed-bucket"));
     }
 
     #[test]
@@ -846,7 +865,10 @@ mod tests {
         assert_eq!(o["compaction.force-rewrite-all-files"], "true");
         assert_eq!(w.len(), 1);
         for key in ["bucket", "merge-engine", "fields.v.aggregate-function"] {
-            assert!(job_options(&base, &[(key.into(), "x".into())]).is_err(), "{key}");
+            assert!(
+                job_options(&base, &[(key.into(), "x".into())]).is_err(),
+                "{key}"
+            );
         }
     }
 }
