@@ -514,3 +514,30 @@ fn the_coordinators_partition_age_carries_across_one_shot_runs() {
         }
     }
 }
+
+#[test]
+fn non_parquet_levels_block_the_bucket_with_the_reason_and_change_nothing() {
+    let st = MemoryStorage::new();
+    pk_table(&st, "p", &[]);
+    let rows = read_rows(&st, "p");
+    // A full compaction writes the highest level; the table asks for ORC there.
+    let per_level = JobScope {
+        options: vec![("file.format.per.level".into(), "5:orc".into())],
+        ..JobScope::default()
+    };
+    let before = snapshot_of(&st);
+    let full = CompactOptions {
+        full: true,
+        ..opts(1, per_level)
+    };
+    let report = compact_table(&st, "p", &full).unwrap();
+    assert_eq!(report.status, JobStatus::Incomplete, "{report:#?}");
+    assert_eq!(report.skipped.len(), 1);
+    assert!(
+        report.skipped[0].reason.contains("'orc'") && report.skipped[0].reason.contains("level 5"),
+        "{}",
+        report.skipped[0].reason
+    );
+    assert_eq!(snapshot_of(&st), before, "nothing written");
+    assert_eq!(read_rows(&st, "p"), rows);
+}
