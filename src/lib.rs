@@ -7,6 +7,8 @@
 //! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
 //! * `rewrite` — the Parquet rewriters (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
+//! * `maintenance` — expiry of snapshots, changelogs, partitions, tags and consumers, and
+//!   orphan-file removal (feature `rewrite`).
 //! * [`simulator`] — a deterministic LSM simulation driven by the planner.
 //! * [`conformance`] — runs the shared conformance vectors through the planner.
 //!
@@ -17,6 +19,8 @@ pub mod bindings;
 pub mod conformance;
 pub mod error;
 pub mod host_codec;
+#[cfg(feature = "rewrite")]
+pub mod maintenance;
 pub mod meta;
 pub mod options;
 pub mod plan;

@@ -65,6 +65,11 @@ pub type StorageResult<T> = std::result::Result<T, StorageError>;
 pub struct ObjectMeta {
     pub path: String,
     pub size: u64,
+    /// When the object was last written, in epoch milliseconds, where the store knows it.
+    /// Orphan-file removal deletes only files older than its threshold and keeps any file of
+    /// unknown age, so a writer's uncommitted files are never taken.
+    #[serde(default)]
+    pub modified_ms: Option<i64>,
 }
 
 /// A file being written. Nothing is visible at the path until `finish`; `abort` discards.
@@ -202,6 +207,7 @@ impl Storage for MemoryStorage {
             .map(|(k, v)| ObjectMeta {
                 path: k.clone(),
                 size: v.len() as u64,
+                modified_ms: None,
             })
             .collect())
     }

@@ -286,8 +286,17 @@ impl Storage for LocalDirStorage {
                         .next()
                         .is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp"));
                     if rel.starts_with(prefix) && !hidden_temp {
-                        let size = entry.metadata().map_err(|e| io_error(e, prefix))?.len();
-                        out.push(ObjectMeta { path: rel, size });
+                        let meta = entry.metadata().map_err(|e| io_error(e, prefix))?;
+                        let modified_ms = meta
+                            .modified()
+                            .ok()
+                            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                            .and_then(|d| i64::try_from(d.as_millis()).ok());
+                        out.push(ObjectMeta {
+                            path: rel,
+                            size: meta.len(),
+                            modified_ms,
+                        });
                     }
                 }
             }

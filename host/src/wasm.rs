@@ -149,6 +149,7 @@ impl wit_storage::Host for HostState {
                     .map(|o| wit_storage::ObjectMeta {
                         path: o.path,
                         size: o.size,
+                        modified_ms: o.modified_ms,
                     })
                     .collect()
             })

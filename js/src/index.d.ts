@@ -20,7 +20,8 @@ export interface StorageWriter {
 export interface Storage {
   size(path: string): number;
   readRange(path: string, offset: number, len: number): Uint8Array;
-  list(prefix: string): { path: string; size: number }[];
+  /** Sorted by path; `modifiedMs` (epoch ms) where known: orphan removal keeps files of unknown age. */
+  list(prefix: string): { path: string; size: number; modifiedMs?: number }[];
   createWriter(path: string): StorageWriter;
   delete(path: string): void;
   /** Atomically creates `path`, throwing `StorageError('already-exists')` if it exists. */
@@ -32,7 +33,8 @@ export class MemoryStorage implements Storage {
   files: Map<string, Uint8Array>;
   size(path: string): number;
   readRange(path: string, offset: number, len: number): Uint8Array;
-  list(prefix: string): { path: string; size: number }[];
+  /** Sorted by path; `modifiedMs` (epoch ms) where known: orphan removal keeps files of unknown age. */
+  list(prefix: string): { path: string; size: number; modifiedMs?: number }[];
   createWriter(path: string): StorageWriter;
   delete(path: string): void;
   createIfAbsent(path: string, bytes: Uint8Array): void;
@@ -45,7 +47,8 @@ export class FsStorage implements Storage {
   externalRoots: string[];
   size(path: string): number;
   readRange(path: string, offset: number, len: number): Uint8Array;
-  list(prefix: string): { path: string; size: number }[];
+  /** Sorted by path; `modifiedMs` (epoch ms) where known: orphan removal keeps files of unknown age. */
+  list(prefix: string): { path: string; size: number; modifiedMs?: number }[];
   createWriter(path: string): StorageWriter;
   delete(path: string): void;
   createIfAbsent(path: string, bytes: Uint8Array): void;

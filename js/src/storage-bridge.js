@@ -40,7 +40,11 @@ export function readRange(path, offset, len) {
 }
 
 export function listObjects(prefix) {
-  return call(() => active().list(prefix).map((o) => ({ path: o.path, size: BigInt(o.size) })));
+  return call(() => active().list(prefix).map((o) => ({
+    path: o.path,
+    size: BigInt(o.size),
+    modifiedMs: o.modifiedMs === undefined || o.modifiedMs === null ? undefined : BigInt(Math.trunc(o.modifiedMs)),
+  })));
 }
 
 export class Writer {

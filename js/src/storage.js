@@ -15,10 +15,14 @@ function fromNode(e, p) {
   return new StorageError(kind, `${p}: ${e?.message ?? e}`);
 }
 
-/** Files in a `Map` of path → Uint8Array. Handy for tests and for functions that stage data. */
+/**
+ * Files in a `Map` of path → Uint8Array. Handy for tests and for functions that stage data.
+ * Write times are kept in `modified` (path → epoch ms) where known.
+ */
 export class MemoryStorage {
   constructor(files = new Map()) {
     this.files = files;
+    this.modified = new Map();
   }
   size(p) {
     const f = this.files.get(p);
@@ -31,11 +35,12 @@ export class MemoryStorage {
     return f.subarray(offset, Math.min(f.length, offset + len));
   }
   list(prefix) {
-    return [...this.files.keys()].filter((k) => k.startsWith(prefix)).sort().map((k) => ({ path: k, size: this.files.get(k).length }));
+    return [...this.files.keys()].filter((k) => k.startsWith(prefix)).sort().map((k) => ({ path: k, size: this.files.get(k).length, modifiedMs: this.modified.get(k) }));
   }
   createWriter(p) {
     const chunks = [];
     const files = this.files;
+    const modified = this.modified;
     return {
       write(chunk) { chunks.push(Uint8Array.from(chunk)); },
       finish() {
@@ -44,6 +49,7 @@ export class MemoryStorage {
         let at = 0;
         for (const c of chunks) { out.set(c, at); at += c.length; }
         files.set(p, out);
+        modified.set(p, Date.now());
         return total;
       },
       abort() {},
@@ -51,10 +57,12 @@ export class MemoryStorage {
   }
   delete(p) {
     if (!this.files.delete(p)) throw new StorageError('not-found', p);
+    this.modified.delete(p);
   }
   createIfAbsent(p, bytes) {
     if (this.files.has(p)) throw new StorageError('already-exists', p);
     this.files.set(p, Uint8Array.from(bytes));
+    this.modified.set(p, Date.now());
   }
 }
 
@@ -128,7 +136,10 @@ export class FsStorage {
           const rel = external !== null
             ? `file:${full.split(path.sep).join('/')}`
             : path.relative(this.root, full).split(path.sep).join('/');
-          if (rel.startsWith(prefix)) out.push({ path: rel, size: fs.statSync(full).size });
+          if (rel.startsWith(prefix)) {
+            const st = fs.statSync(full);
+            out.push({ path: rel, size: st.size, modifiedMs: st.mtimeMs });
+          }
         }
       }
     };

@@ -178,6 +178,7 @@ impl Storage for HostStorage {
                     .map(|o| ObjectMeta {
                         path: o.path,
                         size: o.size,
+                        modified_ms: o.modified_ms,
                     })
                     .collect()
             })

@@ -178,3 +178,20 @@ def test_descending_sequence_field_keeps_the_smallest_sequence_as_pypaimon_reads
     report = wh.compact("t", "--full")
     assert report["status"] == "complete", report
     assert wh.read("t") == before
+
+
+def test_explain_options_reports_the_planners_values_with_job_overrides(wh):
+    wh.create("t", PK, primary_keys=["k"], options={
+        "bucket": "1", "write-only": "true", "compaction.max-size-amplification-percent": "150"})
+    p = cli("explain-options", os.path.join(wh.root, wh.path("t")),
+            "--option", "compaction.size-ratio=4", "--option", "write-only=true")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    universal = doc["primary_key"]["universal"]
+    assert universal["max_size_amplification_percent"] == 150
+    assert universal["size_ratio_percent"] == 4
+    assert universal["sorted_run_trigger"] == 5
+    assert doc["num_sorted_run_stop_trigger"] == 8
+    assert doc["routing"]["dedicated_job"] == "merge-tree"
+    assert doc["routing"]["writer_skips_compaction"] is False
+    assert any("write-only" in w for w in doc["warnings"]), doc["warnings"]
