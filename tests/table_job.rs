@@ -737,3 +737,27 @@ fn manifest_options_are_checked() {
     assert!(matches!(e.kind, ErrorKind::InvalidOption { .. }), "{e}");
     assert!(e.to_string().contains("manifest.merge-min-count"), "{e}");
 }
+
+#[test]
+fn a_snapshot_id_at_the_largest_value_is_a_typed_error_not_a_wrapped_id() {
+    let st = MemoryStorage::new();
+    append_table(&st, "t", "-1", 6);
+    // Move the latest snapshot to id i64::MAX (as a hostile or corrupt table could have it).
+    let latest = latest_snapshot_id(&st, &paimon_compact::table::path::TablePaths::new("t"))
+        .unwrap()
+        .unwrap();
+    let mut snap = read_snapshot(
+        &st,
+        &paimon_compact::table::path::TablePaths::new("t"),
+        latest,
+    )
+    .unwrap();
+    snap.id = i64::MAX;
+    st.put(&format!("t/snapshot/snapshot-{}", i64::MAX), snap.to_json());
+    st.put("t/snapshot/LATEST", i64::MAX.to_string().into_bytes());
+    let before = file_set(&st);
+    let e = compact_table(&st, "t", &opts(1)).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::CorruptInput { .. }), "{e}");
+    assert!(e.message.contains("largest possible"), "{e}");
+    assert_eq!(file_set(&st), before, "nothing is left behind");
+}

@@ -246,6 +246,12 @@ fn default_cache_dir() -> PathBuf {
 fn limits(args: &EngineArgs) -> Result<Limits, String> {
     let max_memory = parse_memory_size(&args.max_memory)
         .map_err(|e| format!("--max-memory '{}': {e}", args.max_memory))?;
+    if max_memory == 0 {
+        return Err(format!(
+            "--max-memory '{}': must be greater than zero",
+            args.max_memory
+        ));
+    }
     let timeout_ms = parse_duration_ms(&args.timeout)
         .map_err(|e| format!("--timeout '{}': {e}", args.timeout))?;
     Ok(Limits {

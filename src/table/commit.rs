@@ -502,9 +502,12 @@ pub fn commit_with_backoff(
         }
         let latest_id = latest_snapshot_id(storage, &table.paths)?;
         if latest_id < planned_on {
+            let show = |id: Option<i64>| id.map_or_else(|| "none".to_string(), |i| i.to_string());
             return Err(Error::conflict(format!(
-                "the latest snapshot is {latest_id:?}, older than the {planned_on:?} this job \
-                 planned on (was the table dropped?)"
+                "the latest snapshot is {}, older than snapshot {} this job planned on (was the \
+                 table dropped?)",
+                show(latest_id),
+                show(planned_on)
             )));
         }
         let latest = latest_id
@@ -573,9 +576,16 @@ pub fn commit_with_backoff(
         attempt_files.extend(written.paths()[before..].iter().cloned());
 
         let prev = |f: &dyn Fn(&Snapshot) -> Option<i64>| latest.as_ref().and_then(f);
+        // An id at i64::MAX has no successor: wrapping would publish a negative snapshot id.
+        let next_id = latest_id.unwrap_or(0).checked_add(1).ok_or_else(|| {
+            Error::corrupt(
+                Some(&table.paths.snapshot(latest_id.unwrap_or(0))),
+                "the latest snapshot id is the largest possible; no snapshot can follow it",
+            )
+        })?;
         let snapshot = Snapshot {
             version: 3,
-            id: latest_id.unwrap_or(0) + 1,
+            id: next_id,
             schema_id: table
                 .schema
                 .id

@@ -112,7 +112,11 @@ pub fn latest_snapshot_id(storage: &dyn Storage, paths: &TablePaths) -> Result<O
         Err(e) => return Err(e.into()),
     };
     if let Some(id) = hint {
-        if exists(storage, &paths.snapshot(id))? && !exists(storage, &paths.snapshot(id + 1))? {
+        let successor = match id.checked_add(1) {
+            Some(next) => exists(storage, &paths.snapshot(next))?,
+            None => false,
+        };
+        if exists(storage, &paths.snapshot(id))? && !successor {
             return Ok(Some(id));
         }
     }
