@@ -115,7 +115,11 @@ impl Storage for DirStorage {
                 .to_string();
             if rel.starts_with(prefix) {
                 let size = e.metadata().map_err(|e| io_err(&rel, e))?.len();
-                out.push(ObjectMeta { path: rel, size });
+                out.push(ObjectMeta {
+                    path: rel,
+                    size,
+                    modified_ms: None,
+                });
             }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));

@@ -118,7 +118,11 @@ impl Storage for DirStorage {
             let name = e.file_name().to_string_lossy().to_string();
             if name.starts_with(prefix) {
                 let size = e.metadata().map_err(|e| io_err(&name, e))?.len();
-                out.push(ObjectMeta { path: name, size });
+                out.push(ObjectMeta {
+                    path: name,
+                    size,
+                    modified_ms: None,
+                });
             }
         }
         out.sort_by(|a, b| a.path.cmp(&b.path));

@@ -541,3 +541,61 @@ fn non_parquet_levels_block_the_bucket_with_the_reason_and_change_nothing() {
     assert_eq!(snapshot_of(&st), before, "nothing written");
     assert_eq!(read_rows(&st, "p"), rows);
 }
+
+#[test]
+fn the_job_runs_the_tables_maintenance_after_its_commit_unless_told_not_to() {
+    use paimon_compact::maintenance::maintain::{compact_and_maintain, MaintenanceSettings};
+    use paimon_compact::maintenance::MaintenanceContext;
+    let snapshots = |st: &MemoryStorage| {
+        st.paths()
+            .into_iter()
+            .filter(|p| p.starts_with("w/snapshot/snapshot-"))
+            .count()
+    };
+    for skip in [true, false] {
+        let st = MemoryStorage::new();
+        pk_table(
+            &st,
+            "w",
+            &[
+                ("write-only", "true"),
+                ("snapshot.num-retained.min", "1"),
+                ("snapshot.num-retained.max", "3"),
+            ],
+        );
+        let rows = read_rows(&st, "w");
+        assert_eq!(snapshots(&st), 6);
+        let settings = MaintenanceSettings::new(
+            MaintenanceContext {
+                now_ms: NOW,
+                utc_offset_ms: 0,
+                dry_run: false,
+            },
+            [7; 16],
+        );
+        let full = CompactOptions {
+            full: true,
+            ..opts(1, JobScope::default())
+        };
+        let report = compact_and_maintain(&st, "w", &full, (!skip).then_some(&settings)).unwrap();
+        assert_eq!(report.compaction.status, JobStatus::Complete);
+        assert_eq!(read_rows(&st, "w"), rows);
+        if skip {
+            assert!(report.maintenance.is_none());
+            assert_eq!(snapshots(&st), 7);
+        } else {
+            let m = report.maintenance.expect("maintenance ran");
+            let expired = &m.snapshots.as_ref().unwrap().expired_snapshots;
+            // At most three stay (num-retained.max); beyond the one always kept
+            // (num-retained.min), a snapshot also goes once its successor is older than
+            // snapshot.time-retained (1 h): the writes were ten days ago, so only the newest
+            // write and the job's COMPACT snapshot stay.
+            assert_eq!(expired, &vec![1, 2, 3, 4, 5], "{m:#?}");
+            assert_eq!(snapshots(&st), 2);
+            // Every file the retained snapshots name still exists: the table reads the same.
+            assert_eq!(read_rows(&st, "w"), rows);
+            let json = serde_json::to_value(&m).unwrap();
+            assert!(json.get("snapshots").is_some());
+        }
+    }
+}

@@ -334,6 +334,7 @@ fn commit_rows(st: &MemoryStorage, seeds: &[i64], file_seed: u8) {
         max_retries: 0,
         jitter_seed: 0,
         merge_manifests: false,
+        commit_identifier: i64::MAX,
     };
     let mut written = WrittenFiles::default();
     commit::commit(

@@ -534,6 +534,7 @@ fn add_deletion_vectors(st: &MemoryStorage, path: &str) {
             max_retries: 0,
             jitter_seed: 0,
             merge_manifests: true,
+            commit_identifier: i64::MAX,
         },
         &mut IdGen::new([3; 16]),
         &mut WrittenFiles::default(),

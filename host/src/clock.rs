@@ -19,6 +19,16 @@ pub fn now() -> (i64, u8) {
     (ms, hour)
 }
 
+/// The local zone's offset from UTC in milliseconds (`TZ_OFFSET_HOURS`, else 0: the standard
+/// library has no time zones), for what Paimon compares as local wall-clock time.
+pub fn utc_offset_ms() -> i64 {
+    std::env::var("TZ_OFFSET_HOURS")
+        .ok()
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(0)
+        .saturating_mul(3_600_000)
+}
+
 /// 16 random bytes (from the process's hash seeds and the clock), for job ids.
 pub fn random_id() -> [u8; 16] {
     let mut out = [0u8; 16];

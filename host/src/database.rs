@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use paimon_compact::table::{CompactReport, JobStatus};
+use paimon_compact::maintenance::maintain::JobReport;
+use paimon_compact::table::JobStatus;
 use paimon_compact_host::{Compactor, HostError};
 use regex::Regex;
 
@@ -53,7 +54,7 @@ pub struct TableOutcome {
     /// `database.table`.
     pub table: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub report: Option<CompactReport>,
+    pub report: Option<JobReport>,
     /// The error that stopped this table's job (nothing of it was committed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<serde_json::Value>,
@@ -143,7 +144,7 @@ pub fn compact_database(
         };
         match outcome {
             Ok(r) => {
-                match r.status {
+                match r.compaction.status {
                     JobStatus::Complete => report.compacted += 1,
                     JobStatus::NothingToDo => report.nothing_to_do += 1,
                     JobStatus::Incomplete => report.incomplete += 1,
@@ -174,7 +175,7 @@ pub fn describe(r: &DatabaseReport) -> String {
     for t in &r.tables {
         out.push_str(&format!("== {}\n", t.table));
         if let Some(rep) = &t.report {
-            out.push_str(&table::describe_report(rep));
+            out.push_str(&table::describe_job(rep));
         }
         if let Some(e) = &t.error {
             out.push_str(&format!(

@@ -136,7 +136,7 @@ pub fn run(
             results.push(serde_json::json!({ "table": table, "plan": before, "report": report, "plan_after": after }));
         } else {
             println!("-- plan\n{}", crate::table::describe_plan(&before));
-            println!("-- compact\n{}", crate::table::describe_report(&report));
+            println!("-- compact\n{}", crate::table::describe_job(&report));
             println!("-- plan after\n{}", crate::table::describe_plan(&after));
         }
     }

@@ -15,7 +15,20 @@ use crate::storage::{HostStorage, ProgressFn};
 use crate::wasm::{
     wit_compactor as wc, wit_planner as wp, wit_table as wtc, wit_types as wt, WasmRuntime,
 };
-use paimon_compact::table::{CompactReport, TablePlan};
+use paimon_compact::maintenance::maintain::{
+    JobReport, MaintenanceReport, MaintenanceSettings, MaintenanceTask,
+};
+use paimon_compact::maintenance::MaintenanceContext;
+use paimon_compact::table::TablePlan;
+
+/// A standalone maintenance run: option overrides (what the procedures' arguments set), a
+/// dry run, and orphan removal's threshold.
+#[derive(Clone, Debug, Default)]
+pub struct MaintenanceRequest {
+    pub options: Vec<(String, String)>,
+    pub dry_run: bool,
+    pub older_than_ms: Option<i64>,
+}
 
 /// A bucket decision, in the same shape whichever engine produced it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -475,6 +488,10 @@ pub struct TableJob {
     pub max_commit_retries: usize,
     /// Which partitions and buckets, and with which dynamic options (default: all).
     pub scope: paimon_compact::table::JobScope,
+    /// Leave out the maintenance after the commit.
+    pub skip_maintenance: bool,
+    /// The local zone's offset from UTC.
+    pub utc_offset_ms: i64,
 }
 
 impl TableJob {
@@ -490,6 +507,8 @@ impl TableJob {
             lease_ttl_ms: Some(10 * 60 * 1000),
             max_commit_retries: 10,
             scope: Default::default(),
+            skip_maintenance: false,
+            utc_offset_ms: crate::clock::utc_offset_ms(),
         }
     }
 
@@ -509,6 +528,8 @@ impl TableJob {
                 buckets: self.scope.buckets.clone(),
                 options: self.scope.options.clone(),
             },
+            skip_maintenance: self.skip_maintenance,
+            utc_offset_ms: self.utc_offset_ms,
         }
     }
 }
@@ -556,14 +577,15 @@ impl Compactor {
         }
     }
 
-    /// Compacts a whole table and commits a COMPACT snapshot.
+    /// Compacts a whole table and commits a COMPACT snapshot, then runs the table's
+    /// maintenance (unless `job.skip_maintenance`).
     pub fn compact_table(
         &self,
         storage: Arc<dyn HostStorage>,
         table_path: &str,
         job: &TableJob,
         progress: Option<ProgressFn>,
-    ) -> Result<CompactReport, HostError> {
+    ) -> Result<JobReport, HostError> {
         match self {
             Compactor::Native => {
                 let mut opts = paimon_compact::table::CompactOptions::new(
@@ -579,10 +601,22 @@ impl Compactor {
                 opts.clock = Some(&clock);
                 let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
                 opts.sleep = Some(&sleep);
-                Ok(paimon_compact::table::compact_table(
+                let maintain = MaintenanceSettings {
+                    sleep: Some(&sleep),
+                    ..MaintenanceSettings::new(
+                        MaintenanceContext {
+                            now_ms: job.now_ms,
+                            utc_offset_ms: job.utc_offset_ms,
+                            dry_run: false,
+                        },
+                        job.job_id,
+                    )
+                };
+                Ok(paimon_compact::maintenance::maintain::compact_and_maintain(
                     storage.as_ref(),
                     table_path,
                     &opts,
+                    (!job.skip_maintenance).then_some(&maintain),
                 )?)
             }
             Compactor::Wasm(rt) => {
@@ -597,6 +631,67 @@ impl Compactor {
                     })?
                     .map_err(from_wit_error)?;
                 from_json(&r.json)
+            }
+        }
+    }
+
+    /// Runs one maintenance task on a table (`dry_run`: report only).
+    pub fn maintain(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        table_path: &str,
+        task: MaintenanceTask,
+        request: &MaintenanceRequest,
+    ) -> Result<MaintenanceReport, HostError> {
+        let (now_ms, _) = crate::clock::now();
+        let ctx = MaintenanceContext {
+            now_ms,
+            utc_offset_ms: crate::clock::utc_offset_ms(),
+            dry_run: request.dry_run,
+        };
+        let job_id = crate::clock::random_id();
+        match self {
+            Compactor::Native => {
+                let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
+                let settings = MaintenanceSettings {
+                    options: request.options.clone(),
+                    older_than_ms: request.older_than_ms,
+                    sleep: Some(&sleep),
+                    ..MaintenanceSettings::new(ctx, job_id)
+                };
+                Ok(paimon_compact::maintenance::maintain::run(
+                    storage.as_ref(),
+                    table_path,
+                    task,
+                    &settings,
+                )?)
+            }
+            Compactor::Wasm(rt) => {
+                use crate::wasm::wit_maintenance as wm;
+                let task = match task {
+                    MaintenanceTask::AfterCommit => wm::MaintenanceTask::AfterCommit,
+                    MaintenanceTask::ExpireSnapshots => wm::MaintenanceTask::ExpireSnapshots,
+                    MaintenanceTask::ExpireChangelogs => wm::MaintenanceTask::ExpireChangelogs,
+                    MaintenanceTask::ExpirePartitions => wm::MaintenanceTask::ExpirePartitions,
+                    MaintenanceTask::ExpireTags => wm::MaintenanceTask::ExpireTags,
+                    MaintenanceTask::ExpireConsumers => wm::MaintenanceTask::ExpireConsumers,
+                    MaintenanceTask::RemoveOrphanFiles => wm::MaintenanceTask::RemoveOrphanFiles,
+                };
+                let settings = wm::MaintenanceSettings {
+                    now_ms: ctx.now_ms,
+                    utc_offset_ms: ctx.utc_offset_ms,
+                    dry_run: ctx.dry_run,
+                    job_id: job_id.to_vec(),
+                    options: request.options.clone(),
+                    older_than_ms: request.older_than_ms,
+                };
+                let json = rt
+                    .call(storage, None, |c, store| {
+                        c.paimon_compact_table_maintenance()
+                            .call_run(store, table_path, task, &settings)
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&json)
             }
         }
     }

@@ -10,6 +10,8 @@ pub mod serve;
 pub mod storage;
 pub mod wasm;
 
-pub use engine::{AppendInputFile, AppendJob, AppendSummary, Compactor, PlanSummary, TableJob};
+pub use engine::{
+    AppendInputFile, AppendJob, AppendSummary, Compactor, MaintenanceRequest, PlanSummary, TableJob,
+};
 pub use error::HostError;
 pub use wasm::{Limits, LoadInfo, WasmRuntime};

@@ -6,8 +6,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use paimon_compact::maintenance::maintain::MaintenanceTask;
 use paimon_compact::options::{parse_duration_ms, parse_memory_size, Flavor};
-use paimon_compact_host::{Compactor, HostError, Limits, TableJob, WasmRuntime};
+use paimon_compact_host::{
+    Compactor, HostError, Limits, MaintenanceRequest, TableJob, WasmRuntime,
+};
 
 mod database;
 mod demo;
@@ -105,6 +108,10 @@ enum Command {
         /// Do not take partition leases (only when no other compactor can run).
         #[arg(long)]
         no_lease: bool,
+        /// Leave out the maintenance after the commit (tag creation and expiry, partition,
+        /// consumer, snapshot and changelog expiration).
+        #[arg(long)]
+        skip_maintenance: bool,
     },
     /// Compact every table of a warehouse (or of one database), each with its own commit and
     /// report; a table that fails does not stop the others. Exit status as `compact`, the
@@ -132,6 +139,10 @@ enum Command {
         /// Do not take partition leases (only when no other compactor can run).
         #[arg(long)]
         no_lease: bool,
+        /// Leave out the maintenance after the commit (tag creation and expiry, partition,
+        /// consumer, snapshot and changelog expiration).
+        #[arg(long)]
+        skip_maintenance: bool,
     },
     /// The built-in demo: writes demo tables (append and primary-key, several commits of
     /// small files), shows their levels and the planner's decisions, compacts them and shows
@@ -152,6 +163,70 @@ enum Command {
         port: u16,
         #[arg(long, default_value = "www")]
         dir: PathBuf,
+    },
+    /// Expire old snapshots (Paimon's expire_snapshots): their data files, manifests and
+    /// snapshot files, never what a retained snapshot, a tag or a consumer still needs.
+    /// Without flags, the table's `snapshot.*` options decide.
+    ExpireSnapshots {
+        table: PathBuf,
+        /// Keep at least this many snapshots (`snapshot.num-retained.min`).
+        #[arg(long)]
+        retain_min: Option<u32>,
+        /// Keep at most this many snapshots (`snapshot.num-retained.max`).
+        #[arg(long)]
+        retain_max: Option<u32>,
+        /// Expire snapshots older than this (`snapshot.time-retained`, e.g. `1 h`).
+        #[arg(long)]
+        older_than: Option<String>,
+        /// Expire at most this many snapshots in one run (`snapshot.expire.limit`).
+        #[arg(long)]
+        max_deletes: Option<u32>,
+        #[command(flatten)]
+        run: MaintenanceArgs,
+    },
+    /// Expire long-lived changelogs (`changelog.num-retained.*`, `changelog.time-retained`).
+    ExpireChangelogs {
+        table: PathBuf,
+        #[command(flatten)]
+        run: MaintenanceArgs,
+    },
+    /// Drop expired partitions with an OVERWRITE snapshot (Paimon's expire_partitions);
+    /// without flags, the table's `partition.*` options decide.
+    ExpirePartitions {
+        table: PathBuf,
+        /// `partition.expiration-time`, e.g. `7 d`.
+        #[arg(long)]
+        expiration_time: Option<String>,
+        /// `partition.timestamp-formatter`, e.g. `yyyyMMdd`.
+        #[arg(long)]
+        timestamp_formatter: Option<String>,
+        /// `partition.timestamp-pattern`, e.g. `$dt $hr:00:00`.
+        #[arg(long)]
+        timestamp_pattern: Option<String>,
+        /// `values-time` or `update-time` (`partition.expiration-strategy`).
+        #[arg(long)]
+        strategy: Option<String>,
+        /// At most this many partitions (`partition.expiration-max-num`).
+        #[arg(long)]
+        max_num: Option<u32>,
+        #[command(flatten)]
+        run: MaintenanceArgs,
+    },
+    /// Delete tags whose retention has passed (`tag.default-time-retained`, per-tag TTL).
+    ExpireTags {
+        table: PathBuf,
+        #[command(flatten)]
+        run: MaintenanceArgs,
+    },
+    /// Delete files no snapshot, tag, branch or changelog references, older than a threshold
+    /// so that files a running writer has not committed yet are never taken.
+    RemoveOrphanFiles {
+        table: PathBuf,
+        /// Only files last modified at least this long ago (default `1 d`, as Paimon).
+        #[arg(long, default_value = "1 d")]
+        older_than: String,
+        #[command(flatten)]
+        run: MaintenanceArgs,
     },
     /// The planner's view of a table's options as a compaction job runs with them (its
     /// dynamic options applied, `write-only` off): every derived value a decision depends on,
@@ -174,6 +249,11 @@ fn main() -> ExitCode {
         | Command::Compact { json, .. }
         | Command::CompactDatabase { json, .. }
         | Command::Demo { json, .. } => *json,
+        Command::ExpireSnapshots { run, .. }
+        | Command::ExpireChangelogs { run, .. }
+        | Command::ExpirePartitions { run, .. }
+        | Command::ExpireTags { run, .. }
+        | Command::RemoveOrphanFiles { run, .. } => run.json,
         Command::Serve { .. } | Command::Info | Command::ExplainOptions { .. } => false,
     };
     match run(cli) {
@@ -196,6 +276,59 @@ fn main() -> ExitCode {
             ExitCode::from(if core.is_some() { 1 } else { 2 })
         }
     }
+}
+
+/// Flags every maintenance command takes.
+#[derive(Args)]
+struct MaintenanceArgs {
+    /// Report what would be deleted or committed, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// A table option for this run only (`key=value`); repeatable.
+    #[arg(long = "option", value_name = "KEY=VALUE")]
+    options: Vec<String>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The (key, value) pairs whose value was given.
+fn present(pairs: &[(&str, Option<String>)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .filter_map(|(k, v)| v.clone().map(|v| (k.to_string(), v)))
+        .collect()
+}
+
+/// Runs one maintenance task and prints its report.
+fn maintenance(
+    engine: &EngineArgs,
+    dir: &Path,
+    task: MaintenanceTask,
+    mut overrides: Vec<(String, String)>,
+    older_than_ms: Option<i64>,
+    args: &MaintenanceArgs,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let extra = ScopeArgs {
+        options: args.options.clone(),
+        ..ScopeArgs::default()
+    }
+    .to_scope()?;
+    overrides.extend(extra.options);
+    let compactor = compactor(engine)?;
+    let (storage, table_path) = table::open(dir, &engine.allow_external)?;
+    let request = MaintenanceRequest {
+        options: overrides,
+        dry_run: args.dry_run,
+        older_than_ms,
+    };
+    let report = compactor.maintain(storage, &table_path, task, &request)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", table::describe_maintenance(&report));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn component_bytes(explicit: Option<&Path>) -> Result<Vec<u8>, String> {
@@ -348,6 +481,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             json,
             wait,
             no_lease,
+            skip_maintenance,
         } => {
             let compactor = compactor(&cli.engine)?;
             let job = table::JobArgs {
@@ -355,14 +489,15 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 scope: scope.to_scope()?,
                 wait,
                 no_lease,
+                skip_maintenance,
             };
             let report = table::compact(&compactor, &dir, &job, !json, &cli.engine.allow_external)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                print!("{}", table::describe_report(&report));
+                print!("{}", table::describe_job(&report));
             }
-            Ok(table::exit_code(report.status))
+            Ok(table::exit_code(report.compaction.status))
         }
         Command::CompactDatabase {
             warehouse,
@@ -373,6 +508,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             json,
             wait,
             no_lease,
+            skip_maintenance,
         } => {
             let compactor = compactor(&cli.engine)?;
             let filter = database::TableFilter::new(
@@ -385,6 +521,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 scope: scope.to_scope()?,
                 wait,
                 no_lease,
+                skip_maintenance,
             };
             let report = database::compact_database(
                 &compactor,
@@ -413,6 +550,71 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("serving {} on http://127.0.0.1:{port}/", dir.display());
             paimon_compact_host::serve::serve(&dir, port)?;
             Ok(ExitCode::SUCCESS)
+        }
+        Command::ExpireSnapshots {
+            table: dir,
+            retain_min,
+            retain_max,
+            older_than,
+            max_deletes,
+            run,
+        } => {
+            let overrides = present(&[
+                (
+                    "snapshot.num-retained.min",
+                    retain_min.map(|n| n.to_string()),
+                ),
+                (
+                    "snapshot.num-retained.max",
+                    retain_max.map(|n| n.to_string()),
+                ),
+                ("snapshot.time-retained", older_than),
+                ("snapshot.expire.limit", max_deletes.map(|n| n.to_string())),
+            ]);
+            let task = MaintenanceTask::ExpireSnapshots;
+            maintenance(&cli.engine, &dir, task, overrides, None, &run)
+        }
+        Command::ExpireChangelogs { table: dir, run } => {
+            let task = MaintenanceTask::ExpireChangelogs;
+            maintenance(&cli.engine, &dir, task, Vec::new(), None, &run)
+        }
+        Command::ExpirePartitions {
+            table: dir,
+            expiration_time,
+            timestamp_formatter,
+            timestamp_pattern,
+            strategy,
+            max_num,
+            run,
+        } => {
+            let overrides = present(&[
+                ("partition.expiration-time", expiration_time),
+                ("partition.timestamp-formatter", timestamp_formatter),
+                ("partition.timestamp-pattern", timestamp_pattern),
+                ("partition.expiration-strategy", strategy),
+                (
+                    "partition.expiration-max-num",
+                    max_num.map(|n| n.to_string()),
+                ),
+            ]);
+            let task = MaintenanceTask::ExpirePartitions;
+            maintenance(&cli.engine, &dir, task, overrides, None, &run)
+        }
+        Command::ExpireTags { table: dir, run } => {
+            let task = MaintenanceTask::ExpireTags;
+            maintenance(&cli.engine, &dir, task, Vec::new(), None, &run)
+        }
+        Command::RemoveOrphanFiles {
+            table: dir,
+            older_than,
+            run,
+        } => {
+            let ms = parse_duration_ms(&older_than)
+                .map_err(|e| format!("--older-than '{older_than}': {e}"))?;
+            let (now, _) = paimon_compact_host::clock::now();
+            let threshold = now.saturating_sub(i64::try_from(ms).unwrap_or(i64::MAX));
+            let task = MaintenanceTask::RemoveOrphanFiles;
+            maintenance(&cli.engine, &dir, task, Vec::new(), Some(threshold), &run)
         }
         Command::ExplainOptions {
             table: dir,

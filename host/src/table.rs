@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use paimon_compact::plan::{human_bytes, UpgradeStrategy};
 use std::process::ExitCode;
 
+use paimon_compact::maintenance::maintain::{JobReport, MaintenanceReport};
 use paimon_compact::table::{CompactReport, JobScope, JobStatus, PlannedAction, TablePlan};
 use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::{HostStorage, ProgressFn};
@@ -173,6 +174,77 @@ pub fn describe_plan(plan: &TablePlan) -> String {
     out
 }
 
+/// What a job did, its maintenance included.
+pub fn describe_job(r: &JobReport) -> String {
+    let mut out = describe_report(&r.compaction);
+    if let Some(m) = &r.maintenance {
+        out.push_str(&describe_maintenance(m));
+    }
+    if let Some(e) = &r.maintenance_error {
+        out.push_str(&format!("  maintenance failed (the commit stands): {e}\n"));
+    }
+    out
+}
+
+/// One line per maintenance step that did something.
+pub fn describe_maintenance(m: &MaintenanceReport) -> String {
+    let verb = if m.dry_run { "would delete" } else { "deleted" };
+    let mut out = String::new();
+    let mut line = |s: String| out.push_str(&format!("  {s}\n"));
+    if let Some(t) = &m.tags_created {
+        if !t.created.is_empty() {
+            line(format!("tags created: {}", t.created.len()));
+        }
+    }
+    if let Some(t) = &m.tags_expired {
+        if !t.deleted.is_empty() {
+            line(format!("tags expired: {}", t.deleted.len()));
+        }
+    }
+    if let Some(p) = &m.partitions {
+        if !p.expired.is_empty() {
+            line(format!(
+                "partitions expired: {} ({} OVERWRITE snapshot(s))",
+                p.rows().join("; "),
+                p.snapshots.len()
+            ));
+        }
+    }
+    if let Some(c) = &m.consumers {
+        if !c.expired.is_empty() {
+            line(format!("consumers expired: {}", c.expired.join(", ")));
+        }
+    }
+    if let Some(s) = &m.snapshots {
+        if !s.expired_snapshots.is_empty() || !s.deleted.is_empty() {
+            line(format!(
+                "snapshots expired: {} ({verb} {} file(s))",
+                s.expired_snapshots.len(),
+                s.deleted.len()
+            ));
+        }
+    }
+    if let Some(c) = &m.changelogs {
+        line(format!(
+            "changelogs: {}",
+            serde_json::to_string(c).unwrap_or_default()
+        ));
+    }
+    if let Some(o) = &m.orphans {
+        line(format!(
+            "orphan files: {verb} {} of {} candidate(s); kept {} too young, {} of unknown age",
+            o.deleted.len(),
+            o.candidates,
+            o.kept_too_young,
+            o.kept_unknown_age
+        ));
+    }
+    if out.is_empty() {
+        out.push_str("  maintenance: nothing to do\n");
+    }
+    out
+}
+
 /// What a job did.
 pub fn describe_report(r: &CompactReport) -> String {
     let mut out = String::new();
@@ -295,6 +367,8 @@ pub struct JobArgs {
     /// Retry while another job holds one of the partitions.
     pub wait: bool,
     pub no_lease: bool,
+    /// Leave out the maintenance after the commit.
+    pub skip_maintenance: bool,
 }
 
 /// The documented exit status of a job that ran (errors exit 1 or 2 before this).
@@ -316,13 +390,14 @@ pub fn compact(
     args: &JobArgs,
     show_progress: bool,
     allow_external: &[PathBuf],
-) -> Result<CompactReport, HostError> {
+) -> Result<JobReport, HostError> {
     let (storage, table_path) = open(dir, allow_external).map_err(HostError::Setup)?;
     let started = Instant::now();
     let mut committed: Vec<i64> = Vec::new();
     loop {
         let mut job = TableJob::now(args.full);
         job.scope = args.scope.clone();
+        job.skip_maintenance = args.skip_maintenance;
         if args.no_lease {
             job.lease_ttl_ms = None;
         }
@@ -332,15 +407,17 @@ pub fn compact(
             bar.finish_and_clear();
         }
         let mut report = report?;
-        if let Some(id) = report.snapshot_after {
+        if let Some(id) = report.compaction.snapshot_after {
             committed.push(id);
         }
         if !args.wait
-            || report.leases_held_elsewhere.is_empty()
+            || report.compaction.leases_held_elsewhere.is_empty()
             || started.elapsed() > Duration::from_secs(3600)
         {
-            if committed.len() > 1 || (committed.len() == 1 && report.snapshot_after.is_none()) {
-                report.warnings.push(format!(
+            if committed.len() > 1
+                || (committed.len() == 1 && report.compaction.snapshot_after.is_none())
+            {
+                report.compaction.warnings.push(format!(
                     "this run committed COMPACT snapshots {} over {} rounds of --wait",
                     committed
                         .iter()
@@ -354,7 +431,7 @@ pub fn compact(
         }
         eprintln!(
             "waiting: {} partition(s) held by another compaction job",
-            report.leases_held_elsewhere.len()
+            report.compaction.leases_held_elsewhere.len()
         );
         std::thread::sleep(Duration::from_secs(5));
     }

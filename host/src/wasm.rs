@@ -26,6 +26,7 @@ wasmtime::component::bindgen!({
 pub use exports::paimon::compact::compactor as wit_compactor;
 pub use exports::paimon::compact::planner as wit_planner;
 pub use exports::paimon::compact::table_compactor as wit_table;
+pub use exports::paimon::compact::table_maintenance as wit_maintenance;
 use paimon::compact::codec as wit_codec;
 use paimon::compact::progress as wit_progress;
 use paimon::compact::storage as wit_storage;

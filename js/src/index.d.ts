@@ -180,6 +180,8 @@ export interface TableJobOptions {
   buckets?: string;
   /** Table options for this job only; the schema is not changed. */
   tableOptions?: Record<string, string>;
+  /** Leave out the maintenance after the commit (expiry of tags, partitions, consumers, snapshots, changelogs). */
+  skipMaintenance?: boolean;
   /** The job's clock (defaults to now). */
   nowMs?: number;
   localHour?: number;
@@ -229,3 +231,21 @@ export interface CompactReport {
 export function planTable(storage: Storage, tablePath: string, options?: TableJobOptions): TablePlan;
 export function compactTable(storage: Storage, tablePath: string, options?: TableJobOptions): CompactReport;
 export function writeDemoTables(storage: Storage, root?: string, opts?: { nowMs?: number; seed?: number }): string[];
+
+/** A standalone maintenance run (docs/maintenance.md). */
+export interface MaintenanceOptions {
+  /** Report what would be deleted or committed, and change nothing. */
+  dryRun?: boolean;
+  /** Table options for this run only (e.g. `snapshot.num-retained.max`). */
+  tableOptions?: Record<string, string>;
+  /** Orphan removal: only files last modified before this (epoch ms; default one day ago). */
+  olderThanMs?: number;
+  nowMs?: number;
+}
+/** What a maintenance run did, step by step (absent steps did not run). */
+export type MaintenanceReport = Record<string, any>;
+export function expireSnapshots(storage: Storage, tablePath: string, options?: MaintenanceOptions): MaintenanceReport;
+export function expireChangelogs(storage: Storage, tablePath: string, options?: MaintenanceOptions): MaintenanceReport;
+export function expirePartitions(storage: Storage, tablePath: string, options?: MaintenanceOptions): MaintenanceReport;
+export function expireTags(storage: Storage, tablePath: string, options?: MaintenanceOptions): MaintenanceReport;
+export function removeOrphanFiles(storage: Storage, tablePath: string, options?: MaintenanceOptions): MaintenanceReport;

@@ -1,6 +1,6 @@
 // paimon-compact for Node: the WebAssembly component (transpiled by jco into ../dist) with
 // storage supplied by JavaScript.
-import { planner, compactor, tableCompactor } from '../dist/paimon_compact.js';
+import { planner, compactor, tableCompactor, tableMaintenance } from '../dist/paimon_compact.js';
 import { randomBytes } from 'node:crypto';
 import { useStorage } from './storage-bridge.js';
 import { useProgress } from './progress-bridge.js';
@@ -131,7 +131,12 @@ function jobScope({ partitions = [], where, partitionIdleTime, buckets, tableOpt
   };
 }
 
-function jobSettings({ full = false, strategy, nowMs = Date.now(), localHour = new Date(nowMs).getHours(), owner = `paimon-compact-node@${process.pid}`, leaseTtlMs = 10 * 60 * 1000, maxCommitRetries = 10, ...scope } = {}) {
+// The host's offset from UTC at `nowMs` (JavaScript's Date knows the zone).
+function utcOffsetMs(nowMs) {
+  return -new Date(nowMs).getTimezoneOffset() * 60 * 1000;
+}
+
+function jobSettings({ full = false, strategy, nowMs = Date.now(), localHour = new Date(nowMs).getHours(), owner = `paimon-compact-node@${process.pid}`, leaseTtlMs = 10 * 60 * 1000, maxCommitRetries = 10, skipMaintenance = false, ...scope } = {}) {
   if (strategy !== undefined && strategy !== 'full' && strategy !== 'minor') {
     throw new TypeError(`strategy must be 'full' or 'minor', not '${strategy}'`);
   }
@@ -145,7 +150,50 @@ function jobSettings({ full = false, strategy, nowMs = Date.now(), localHour = n
     leaseTtlMs: leaseTtlMs === null ? undefined : BigInt(leaseTtlMs),
     maxCommitRetries,
     scope: jobScope(scope),
+    skipMaintenance: Boolean(skipMaintenance),
+    utcOffsetMs: BigInt(utcOffsetMs(nowMs)),
   };
+}
+
+// One maintenance task through the WIT `table-maintenance.run`; the report as an object.
+function maintain(storage, tablePath, task, { dryRun = false, tableOptions = {}, olderThanMs, nowMs = Date.now() } = {}) {
+  const settings = {
+    nowMs: BigInt(nowMs),
+    utcOffsetMs: BigInt(utcOffsetMs(nowMs)),
+    dryRun: Boolean(dryRun),
+    jobId: new Uint8Array(randomBytes(16)),
+    options: Object.entries(tableOptions).map(([k, v]) => [String(k), String(v)]),
+    olderThanMs: olderThanMs === undefined || olderThanMs === null ? undefined : BigInt(olderThanMs),
+  };
+  return JSON.parse(withStorage(storage, null, () => tableMaintenance.run(tablePath, task, settings)));
+}
+
+/** Expires old snapshots (the table's `snapshot.*` options, overridable in `tableOptions`). */
+export function expireSnapshots(storage, tablePath, options = {}) {
+  return maintain(storage, tablePath, 'expire-snapshots', options);
+}
+
+/** Expires long-lived changelogs (`changelog.*`). */
+export function expireChangelogs(storage, tablePath, options = {}) {
+  return maintain(storage, tablePath, 'expire-changelogs', options);
+}
+
+/** Drops expired partitions with an OVERWRITE snapshot (`partition.*`). */
+export function expirePartitions(storage, tablePath, options = {}) {
+  return maintain(storage, tablePath, 'expire-partitions', options);
+}
+
+/** Deletes tags whose retention has passed. */
+export function expireTags(storage, tablePath, options = {}) {
+  return maintain(storage, tablePath, 'expire-tags', options);
+}
+
+/**
+ * Deletes files no snapshot, tag, branch or changelog references, last modified before
+ * `olderThanMs` (epoch ms; default one day ago).
+ */
+export function removeOrphanFiles(storage, tablePath, options = {}) {
+  return maintain(storage, tablePath, 'remove-orphan-files', options);
 }
 
 /**

@@ -514,8 +514,26 @@ impl wtc::GuestCompactionJob for TableJob {
         let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
         opts.sleep = Some(&sleep);
         progress("compact", 0, 1, format!("compacting {}", self.table_path));
-        let r = crate::table::compact_table(&HostStorage, &self.table_path, &opts)
-            .map_err(to_wit_error)?;
+        let maintain = crate::maintenance::maintain::MaintenanceSettings {
+            sleep: Some(&sleep),
+            ..crate::maintenance::maintain::MaintenanceSettings::new(
+                crate::maintenance::MaintenanceContext {
+                    now_ms: self.settings.now_ms,
+                    utc_offset_ms: self.settings.utc_offset_ms,
+                    dry_run: false,
+                },
+                opts.job_id,
+            )
+        };
+        let job = crate::maintenance::maintain::compact_and_maintain(
+            &HostStorage,
+            &self.table_path,
+            &opts,
+            (!self.settings.skip_maintenance).then_some(&maintain),
+        )
+        .map_err(to_wit_error)?;
+        let json = serde_json::to_string(&job).unwrap_or_default();
+        let r = job.compaction;
         progress(
             "compact",
             1,
@@ -533,8 +551,55 @@ impl wtc::GuestCompactionJob for TableJob {
             snapshot_after: r.snapshot_after,
             files_removed: r.totals.files_removed as u64,
             files_added: r.totals.files_added as u64,
-            json: serde_json::to_string(&r).unwrap_or_default(),
+            json,
         })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table maintenance
+
+use exports::paimon::compact::table_maintenance as wtm;
+
+impl wtm::Guest for Component {
+    fn run(
+        table_path: String,
+        task: wtm::MaintenanceTask,
+        settings: wtm::MaintenanceSettings,
+    ) -> Result<String, wt::Error> {
+        use crate::maintenance::maintain::{self, MaintenanceTask as T};
+        let task = match task {
+            wtm::MaintenanceTask::AfterCommit => T::AfterCommit,
+            wtm::MaintenanceTask::ExpireSnapshots => T::ExpireSnapshots,
+            wtm::MaintenanceTask::ExpireChangelogs => T::ExpireChangelogs,
+            wtm::MaintenanceTask::ExpirePartitions => T::ExpirePartitions,
+            wtm::MaintenanceTask::ExpireTags => T::ExpireTags,
+            wtm::MaintenanceTask::ExpireConsumers => T::ExpireConsumers,
+            wtm::MaintenanceTask::RemoveOrphanFiles => T::RemoveOrphanFiles,
+        };
+        let job_id: [u8; 16] = settings.job_id.as_slice().try_into().map_err(|_| {
+            wt::Error::InvalidOption(wt::OptionError {
+                key: "job-id".into(),
+                value: format!("{} bytes", settings.job_id.len()),
+                message: "job-id must be 16 random bytes".into(),
+            })
+        })?;
+        let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
+        let s = maintain::MaintenanceSettings {
+            options: settings.options,
+            older_than_ms: settings.older_than_ms,
+            sleep: Some(&sleep),
+            ..maintain::MaintenanceSettings::new(
+                crate::maintenance::MaintenanceContext {
+                    now_ms: settings.now_ms,
+                    utc_offset_ms: settings.utc_offset_ms,
+                    dry_run: settings.dry_run,
+                },
+                job_id,
+            )
+        };
+        let report = maintain::run(&HostStorage, &table_path, task, &s).map_err(to_wit_error)?;
+        Ok(serde_json::to_string(&report).unwrap_or_default())
     }
 }
 

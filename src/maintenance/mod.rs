@@ -13,6 +13,7 @@
 pub mod consumers;
 pub mod expire_changelogs;
 pub mod expire_snapshots;
+pub mod maintain;
 pub mod orphans;
 pub mod partition_expire;
 pub mod tags;

@@ -105,6 +105,9 @@ pub struct CommitSettings {
     /// Merge small manifests of the base list (`manifest.*` options), as Java's commit does.
     /// The demo writer turns it off to leave tables as pypaimon leaves them.
     pub merge_manifests: bool,
+    /// `commitIdentifier` of the snapshot: `i64::MAX` for batch commits (a compaction job,
+    /// a procedure); partition expiration after a commit reuses that commit's.
+    pub commit_identifier: i64,
 }
 
 /// How long to wait before attempt `attempt` (1-based) after a lost race: exponential from
@@ -598,7 +601,7 @@ pub fn commit_with_backoff(
             changelog_manifest_list_size: changelog_list.as_ref().map(|(_, s)| *s),
             index_manifest,
             commit_user: settings.commit_user.clone(),
-            commit_identifier: i64::MAX,
+            commit_identifier: settings.commit_identifier,
             commit_kind: settings.kind,
             time_millis: settings.now_ms,
             total_record_count: Some(prev(&|l| l.total_record_count).unwrap_or(0) + added_rows),

@@ -270,6 +270,7 @@ impl<'s> TableWriter<'s> {
                 max_retries: 3,
                 jitter_seed: 0,
                 merge_manifests: false,
+                commit_identifier: i64::MAX,
             };
             let outcome = commit::commit(
                 self.storage,

@@ -1319,6 +1319,7 @@ pub fn compact_table(
             max_retries: opts.max_commit_retries,
             jitter_seed: u64::from_le_bytes(opts.job_id[..8].try_into().unwrap_or_default()),
             merge_manifests: true,
+            commit_identifier: i64::MAX,
         };
         let delta = std::mem::take(&mut run.delta);
         commit::commit_with_backoff(

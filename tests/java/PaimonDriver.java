@@ -28,7 +28,40 @@
  *             "changelog" for the changelog a snapshot wrote); with_kind adds "_kind".
  *   snapshots every snapshot (id, commitKind, schemaId, counts, indexManifest, ...)
  *   files     the live data files of the latest snapshot (partition, bucket, level, ...)
- *   tag       name, snapshot_id (default: the latest)
+ *   tag       name, snapshot_id (default: the latest), time_retained (a duration: the tag's
+ *             TTL, written as tagCreateTime / tagTimeRetained); "create_tag" is the same step.
+ *   compact's "maintenance": false commits through a write-only copy of the table, so that
+ *             Java's own post-commit maintenance (this build's order) does not run (nor its
+ *             consumer expiry, which this build runs even on write-only commits).
+ *
+ * Maintenance steps (each on the table copied with its "options" and write-only off, as a
+ * dedicated job runs; every count or list they return is Java's own):
+ *   expire_snapshots   table.newExpireSnapshots().config(coreOptions().expireConfig()).expire()
+ *   expire_changelogs  table.newExpireChangelog() with the same config
+ *   expire_partitions  store().newPartitionExpire(user).expire(Long.MAX_VALUE), with
+ *                      partition.expiration-check-interval forced to 0 (as the procedure does);
+ *                      "expired": the dropped partitions
+ *   expire_consumers   ConsumerManager.expire(now - consumer.expiration-time), if that is set
+ *   tag_auto           store().newTagCreationManager().run(): auto creation, then TTL expiry
+ *   maintain           the post-commit maintenance in newer Paimon's order (TableCommitImpl
+ *                      .maintain): tag_auto, partitions (the table's own check interval, with
+ *                      identifier Long.MAX_VALUE), consumers, snapshots, then changelogs when the
+ *                      changelog lifecycle is decoupled. This 1.0 build's own commit runs them
+ *                      as consumers, snapshots, partitions, tags instead.
+ * State steps:
+ *   list      snapshots (ids), earliest, latest, changelogs (ids), tags {name: snapshot id},
+ *             partitions (of the latest snapshot: partition, recordCount, fileCount,
+ *             lastFileCreationTime), consumers {id: nextSnapshot}
+ *   orphans   new OrphanFilesClean(table).olderThan(older_than).fileCleaner(no-op).clean():
+ *             the files Java would delete, relative to the table directory, sorted;
+ *             older_than is "yyyy-MM-dd HH:mm:ss" in the JVM zone (default far in the future);
+ *             "delete": true keeps Java's own cleaner (the files are deleted)
+ *   versions  every row of every snapshot (scan.snapshot-id) and of every tag (scan.tag-name):
+ *             {"snapshots": {id: rows | {"error": ...}}, "tags": {name: rows | {"error": ...}}}
+ *
+ * Any step may carry "timezone" (e.g. "GMT-12"): the JVM default zone during that step only
+ * (Paimon stamps data files' creationTime with LocalDateTime.now(): a write in GMT-12 looks
+ * twelve hours old to a reader in UTC).
  *
  * Canonical values: integers and floats as JSON numbers, strings as strings, DECIMAL as its
  * plain string ("12.30"), DATE as "yyyy-MM-dd", TIME as "HH:mm:ss[.SSS]", TIMESTAMP as
@@ -36,7 +69,9 @@
  * array, MAP as an array of [key, value] pairs sorted by the key's JSON, ROW as an object.
  */
 
+import org.apache.paimon.CoreOptions;
 import org.apache.paimon.append.UnawareAppendCompactionTask;
+import org.apache.paimon.consumer.ConsumerManager;
 import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
@@ -54,7 +89,11 @@ import org.apache.paimon.data.Timestamp;
 import org.apache.paimon.disk.IOManager;
 import org.apache.paimon.io.DataFileMeta;
 import org.apache.paimon.manifest.ManifestEntry;
+import org.apache.paimon.manifest.PartitionEntry;
 import org.apache.paimon.operation.AppendOnlyFileStoreWrite;
+import org.apache.paimon.operation.OrphanFilesClean;
+import org.apache.paimon.operation.PartitionExpire;
+import org.apache.paimon.options.ExpireConfig;
 import org.apache.paimon.options.Options;
 import org.apache.paimon.reader.RecordReader;
 import org.apache.paimon.schema.Schema;
@@ -83,6 +122,8 @@ import org.apache.paimon.types.MapType;
 import org.apache.paimon.types.MultisetType;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
+import org.apache.paimon.utils.TimeUtils;
+import org.apache.paimon.Changelog;
 import org.apache.paimon.Snapshot;
 
 import java.io.File;
@@ -94,6 +135,7 @@ import java.nio.file.Path;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
+import java.time.Duration;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -104,6 +146,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TimeZone;
 import java.util.UUID;
 
 public class PaimonDriver {
@@ -150,12 +194,18 @@ public class PaimonDriver {
                     result.put("label", step.get("label").asText());
                 }
                 long start = System.nanoTime();
+                TimeZone zone = TimeZone.getDefault();
                 try {
+                    if (step.has("timezone")) {
+                        TimeZone.setDefault(TimeZone.getTimeZone(step.get("timezone").asText()));
+                    }
                     driver.run(step, result);
                 } catch (Throwable t) {
                     System.err.println("step failed: " + step);
                     t.printStackTrace();
                     result.put("error", describe(t));
+                } finally {
+                    TimeZone.setDefault(zone);
                 }
                 result.put("millis", (System.nanoTime() - start) / 1_000_000);
                 results.add(result);
@@ -236,11 +286,35 @@ public class PaimonDriver {
                 result.set("files", files(id));
                 break;
             case "tag":
-                if (step.has("snapshot_id")) {
-                    catalog.getTable(id).createTag(step.get("name").asText(), step.get("snapshot_id").asLong());
-                } else {
-                    catalog.getTable(id).createTag(step.get("name").asText());
-                }
+            case "create_tag":
+                tag(id, step);
+                break;
+            case "expire_snapshots":
+                result.put("expired", expireSnapshots(id, step));
+                break;
+            case "expire_changelogs":
+                result.put("expired", expireChangelogs(id, step));
+                break;
+            case "expire_partitions":
+                result.set("expired", expirePartitions(id, step));
+                break;
+            case "expire_consumers":
+                result.put("ran", expireConsumers(maintenanceTable(id, step)));
+                break;
+            case "tag_auto":
+                maintenanceTable(id, step).store().newTagCreationManager().run();
+                break;
+            case "maintain":
+                result.setAll(maintain(id, step));
+                break;
+            case "list":
+                result.setAll(list(id));
+                break;
+            case "orphans":
+                result.set("orphans", orphans(id, step));
+                break;
+            case "versions":
+                result.setAll(versions(id));
                 break;
             default:
                 throw new IllegalArgumentException("unknown op '" + op + "'");
@@ -313,6 +387,17 @@ public class PaimonDriver {
         Map<String, String> dynamic = new HashMap<>(stringMap(step.get("options")));
         dynamic.put("write-only", "false");
         FileStoreTable table = ((FileStoreTable) catalog.getTable(id)).copy(dynamic);
+        // Without maintenance: commit through a write-only copy (no post-commit maintainers).
+        FileStoreTable committer = table;
+        if (!step.path("maintenance").asBoolean(true)) {
+            Map<String, String> writeOnly = new HashMap<>(dynamic);
+            writeOnly.put("write-only", "true");
+            // This build expires consumers after every commit, write-only or not.
+            if (table.coreOptions().consumerExpireTime() != null) {
+                writeOnly.put("consumer.expiration-time", "36500 d");
+            }
+            committer = ((FileStoreTable) catalog.getTable(id)).copy(writeOnly);
+        }
         List<ManifestEntry> entries = table.store().newScan().plan().files();
         List<CommitMessage> messages = new ArrayList<>();
         ObjectNode out = NODES.objectNode();
@@ -338,7 +423,7 @@ public class PaimonDriver {
             }
             out.put("tasks", messages.size());
             if (!messages.isEmpty()) {
-                try (BatchTableCommit commit = table.newBatchWriteBuilder().newCommit()) {
+                try (BatchTableCommit commit = committer.newBatchWriteBuilder().newCommit()) {
                     commit.commit(messages);
                 }
             }
@@ -352,7 +437,7 @@ public class PaimonDriver {
             }
             BatchWriteBuilder builder = table.newBatchWriteBuilder();
             try (BatchTableWrite write = builder.newWrite();
-                    BatchTableCommit commit = builder.newCommit()) {
+                    BatchTableCommit commit = committer.newBatchWriteBuilder().newCommit()) {
                 write.withIOManager(ioManager);
                 for (List<Object> b : buckets) {
                     write.compact((BinaryRow) b.get(0), (Integer) b.get(1), true);
@@ -432,6 +517,223 @@ public class PaimonDriver {
             out.add(o);
         }
         return out;
+    }
+
+    // ---------------------------------------------------------------- maintenance
+
+    private void tag(Identifier id, JsonNode step) throws Exception {
+        Table table = catalog.getTable(id);
+        String name = step.get("name").asText();
+        Duration ttl = step.has("time_retained")
+                ? TimeUtils.parseDuration(step.get("time_retained").asText()) : null;
+        if (step.has("snapshot_id")) {
+            long snapshot = step.get("snapshot_id").asLong();
+            if (ttl != null) {
+                table.createTag(name, snapshot, ttl);
+            } else {
+                table.createTag(name, snapshot);
+            }
+        } else if (ttl != null) {
+            table.createTag(name, ttl);
+        } else {
+            table.createTag(name);
+        }
+    }
+
+    /** The table as a dedicated maintenance job sees it: its options, write-only off. */
+    private FileStoreTable maintenanceTable(Identifier id, JsonNode step) throws Exception {
+        Map<String, String> dynamic = new HashMap<>(stringMap(step.get("options")));
+        dynamic.put("write-only", "false");
+        return ((FileStoreTable) catalog.getTable(id)).copy(dynamic);
+    }
+
+    private int expireSnapshots(Identifier id, JsonNode step) throws Exception {
+        FileStoreTable table = maintenanceTable(id, step);
+        return table.newExpireSnapshots().config(table.coreOptions().expireConfig()).expire();
+    }
+
+    private int expireChangelogs(Identifier id, JsonNode step) throws Exception {
+        FileStoreTable table = maintenanceTable(id, step);
+        return table.newExpireChangelog().config(table.coreOptions().expireConfig()).expire();
+    }
+
+    private static ArrayNode partitionMaps(List<Map<String, String>> partitions) {
+        ArrayNode out = NODES.arrayNode();
+        if (partitions != null) {
+            for (Map<String, String> p : partitions) {
+                ObjectNode o = NODES.objectNode();
+                p.forEach(o::put);
+                out.add(o);
+            }
+        }
+        return out;
+    }
+
+    private ArrayNode expirePartitions(Identifier id, JsonNode step) throws Exception {
+        Map<String, String> dynamic = new HashMap<>(stringMap(step.get("options")));
+        dynamic.put("write-only", "false");
+        dynamic.put("partition.expiration-check-interval", "0 s");
+        FileStoreTable table = ((FileStoreTable) catalog.getTable(id)).copy(dynamic);
+        PartitionExpire expire = table.store().newPartitionExpire("expire-partitions-" + UUID.randomUUID());
+        if (expire == null) {
+            throw new IllegalStateException("no partition expiration for " + id
+                    + " (partition.expiration-time unset, or the table is not partitioned)");
+        }
+        return partitionMaps(expire.expire(Long.MAX_VALUE));
+    }
+
+    private static boolean expireConsumers(FileStoreTable table) {
+        Duration expiration = table.coreOptions().consumerExpireTime();
+        if (expiration == null) {
+            return false;
+        }
+        new ConsumerManager(table.fileIO(), table.location())
+                .expire(LocalDateTime.now().minus(expiration));
+        return true;
+    }
+
+    /** Post-commit maintenance in newer Paimon's order (TableCommitImpl.maintain). */
+    private ObjectNode maintain(Identifier id, JsonNode step) throws Exception {
+        FileStoreTable table = maintenanceTable(id, step);
+        CoreOptions options = table.coreOptions();
+        ObjectNode out = NODES.objectNode();
+        table.store().newTagCreationManager().run();
+        PartitionExpire partitions = table.store().newPartitionExpire("maintain-" + UUID.randomUUID());
+        if (partitions != null) {
+            out.set("partitions", partitionMaps(partitions.expire(Long.MAX_VALUE)));
+        }
+        out.put("consumers", expireConsumers(table));
+        ExpireConfig config = options.expireConfig();
+        out.put("snapshots", table.newExpireSnapshots().config(config).expire());
+        if (options.changelogLifecycleDecoupled()) {
+            out.put("changelogs", table.newExpireChangelog().config(config).expire());
+        }
+        return out;
+    }
+
+    private ObjectNode list(Identifier id) throws Exception {
+        FileStoreTable table = (FileStoreTable) catalog.getTable(id);
+        ObjectNode out = NODES.objectNode();
+        ArrayNode snapshots = NODES.arrayNode();
+        Iterator<Snapshot> it = table.snapshotManager().snapshots();
+        while (it.hasNext()) {
+            snapshots.add(it.next().id());
+        }
+        out.set("snapshots", snapshots);
+        Long earliest = table.snapshotManager().earliestSnapshotId();
+        Long latest = table.snapshotManager().latestSnapshotId();
+        out.set("earliest", earliest == null ? NODES.nullNode() : NODES.numberNode(earliest));
+        out.set("latest", latest == null ? NODES.nullNode() : NODES.numberNode(latest));
+        ArrayNode changelogs = NODES.arrayNode();
+        Iterator<Changelog> cl = table.snapshotManager().changelogs();
+        while (cl.hasNext()) {
+            changelogs.add(cl.next().id());
+        }
+        out.set("changelogs", changelogs);
+        ObjectNode tags = NODES.objectNode();
+        SortedMap<Snapshot, List<String>> tagged = table.tagManager().tags();
+        for (Map.Entry<Snapshot, List<String>> e : tagged.entrySet()) {
+            for (String name : e.getValue()) {
+                tags.put(name, e.getKey().id());
+            }
+        }
+        out.set("tags", tags);
+        ArrayNode partitions = NODES.arrayNode();
+        RowType partitionType = table.schema().logicalPartitionType();
+        if (latest != null) {
+            List<String> rows = new ArrayList<>();
+            for (PartitionEntry p : table.store().newScan().readPartitionEntries()) {
+                ObjectNode o = NODES.objectNode();
+                o.set("partition", rowToJson(p.partition(), partitionType));
+                o.put("recordCount", p.recordCount());
+                o.put("fileCount", p.fileCount());
+                o.put("lastFileCreationTime", p.lastFileCreationTime());
+                rows.add(JSON.writeValueAsString(o));
+            }
+            rows.sort(Comparator.naturalOrder());
+            for (String r : rows) {
+                partitions.add(JSON.readTree(r));
+            }
+        }
+        out.set("partitions", partitions);
+        ObjectNode consumers = NODES.objectNode();
+        new ConsumerManager(table.fileIO(), table.location()).consumers().forEach(consumers::put);
+        out.set("consumers", consumers);
+        return out;
+    }
+
+    private ArrayNode orphans(Identifier id, JsonNode step) throws Exception {
+        FileStoreTable table = (FileStoreTable) catalog.getTable(id);
+        String olderThan = step.path("older_than").asText("2999-12-31 00:00:00");
+        OrphanFilesClean clean = new OrphanFilesClean(table).olderThan(olderThan);
+        widenOrphanCleanPool(clean);
+        if (!step.path("delete").asBoolean(false)) {
+            clean.fileCleaner(p -> { });
+        }
+        List<org.apache.paimon.fs.Path> found = clean.clean();
+        String root = table.location().toUri().getPath();
+        if (!root.endsWith("/")) {
+            root = root + "/";
+        }
+        List<String> names = new ArrayList<>();
+        for (org.apache.paimon.fs.Path p : found) {
+            String path = p.toUri().getPath();
+            names.add(path.startsWith(root) ? path.substring(root.length()) : path);
+        }
+        names.sort(Comparator.naturalOrder());
+        ArrayNode out = NODES.arrayNode();
+        names.forEach(out::add);
+        return out;
+    }
+
+    /**
+     * OrphanFilesClean of this build lists partition directories recursively on a pool of #CPU
+     * threads whose tasks wait for the tasks they submit: on a 2-core machine a table with
+     * partitions deadlocks. Widen that pool (the cleaner's own object, by reflection).
+     */
+    private static void widenOrphanCleanPool(OrphanFilesClean clean) throws Exception {
+        java.lang.reflect.Field f = OrphanFilesClean.class.getDeclaredField("executor");
+        f.setAccessible(true);
+        java.util.concurrent.ThreadPoolExecutor pool =
+                (java.util.concurrent.ThreadPoolExecutor) f.get(clean);
+        if (pool.getMaximumPoolSize() < 64) {
+            pool.setMaximumPoolSize(64);
+            pool.setCorePoolSize(64);
+        }
+    }
+
+    /** Every row of every snapshot and of every tag (time travel), or why it cannot be read. */
+    private ObjectNode versions(Identifier id) throws Exception {
+        FileStoreTable table = (FileStoreTable) catalog.getTable(id);
+        ObjectNode snapshots = NODES.objectNode();
+        List<Long> ids = new ArrayList<>();
+        Iterator<Snapshot> it = table.snapshotManager().snapshots();
+        while (it.hasNext()) {
+            ids.add(it.next().id());
+        }
+        for (long s : ids) {
+            snapshots.set(Long.toString(s), readOrError(id, "scan.snapshot-id", Long.toString(s)));
+        }
+        ObjectNode tags = NODES.objectNode();
+        for (String name : table.tagManager().allTagNames()) {
+            tags.set(name, readOrError(id, "scan.tag-name", name));
+        }
+        ObjectNode out = NODES.objectNode();
+        out.set("snapshots", snapshots);
+        out.set("tags", tags);
+        return out;
+    }
+
+    private JsonNode readOrError(Identifier id, String key, String value) {
+        ObjectNode step = NODES.objectNode();
+        step.putObject("options").put(key, value);
+        try {
+            return read(id, step);
+        } catch (Throwable t) {
+            ObjectNode e = NODES.objectNode();
+            e.put("error", describe(t));
+            return e;
+        }
     }
 
     // ---------------------------------------------------------------- values in

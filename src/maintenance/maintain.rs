@@ -1,0 +1,277 @@
+//! One entry point for every maintenance task: the post-commit hook of the dedicated job, in
+//! Paimon's order, and each standalone procedure. Hosts (the CLI, the component, Node) call
+//! [`run`] with a [`MaintenanceTask`]; the table's options, with the run's overrides laid on
+//! top, configure every step, as a procedure's arguments do in Paimon.
+//!
+//! Order after a commit (`docs/maintenance.md`, "After every job"): tag auto-creation (even
+//! when nothing else runs), tag expiry, partition expiration (which may commit OVERWRITE
+//! snapshots), consumer expiry, snapshot expiration, changelog expiration. Consumers go before
+//! snapshots so that a stale consumer does not pin snapshots in the same round; snapshot
+//! expiration goes last because it also reclaims the files partition expiration dropped.
+
+use std::collections::BTreeMap;
+
+use super::consumers::{self, ConsumerReport};
+use super::expire_changelogs::{self, ChangelogExpireReport};
+use super::expire_snapshots::{self, ExpireConfig, ExpireReport};
+use super::orphans::{self, OrphanReport};
+use super::partition_expire::{
+    self, DropCommit, PartitionExpireConfig, PartitionExpireReport, PartitionExpirer,
+};
+use super::tags::{self, TagReport};
+use super::MaintenanceContext;
+use crate::error::Result;
+use crate::storage::Storage;
+use crate::table::scan::Table;
+
+/// What to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MaintenanceTask {
+    /// Everything a dedicated job's commit runs, in Paimon's order.
+    AfterCommit,
+    ExpireSnapshots,
+    ExpireChangelogs,
+    ExpirePartitions,
+    ExpireTags,
+    ExpireConsumers,
+    RemoveOrphanFiles,
+}
+
+/// How to run it.
+pub struct MaintenanceSettings<'a> {
+    pub ctx: MaintenanceContext,
+    /// Random bytes from the host: names of what partition expiration commits.
+    pub job_id: [u8; 16],
+    /// Table options for this run only (e.g. `snapshot.num-retained.max`), on top of the
+    /// schema's; the schema is never changed.
+    pub options: Vec<(String, String)>,
+    /// Orphan removal: files modified before this (epoch ms) may go; default one day ago.
+    pub older_than_ms: Option<i64>,
+    /// Partition expiration's commits: the user and identifier of the commit that triggered
+    /// them (Paimon reuses them); `None` for a procedure.
+    pub commit_user: Option<String>,
+    /// Waits between commit attempts, supplied by the host.
+    pub sleep: Option<&'a dyn Fn(u64)>,
+}
+
+impl MaintenanceSettings<'_> {
+    pub fn new(ctx: MaintenanceContext, job_id: [u8; 16]) -> Self {
+        MaintenanceSettings {
+            ctx,
+            job_id,
+            options: Vec::new(),
+            older_than_ms: None,
+            commit_user: None,
+            sleep: None,
+        }
+    }
+}
+
+/// What a run did (or, in a dry run, would do), step by step; steps that did not run are
+/// absent.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MaintenanceReport {
+    pub dry_run: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags_created: Option<TagReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tags_expired: Option<TagReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partitions: Option<PartitionExpireReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumers: Option<ConsumerReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<ExpireReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changelogs: Option<ChangelogExpireReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub orphans: Option<OrphanReport>,
+}
+
+/// The table as this run sees it: its latest schema with the run's option overrides.
+fn load(storage: &dyn Storage, table_path: &str, options: &[(String, String)]) -> Result<Table> {
+    let (table, _) = Table::load_for_job(storage, table_path, options)?;
+    Ok(table)
+}
+
+/// Runs `task` on the table at `table_path`.
+pub fn run(
+    storage: &dyn Storage,
+    table_path: &str,
+    task: MaintenanceTask,
+    settings: &MaintenanceSettings<'_>,
+) -> Result<MaintenanceReport> {
+    let ctx = &settings.ctx;
+    let mut report = MaintenanceReport {
+        dry_run: ctx.dry_run,
+        ..MaintenanceReport::default()
+    };
+    if task == MaintenanceTask::RemoveOrphanFiles {
+        let older_than = settings
+            .older_than_ms
+            .unwrap_or_else(|| orphans::default_older_than(ctx));
+        report.orphans = Some(orphans::remove_orphan_files(
+            storage,
+            table_path,
+            older_than,
+            &orphans::times_from_listing,
+            ctx,
+        )?);
+        return Ok(report);
+    }
+    let table = load(storage, table_path, &settings.options)?;
+    let raw: &BTreeMap<String, String> = &table.schema.options;
+    let after_commit = task == MaintenanceTask::AfterCommit;
+    let drop_commit = DropCommit {
+        commit_user: settings.commit_user.clone().unwrap_or_default(),
+        identifier: i64::MAX,
+        job_id: settings.job_id,
+        max_retries: 10,
+        sleep: settings.sleep,
+    };
+
+    if after_commit {
+        report.tags_created = Some(tags::auto_create_tags(storage, &table, ctx)?);
+    }
+    if after_commit || task == MaintenanceTask::ExpireTags {
+        report.tags_expired = Some(tags::expire_tags(storage, &table, ctx)?);
+    }
+    if let Some(config) = PartitionExpireConfig::from_options(raw)? {
+        if after_commit && table.schema.partition_keys.is_empty() {
+            // Paimon builds no partition expiration for an unpartitioned table.
+        } else if after_commit {
+            let mut expirer =
+                PartitionExpirer::load(storage, &table.paths, config, ctx, settings.job_id);
+            let r = expirer.expire(storage, &table, ctx, &drop_commit)?;
+            // Kept on every run, checked or not: a one-shot job's fresh expirer starts its
+            // interval at a random point, and only the kept one ever reaches a check.
+            if !ctx.dry_run {
+                expirer.save(storage, &table.paths)?;
+            }
+            report.partitions = Some(r);
+        } else if task == MaintenanceTask::ExpirePartitions {
+            report.partitions = Some(partition_expire::expire_partitions(
+                storage,
+                &table,
+                &config,
+                ctx,
+                &drop_commit,
+            )?);
+        }
+    } else if task == MaintenanceTask::ExpirePartitions {
+        return Err(crate::error::Error::invalid_option(
+            partition_expire::EXPIRATION_TIME,
+            "",
+            "partition expiration needs 'partition.expiration-time' (or --expiration-time)",
+        ));
+    }
+    if after_commit || task == MaintenanceTask::ExpireConsumers {
+        if let Some(ms) = consumers::consumer_expiration_ms(raw)? {
+            report.consumers = Some(consumers::expire_consumers(
+                storage,
+                &table.paths,
+                ctx.now_ms.saturating_sub(ms),
+                ctx,
+                &orphans::times_from_listing,
+            )?);
+        }
+    }
+    // Partition expiration may have committed: the snapshot steps read the table afresh.
+    let table = if report
+        .partitions
+        .as_ref()
+        .is_some_and(|p| !p.snapshots.is_empty())
+    {
+        load(storage, table_path, &settings.options)?
+    } else {
+        table
+    };
+    let expire = ExpireConfig::from_options(&table.schema.options)?;
+    if after_commit || task == MaintenanceTask::ExpireSnapshots {
+        report.snapshots = Some(expire_snapshots::expire_snapshots(
+            storage, &table, &expire, ctx,
+        )?);
+    }
+    let changelogs_due =
+        (after_commit && expire.changelog_decoupled()) || task == MaintenanceTask::ExpireChangelogs;
+    if changelogs_due {
+        report.changelogs = Some(expire_changelogs::expire_changelogs(
+            storage, &table, &expire, ctx,
+        )?);
+    }
+    Ok(report)
+}
+
+/// A dedicated job's result: its compaction report (the same JSON fields, flattened) and
+/// what the maintenance after it did.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JobReport {
+    #[serde(flatten)]
+    pub compaction: crate::table::CompactReport,
+    /// The post-commit maintenance; absent with `skip_maintenance` or for a refused table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<MaintenanceReport>,
+    /// Why the maintenance failed after the job's commit (which stands; every maintenance
+    /// step is safe to interrupt and the next run finishes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub maintenance_error: Option<crate::error::Error>,
+}
+
+/// Compacts the table ([`crate::table::compact_table`]) and then, unless `maintain` is
+/// `None`, runs the maintenance a dedicated job's commit runs ([`MaintenanceTask::AfterCommit`])
+/// — also when the job had nothing to compact, as Paimon's committer expires on empty
+/// commits, and never for a table the job refused. A maintenance failure does not undo the
+/// commit: it is reported in [`JobReport::maintenance_error`] and the job's status becomes
+/// `incomplete`.
+pub fn compact_and_maintain(
+    storage: &dyn Storage,
+    table_path: &str,
+    opts: &crate::table::CompactOptions<'_>,
+    maintain: Option<&MaintenanceSettings<'_>>,
+) -> Result<JobReport> {
+    let compaction = crate::table::compact_table(storage, table_path, opts)?;
+    let mut report = JobReport {
+        compaction,
+        maintenance: None,
+        maintenance_error: None,
+    };
+    let Some(settings) = maintain else {
+        return Ok(report);
+    };
+    if report.compaction.status == crate::table::JobStatus::Refused {
+        return Ok(report);
+    }
+    // Partition expiration names what it commits from its job id: derived from the
+    // compaction's, but never equal to it, so no name can repeat one the compaction wrote.
+    let mut job_id = opts.job_id;
+    job_id[0] ^= 0x5a;
+    job_id[15] ^= 0xa5;
+    let mut settings = MaintenanceSettings {
+        ctx: settings.ctx,
+        job_id,
+        options: opts.scope.options.clone(),
+        older_than_ms: None,
+        commit_user: Some(
+            opts.commit_user
+                .clone()
+                .unwrap_or_else(|| format!("paimon-compact-{}", report.compaction.job_id)),
+        ),
+        sleep: settings.sleep,
+    };
+    settings
+        .options
+        .extend(maintain.map(|m| m.options.clone()).unwrap_or_default());
+    match run(storage, table_path, MaintenanceTask::AfterCommit, &settings) {
+        Ok(m) => report.maintenance = Some(m),
+        Err(e) => {
+            report
+                .compaction
+                .warnings
+                .push(format!("maintenance after the commit failed: {e}"));
+            report.compaction.status = crate::table::JobStatus::Incomplete;
+            report.maintenance_error = Some(e);
+        }
+    }
+    Ok(report)
+}
