@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 
-import { runConformance, planBucket, explainOptions, compactAppendFiles, planTable, compactTable, writeDemoTables, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
+import { runConformance, planBucket, explainOptions, compactAppendFiles, planTable, compactTable, writeDemoTables, expireSnapshots, removeOrphanFiles, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -194,6 +194,42 @@ test('the dedicated job: a write-only table is compacted within its scope, malfo
     assert.equal(wasmPlan.summary.buckets_with_work, nativePlan.summary.buckets_with_work);
     assert.equal(wasmPlan.scope.buckets_outside_partitions, 1);
     assert.equal(compactTable(storage, events, { where: `dt IN (${rest})`, strategy: 'full' }).status, 'complete');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('maintenance in Node: the job expires snapshots after its commit, standalone runs dry and for real', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-maint-'));
+  try {
+    const storage = new FsStorage(dir);
+    const tables = writeDemoTables(storage, '', { nowMs: 1767225600000, seed: 7 });
+    const events = tables.find((t) => t.endsWith('/events'));
+    const snapshots = () => readdirSync(join(dir, events, 'snapshot')).filter((f) => f.startsWith('snapshot-')).length;
+    const before = snapshots();
+    assert.ok(before > 3, String(before));
+    // Retention overrides for this job only: keep at most three snapshots.
+    const keep3 = { 'snapshot.num-retained.min': '1', 'snapshot.num-retained.max': '3' };
+    const skipped = compactTable(storage, events, { tableOptions: keep3, skipMaintenance: true });
+    assert.equal(skipped.maintenance, undefined);
+    assert.equal(snapshots(), before + 1);
+    const dry = expireSnapshots(storage, events, { tableOptions: keep3, dryRun: true });
+    assert.ok(dry.dry_run && dry.snapshots.expired_snapshots.length > 0, JSON.stringify(dry.snapshots));
+    assert.equal(snapshots(), before + 1, 'a dry run changes nothing');
+    const real = expireSnapshots(storage, events, { tableOptions: keep3 });
+    assert.deepEqual(real.snapshots.expired_snapshots, dry.snapshots.expired_snapshots);
+    assert.ok(snapshots() <= 3, String(snapshots()));
+    // The native engine still plans the table (every retained file exists).
+    const nativePlan = JSON.parse(native(['plan', '--json', join(dir, events)]));
+    assert.equal(nativePlan.snapshot_id, skipped.snapshot_after);
+    // A stray file older than the threshold goes; the table's own files stay.
+    const stray = join(events, 'dt=2026-01-01', 'bucket-0', 'data-stray.parquet');
+    const w = storage.createWriter(stray);
+    w.write(new Uint8Array([1, 2, 3]));
+    w.finish();
+    const orphans = removeOrphanFiles(storage, events, { olderThanMs: Date.now() + 1000, nowMs: Date.now() + 2000 });
+    assert.deepEqual(orphans.orphans.deleted.filter((p) => p.endsWith('data-stray.parquet')).length, 1, JSON.stringify(orphans.orphans));
+    assert.equal(JSON.parse(native(['plan', '--json', join(dir, events)])).snapshot_id, skipped.snapshot_after);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
