@@ -577,7 +577,7 @@ fn the_job_runs_the_tables_maintenance_after_its_commit_unless_told_not_to() {
             full: true,
             ..opts(1, JobScope::default())
         };
-        let report = compact_and_maintain(&st, "w", &full, (!skip).then_some(&settings)).unwrap();
+        let report = compact_and_maintain(&st, "w", &full, &settings, !skip).unwrap();
         assert_eq!(report.compaction.status, JobStatus::Complete);
         assert_eq!(read_rows(&st, "w"), rows);
         if skip {
@@ -596,6 +596,68 @@ fn the_job_runs_the_tables_maintenance_after_its_commit_unless_told_not_to() {
             assert_eq!(read_rows(&st, "w"), rows);
             let json = serde_json::to_value(&m).unwrap();
             assert!(json.get("snapshots").is_some());
+        }
+    }
+}
+
+#[test]
+fn expired_partitions_are_left_out_of_bucketed_compaction_when_asked() {
+    use paimon_compact::maintenance::maintain::{compact_and_maintain, MaintenanceSettings};
+    use paimon_compact::maintenance::MaintenanceContext;
+    for skip_expired in ["true", "false"] {
+        let st = MemoryStorage::new();
+        let schema = new_schema(
+            vec![
+                field(0, "id", "BIGINT NOT NULL").unwrap(),
+                field(1, "dt", "STRING").unwrap(),
+            ],
+            &["dt"],
+            &[],
+            &[
+                ("bucket", "1"),
+                ("bucket-key", "id"),
+                ("partition.expiration-time", "30 d"),
+                ("compaction.skip-expired-partitions", skip_expired),
+            ],
+            NOW,
+        );
+        create_table(&st, "t", &schema).unwrap();
+        let mut w = TableWriter::new(&st, "t", [9; 16]);
+        for c in 0..6i64 {
+            let rows: Vec<_> = ["2020-01-01", "2025-06-15"]
+                .iter()
+                .map(|dt| {
+                    (
+                        RowKind::Insert,
+                        vec![Datum::BigInt(c), Datum::String(dt.to_string())],
+                    )
+                })
+                .collect();
+            w.commit(&rows, NOW - DAY + c).unwrap();
+        }
+        let settings = MaintenanceSettings::new(
+            MaintenanceContext {
+                now_ms: NOW,
+                utc_offset_ms: 0,
+                dry_run: false,
+            },
+            [7; 16],
+        );
+        // Maintenance off: only the compaction's own choice is under test here.
+        let report =
+            compact_and_maintain(&st, "t", &opts(1, JobScope::default()), &settings, false)
+                .unwrap();
+        let compacted: BTreeSet<String> = report
+            .compaction
+            .buckets
+            .iter()
+            .map(|b| b.partition.clone())
+            .collect();
+        if skip_expired == "true" {
+            assert_eq!(compacted, ["dt=2025-06-15".to_string()].into());
+            assert_eq!(report.compaction.scope.buckets_of_expired_partitions, 1);
+        } else {
+            assert_eq!(compacted.len(), 2, "{compacted:?}");
         }
     }
 }

@@ -616,7 +616,8 @@ impl Compactor {
                     storage.as_ref(),
                     table_path,
                     &opts,
-                    (!job.skip_maintenance).then_some(&maintain),
+                    &maintain,
+                    !job.skip_maintenance,
                 )?)
             }
             Compactor::Wasm(rt) => {

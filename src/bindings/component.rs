@@ -529,7 +529,8 @@ impl wtc::GuestCompactionJob for TableJob {
             &HostStorage,
             &self.table_path,
             &opts,
-            (!self.settings.skip_maintenance).then_some(&maintain),
+            &maintain,
+            !self.settings.skip_maintenance,
         )
         .map_err(to_wit_error)?;
         let json = serde_json::to_string(&job).unwrap_or_default();

@@ -224,13 +224,33 @@ pub struct JobReport {
 /// commits, and never for a table the job refused. A maintenance failure does not undo the
 /// commit: it is reported in [`JobReport::maintenance_error`] and the job's status becomes
 /// `incomplete`.
+///
+/// With `compaction.skip-expired-partitions` (and `values-time` partition expiration) the
+/// compaction leaves out partitions that have already expired, as Paimon's bucketed compaction
+/// does; their files go with the partition's expiration. `settings` supplies the clock for
+/// that test even when `run_maintenance` is false.
 pub fn compact_and_maintain(
     storage: &dyn Storage,
     table_path: &str,
     opts: &crate::table::CompactOptions<'_>,
-    maintain: Option<&MaintenanceSettings<'_>>,
+    settings: &MaintenanceSettings<'_>,
+    run_maintenance: bool,
 ) -> Result<JobReport> {
+    let (table, _) = Table::load_for_job(storage, table_path, &opts.scope.options)?;
+    let skip = PartitionExpireConfig::from_options(&table.schema.options)?
+        .filter(PartitionExpireConfig::skips_expired_in_compaction);
+    let ctx = settings.ctx;
+    let test = |t: &Table, values: &[crate::table::binary_row::Datum]| {
+        skip.as_ref()
+            .is_some_and(|c| c.is_value_expired(t, values, &ctx))
+    };
+    let mut opts = opts.clone();
+    if skip.is_some() {
+        opts.skip_expired_partitions = Some(&test);
+    }
+    let opts = &opts;
     let compaction = crate::table::compact_table(storage, table_path, opts)?;
+    let maintain = run_maintenance.then_some(settings);
     let mut report = JobReport {
         compaction,
         maintenance: None,

@@ -136,6 +136,11 @@ pub struct ScopeSummary {
     pub buckets_not_idle: usize,
     /// Buckets outside `--buckets`.
     pub buckets_outside_bucket_ranges: usize,
+    /// Buckets of partitions that have already expired, with
+    /// `compaction.skip-expired-partitions` (the job's compaction leaves them to partition
+    /// expiration).
+    #[serde(default)]
+    pub buckets_of_expired_partitions: usize,
 }
 
 /// Totals of a plan.
@@ -224,8 +229,13 @@ pub fn plan_table(
     table_path: &str,
     request: &PlanRequest,
 ) -> Result<TablePlan> {
-    Ok(plan_state(storage, table_path, request)?.plan)
+    Ok(plan_state(storage, table_path, request, None)?.plan)
 }
+
+/// Says whether a bucketed job leaves a partition out because it has already expired
+/// (`compaction.skip-expired-partitions`): the table and the partition's typed values in,
+/// `true` to skip. Supplied by the maintenance layer, which knows partition times.
+pub type ExpiredPartitionTest<'a> = &'a dyn Fn(&Table, &[super::binary_row::Datum]) -> bool;
 
 /// Reads the table as the job sees it (its dynamic options applied, `write-only` off) and
 /// keeps the partitions and buckets of the job's scope.
@@ -233,12 +243,24 @@ fn scan_in_scope(
     storage: &dyn Storage,
     table_path: &str,
     request: &PlanRequest,
+    expired: Option<ExpiredPartitionTest<'_>>,
 ) -> Result<(TableState, ScopeSummary, Vec<String>)> {
     let (table, warnings) = Table::load_for_job(storage, table_path, &request.scope.options)?;
     let resolved = ResolvedScope::resolve(&request.scope, &table.schema, table.options.bucket)?;
     let id = super::snapshot::latest_snapshot_id(storage, &table.paths)?;
     let mut state = super::scan::scan_at(storage, table, id)?;
     let mut summary = ScopeSummary::default();
+    // Paimon applies the skip to bucketed compaction only, not to unaware-bucket appends.
+    let bucketed = state.table.options.bucket != -1
+        || state.table.options.table_kind == crate::options::TableKind::PrimaryKey;
+    if let Some(expired) = expired.filter(|_| bucketed) {
+        let table = state.table.clone();
+        state.buckets.retain(|_, b| {
+            let skip = expired(&table, &b.partition_values);
+            summary.buckets_of_expired_partitions += usize::from(skip);
+            !skip
+        });
+    }
     if request.scope.is_everything() {
         return Ok((state, summary, warnings));
     }
@@ -273,8 +295,9 @@ fn plan_state(
     storage: &dyn Storage,
     table_path: &str,
     request: &PlanRequest,
+    expired: Option<ExpiredPartitionTest<'_>>,
 ) -> Result<InternalPlan> {
-    let (state, scope, warnings) = scan_in_scope(storage, table_path, request)?;
+    let (state, scope, warnings) = scan_in_scope(storage, table_path, request, expired)?;
     let table = &state.table;
     let mut plan = TablePlan {
         table_path: table.paths.root().to_string(),
@@ -991,6 +1014,7 @@ fn upgrade_blocker(
 // Compact
 
 /// How to run a job.
+#[derive(Clone)]
 pub struct CompactOptions<'a> {
     /// Forced full compaction of every bucket.
     pub full: bool,
@@ -1015,6 +1039,9 @@ pub struct CompactOptions<'a> {
     pub commit_user: Option<String>,
     /// Which partitions and buckets, and with which dynamic options.
     pub scope: JobScope,
+    /// `compaction.skip-expired-partitions`: the test for partitions to leave out (see
+    /// [`ExpiredPartitionTest`]); `None` compacts every partition in scope.
+    pub skip_expired_partitions: Option<ExpiredPartitionTest<'a>>,
 }
 
 /// The merge rewriter of this build: the primary-key rewriter ships with the table layer.
@@ -1038,6 +1065,7 @@ impl<'a> CompactOptions<'a> {
             sleep: None,
             commit_user: None,
             scope: JobScope::default(),
+            skip_expired_partitions: None,
         }
     }
 }
@@ -1187,6 +1215,7 @@ pub fn compact_table(
             merge_rewriter: opts.merge_rewriter.is_some(),
             scope: opts.scope.clone(),
         },
+        opts.skip_expired_partitions,
     )?;
     let t1 = now();
     let InternalPlan {
