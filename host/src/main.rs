@@ -112,6 +112,9 @@ enum Command {
         /// consumer, snapshot and changelog expiration).
         #[arg(long)]
         skip_maintenance: bool,
+        /// Change nothing: print the plan and what the maintenance would delete or commit.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Compact every table of a warehouse (or of one database), each with its own commit and
     /// report; a table that fails does not stop the others. Exit status as `compact`, the
@@ -290,6 +293,43 @@ struct MaintenanceArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// `compact --dry-run`: the job's plan and what its maintenance would do, with nothing
+/// written (the maintenance runs as a dry run on the table as it is now, before any commit).
+fn compact_dry_run(
+    engine: &EngineArgs,
+    compactor: &Compactor,
+    dir: &Path,
+    scope: &ScopeArgs,
+    skip_maintenance: bool,
+    json: bool,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let (storage, table_path) = table::open(dir, &engine.allow_external)?;
+    let mut job = TableJob::now(scope.full()?);
+    job.scope = scope.to_scope()?;
+    let plan = compactor.plan_table(storage.clone(), &table_path, &job)?;
+    let maintenance = if skip_maintenance || plan.not_compactable.is_some() {
+        None
+    } else {
+        let request = MaintenanceRequest {
+            options: job.scope.options.clone(),
+            dry_run: true,
+            older_than_ms: None,
+        };
+        Some(compactor.maintain(storage, &table_path, MaintenanceTask::AfterCommit, &request)?)
+    };
+    if json {
+        let doc = serde_json::json!({ "dry_run": true, "plan": plan, "maintenance": maintenance });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", table::describe_plan(&plan));
+        if let Some(m) = &maintenance {
+            print!("{}", table::describe_maintenance(m));
+        }
+        println!("dry run: nothing was written");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The (key, value) pairs whose value was given.
@@ -482,8 +522,12 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             wait,
             no_lease,
             skip_maintenance,
+            dry_run,
         } => {
             let compactor = compactor(&cli.engine)?;
+            if dry_run {
+                return compact_dry_run(&cli.engine, &compactor, &dir, &scope, skip_maintenance, json);
+            }
             let job = table::JobArgs {
                 full: scope.full()?,
                 scope: scope.to_scope()?,

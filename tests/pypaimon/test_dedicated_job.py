@@ -197,3 +197,22 @@ def test_explain_options_reports_the_planners_values_with_job_overrides(wh):
     assert doc["routing"]["dedicated_job"] == "merge-tree"
     assert doc["routing"]["writer_skips_compaction"] is False
     assert any("write-only" in w for w in doc["warnings"]), doc["warnings"]
+
+
+def test_compact_dry_run_reports_plan_and_maintenance_and_writes_nothing(wh):
+    wh.create("t", PK, primary_keys=["k"], options={
+        "bucket": "1", "write-only": "true", "snapshot.num-retained.min": "1",
+        "snapshot.num-retained.max": "2"})
+    for c in range(5):
+        wh.write("t", [{"k": i, "v": f"c{c}", "n": i} for i in range(10)], PK)
+    before = tree(wh, "t")
+    code, out = wh.tool("compact", "t", "--dry-run", "--full")
+    assert code == 0 and out["dry_run"] is True, out
+    assert out["plan"]["summary"]["buckets_with_work"] == 1, out["plan"]
+    expired = out["maintenance"]["snapshots"]["expired_snapshots"]
+    assert expired == [1, 2, 3], out["maintenance"]
+    assert tree(wh, "t") == before
+    # The real job then does it.
+    report = wh.compact("t", "--full")
+    assert report["maintenance"]["snapshots"]["expired_snapshots"], report["maintenance"]
+    assert len(wh.snapshots("t")) == 2
