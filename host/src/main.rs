@@ -363,6 +363,10 @@ fn maintenance(
         older_than_ms,
     };
     let report = compactor.maintain(storage, &table_path, task, &request)?;
+    let removed = table::remove_empty_directories(dir, &report);
+    if !removed.is_empty() && !args.json {
+        println!("  removed {} empty director(ies)", removed.len());
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -526,7 +530,14 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
         } => {
             let compactor = compactor(&cli.engine)?;
             if dry_run {
-                return compact_dry_run(&cli.engine, &compactor, &dir, &scope, skip_maintenance, json);
+                return compact_dry_run(
+                    &cli.engine,
+                    &compactor,
+                    &dir,
+                    &scope,
+                    skip_maintenance,
+                    json,
+                );
             }
             let job = table::JobArgs {
                 full: scope.full()?,

@@ -174,6 +174,44 @@ pub fn describe_plan(plan: &TablePlan) -> String {
     out
 }
 
+/// Removes the directories a maintenance run reported as left empty
+/// (`snapshot.clean-empty-directories`): the core's storage has no directories, a local file
+/// system does. Each is removed only if it is still empty (`remove_dir` is not recursive), so a
+/// writer that has since put a file there keeps it. Returns the directories removed.
+pub fn remove_empty_directories(table_dir: &Path, report: &MaintenanceReport) -> Vec<String> {
+    if report.dry_run {
+        return Vec::new();
+    }
+    let Some(root) = table_dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.parent().map(Path::to_path_buf))
+    else {
+        return Vec::new();
+    };
+    let dirs = report
+        .snapshots
+        .iter()
+        .flat_map(|s| s.empty_directories.iter())
+        .chain(
+            report
+                .changelogs
+                .iter()
+                .flat_map(|c| c.empty_directories.iter()),
+        );
+    let mut removed = Vec::new();
+    for d in dirs {
+        // Relative paths inside the storage root only.
+        if d.starts_with('/') || d.contains("..") || d.contains(':') {
+            continue;
+        }
+        if std::fs::remove_dir(root.join(d)).is_ok() {
+            removed.push(d.clone());
+        }
+    }
+    removed
+}
+
 /// What a job did, its maintenance included.
 pub fn describe_job(r: &JobReport) -> String {
     let mut out = describe_report(&r.compaction);
@@ -407,6 +445,9 @@ pub fn compact(
             bar.finish_and_clear();
         }
         let mut report = report?;
+        if let Some(m) = &report.maintenance {
+            remove_empty_directories(dir, m);
+        }
         if let Some(id) = report.compaction.snapshot_after {
             committed.push(id);
         }

@@ -216,3 +216,22 @@ def test_compact_dry_run_reports_plan_and_maintenance_and_writes_nothing(wh):
     report = wh.compact("t", "--full")
     assert report["maintenance"]["snapshots"]["expired_snapshots"], report["maintenance"]
     assert len(wh.snapshots("t")) == 2
+
+
+def test_expired_partitions_go_and_their_directories_with_clean_empty_directories(wh):
+    wh.create("t", APPEND, partition_keys=["dt"], options={
+        "bucket": "-1", "snapshot.clean-empty-directories": "true"})
+    rows = [{"id": i, "dt": dt, "v": "x"} for i, dt in enumerate(["2020-01-01", "2999-01-01"] * 5)]
+    for c in range(3):
+        wh.write("t", rows, APPEND)
+    base = os.path.join(wh.root, wh.path("t"))
+    assert os.path.isdir(os.path.join(base, "dt=2020-01-01"))
+    p = cli("expire-partitions", base, "--expiration-time", "1 d", "--json")
+    assert p.returncode == 0, p.stderr
+    assert [e["spec"] for e in json.loads(p.stdout)["partitions"]["expired"]] == [[["dt", "2020-01-01"]]]
+    assert {r["dt"] for r in wh.read("t")} == {"2999-01-01"}
+    p = cli("expire-snapshots", base, "--retain-min", "1", "--retain-max", "1", "--older-than", "1ms",
+            "--json")
+    assert p.returncode == 0, p.stderr
+    assert not os.path.exists(os.path.join(base, "dt=2020-01-01")), os.listdir(base)
+    assert len(wh.read("t")) == 15
