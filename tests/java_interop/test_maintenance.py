@@ -9,8 +9,8 @@ agree: the same snapshot ids, changelog ids, tags, partitions and consumers; Jav
 retained snapshot and tag of both the same (and as it read them in W); Java's OrphanFilesClean
 finds nothing on B that it does not find on A.
 
-The reference is newer Paimon's behaviour (what our CLI implements, /work/shared/spec/
-paimon-maintenance.md), run with Java 1.0's parts. Where 1.0 differs the harness bridges it:
+The reference is newer Paimon's behaviour (what our CLI implements, docs/maintenance.md),
+run with Java 1.0's parts. Where 1.0 differs the harness bridges it:
   * snapshot.time-retained: 1.0 judges a snapshot by its own timeMillis, newer Paimon by its
     successor's (apache/paimon#7706). On the copy Java 1.0 maintains, every snapshot of a
     time-based case carries its successor's intended time; ours carries its own.
