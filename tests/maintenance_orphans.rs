@@ -7,7 +7,7 @@
 mod table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use paimon_compact::maintenance::orphans::{
     default_older_than, remove_orphan_files, times_from_listing, OrphanReport,
@@ -178,77 +178,6 @@ fn assert_snapshots_intact(st: &MemoryStorage) {
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// A storage that crashes: every call from the `crash_at`-th on fails (a job killed mid-run
-// never cleans up after itself).
-
-struct CrashStorage {
-    inner: MemoryStorage,
-    calls: AtomicUsize,
-    crash_at: usize,
-}
-
-impl CrashStorage {
-    fn tick(&self, path: &str) -> StorageResult<()> {
-        if self.calls.fetch_add(1, Ordering::SeqCst) >= self.crash_at {
-            return Err(StorageError::new(StorageErrorKind::Io, path, "crashed"));
-        }
-        Ok(())
-    }
-}
-
-struct CrashWriter<'a> {
-    outer: &'a CrashStorage,
-    inner: Box<dyn StorageWriter + 'a>,
-    path: String,
-}
-
-impl StorageWriter for CrashWriter<'_> {
-    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
-        self.outer.tick(&self.path)?;
-        self.inner.write(chunk)
-    }
-    fn finish(self: Box<Self>) -> StorageResult<u64> {
-        self.outer.tick(&self.path)?;
-        self.inner.finish()
-    }
-    fn abort(self: Box<Self>) -> StorageResult<()> {
-        self.outer.tick(&self.path)?;
-        self.inner.abort()
-    }
-}
-
-impl Storage for CrashStorage {
-    fn size(&self, path: &str) -> StorageResult<u64> {
-        self.tick(path)?;
-        self.inner.size(path)
-    }
-    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
-        self.tick(path)?;
-        self.inner.read_range(path, offset, len)
-    }
-    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
-        self.tick(prefix)?;
-        self.inner.list(prefix)
-    }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
-        self.tick(path)?;
-        Ok(Box::new(CrashWriter {
-            outer: self,
-            inner: self.inner.create_writer(path)?,
-            path: path.to_string(),
-        }))
-    }
-    fn delete(&self, path: &str) -> StorageResult<()> {
-        self.tick(path)?;
-        self.inner.delete(path)
-    }
-    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
-        self.tick(path)?;
-        self.inner.create_if_absent(path, bytes)
-    }
-}
-
 /// Reads of paths containing `needle` always fail with an I/O error.
 struct BrokenReads {
     inner: MemoryStorage,
@@ -333,11 +262,7 @@ fn a_crashed_compaction_leaves_orphans_that_are_removed_and_nothing_else() {
 
     // The number of storage calls of a successful run, then the latest crash point at which
     // no snapshot gets committed: the job wrote its files and died at the commit.
-    let counting = CrashStorage {
-        inner: clone_of(&base),
-        calls: AtomicUsize::new(0),
-        crash_at: usize::MAX,
-    };
+    let counting = FaultyStorage::new(clone_of(&base), None);
     compact_table(&counting, T, &{
         let mut o = CompactOptions::new(PlanContext::at(NOW - 9 * DAY, 3), [3; 16]);
         o.full = true;
@@ -348,11 +273,7 @@ fn a_crashed_compaction_leaves_orphans_that_are_removed_and_nothing_else() {
     let crashed = (0..total)
         .rev()
         .find_map(|k| {
-            let st = CrashStorage {
-                inner: clone_of(&base),
-                calls: AtomicUsize::new(0),
-                crash_at: k,
-            };
+            let st = FaultyStorage::crashing_at(clone_of(&base), k);
             let mut o = CompactOptions::new(PlanContext::at(NOW - 9 * DAY, 3), [3; 16]);
             o.full = true;
             let failed = compact_table(&st, T, &o).is_err();

@@ -8,12 +8,15 @@
 //!
 //! `DIR/db.db/t` becomes an append table (`bucket = -1`) partitioned by `dt` with
 //! `--partitions` partitions. Each commit writes `--rows` rows to as many consecutive
-//! partitions (one small Parquet file each) as one APPEND snapshot; after every
-//! `--compact-every` commits, `compact_table` commits a COMPACT snapshot whose DELETE entries
-//! make the replaced small files deletable by snapshot expiration, and whose manifest merge
-//! keeps the base manifest list short (every APPEND commit re-scans the table, so that scan
-//! stays bounded and generation stays linear in the number of commits). Snapshot times start
-//! 30 days ago, one minute apart. The local-directory storage lives here, not in `src/`.
+//! partitions (one small Parquet file each) as one APPEND snapshot. After every
+//! `--compact-every` commits but the last (the last ones are left for the measured `compact`),
+//! `compact_table` commits a COMPACT snapshot: its DELETE entries make the replaced small files
+//! deletable by snapshot expiration, and its manifest merge keeps the base manifest list short.
+//! That merge is what keeps generation linear: every APPEND commit of the demo writer re-scans
+//! the table and never merges manifests, so without compaction each commit reads one more
+//! manifest than the last (1000 commits: 87 s of CPU without compaction, 9 s with one every 50
+//! commits). Snapshot times start 30 days ago, one minute apart. Prints one JSON line. The
+//! local-directory storage lives here, not in `src/`.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, ErrorKind, Write};
@@ -285,7 +288,7 @@ fn main() {
             })
             .collect();
         last = writer.commit(&rows, now_ms).expect("append commit");
-        if args.compact_every > 0 && (c + 1) % args.compact_every == 0 {
+        if args.compact_every > 0 && (c + 1) % args.compact_every == 0 && c + 1 < args.commits {
             let mut seed = [0u8; 16];
             seed[..8].copy_from_slice(&(c as u64).to_le_bytes());
             seed[8] = 0xc0;

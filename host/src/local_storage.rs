@@ -281,11 +281,11 @@ impl Storage for LocalDirStorage {
                             .unwrap_or_default(),
                         _ => format!("{key_prefix}{}", path.to_string_lossy()),
                     };
-                    let hidden_temp = rel
-                        .rsplit('/')
-                        .next()
-                        .is_some_and(|n| n.starts_with('.') && n.ends_with(".tmp"));
-                    if rel.starts_with(prefix) && !hidden_temp {
+                    // Temporary files of unfinished writes are listed too: the core never
+                    // lists with a prefix they match (their names start with a dot), except
+                    // orphan removal, which must see the ones a killed writer left behind
+                    // (its age threshold keeps a live writer's).
+                    if rel.starts_with(prefix) {
                         let meta = entry.metadata().map_err(|e| io_error(e, prefix))?;
                         let modified_ms = meta
                             .modified()

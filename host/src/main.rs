@@ -17,7 +17,7 @@ mod demo;
 mod scope;
 mod table;
 
-use scope::ScopeArgs;
+use scope::{RunArgs, ScopeArgs};
 
 #[derive(Parser)]
 #[command(
@@ -102,16 +102,8 @@ enum Command {
         /// Print the job's report as JSON (schema: docs/report.md).
         #[arg(long)]
         json: bool,
-        /// Wait for partitions another job holds instead of skipping them.
-        #[arg(long)]
-        wait: bool,
-        /// Do not take partition leases (only when no other compactor can run).
-        #[arg(long)]
-        no_lease: bool,
-        /// Leave out the maintenance after the commit (tag creation and expiry, partition,
-        /// consumer, snapshot and changelog expiration).
-        #[arg(long)]
-        skip_maintenance: bool,
+        #[command(flatten)]
+        run: RunArgs,
         /// Change nothing: print the plan and what the maintenance would delete or commit.
         #[arg(long)]
         dry_run: bool,
@@ -136,16 +128,8 @@ enum Command {
         scope: ScopeArgs,
         #[arg(long)]
         json: bool,
-        /// Wait for partitions another job holds instead of skipping them.
-        #[arg(long)]
-        wait: bool,
-        /// Do not take partition leases (only when no other compactor can run).
-        #[arg(long)]
-        no_lease: bool,
-        /// Leave out the maintenance after the commit (tag creation and expiry, partition,
-        /// consumer, snapshot and changelog expiration).
-        #[arg(long)]
-        skip_maintenance: bool,
+        #[command(flatten)]
+        run: RunArgs,
     },
     /// The built-in demo: writes demo tables (append and primary-key, several commits of
     /// small files), shows their levels and the planner's decisions, compacts them and shows
@@ -523,9 +507,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             table: dir,
             scope,
             json,
-            wait,
-            no_lease,
-            skip_maintenance,
+            run,
             dry_run,
         } => {
             let compactor = compactor(&cli.engine)?;
@@ -535,17 +517,11 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     &compactor,
                     &dir,
                     &scope,
-                    skip_maintenance,
+                    run.skip_maintenance,
                     json,
                 );
             }
-            let job = table::JobArgs {
-                full: scope.full()?,
-                scope: scope.to_scope()?,
-                wait,
-                no_lease,
-                skip_maintenance,
-            };
+            let job = run.job_args(&scope)?;
             let report = table::compact(&compactor, &dir, &job, !json, &cli.engine.allow_external)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
@@ -561,9 +537,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             excluding_tables,
             scope,
             json,
-            wait,
-            no_lease,
-            skip_maintenance,
+            run,
         } => {
             let compactor = compactor(&cli.engine)?;
             let filter = database::TableFilter::new(
@@ -571,13 +545,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 including_tables.as_deref(),
                 excluding_tables.as_deref(),
             )?;
-            let job = table::JobArgs {
-                full: scope.full()?,
-                scope: scope.to_scope()?,
-                wait,
-                no_lease,
-                skip_maintenance,
-            };
+            let job = run.job_args(&scope)?;
             let report = database::compact_database(
                 &compactor,
                 &warehouse,

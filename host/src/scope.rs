@@ -84,3 +84,31 @@ impl ScopeArgs {
         })
     }
 }
+
+/// How a compaction job runs (beside its scope), for `compact` and `compact-database`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct RunArgs {
+    /// Wait for partitions another job holds instead of skipping them.
+    #[arg(long)]
+    pub wait: bool,
+    /// Do not take partition leases (only when no other compactor can run).
+    #[arg(long)]
+    pub no_lease: bool,
+    /// Leave out the maintenance after the commit (tag creation and expiry, partition,
+    /// consumer, snapshot and changelog expiration).
+    #[arg(long)]
+    pub skip_maintenance: bool,
+}
+
+impl RunArgs {
+    /// The job's arguments with its scope.
+    pub fn job_args(&self, scope: &ScopeArgs) -> Result<crate::table::JobArgs, String> {
+        Ok(crate::table::JobArgs {
+            full: scope.full()?,
+            scope: scope.to_scope()?,
+            wait: self.wait,
+            no_lease: self.no_lease,
+            skip_maintenance: self.skip_maintenance,
+        })
+    }
+}

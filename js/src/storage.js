@@ -132,7 +132,9 @@ export class FsStorage {
       for (const ent of entries) {
         const full = path.join(dir, ent.name);
         if (ent.isDirectory()) walk(full);
-        else if (ent.isFile() && !(ent.name.startsWith('.') && ent.name.endsWith('.tmp'))) {
+        // Temporary files of unfinished writes are listed too, so that orphan removal sees the
+        // ones a killed writer left (its age threshold keeps a live writer's).
+        else if (ent.isFile()) {
           const rel = external !== null
             ? `file:${full.split(path.sep).join('/')}`
             : path.relative(this.root, full).split(path.sep).join('/');

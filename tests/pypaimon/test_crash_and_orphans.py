@@ -418,6 +418,7 @@ def test_readers_agree_after_compaction_with_maintenance(wh):
     ids = snapshot_ids(tdir)
     assert len(ids) <= 3 and ids[-1] == 9, ids
     assert load_snapshot(tdir, ids[-1])["commitKind"] == "COMPACT"
+    assert report["maintenance"]["snapshots"]["expired_snapshots"] == list(range(1, ids[0]))
     assert_snapshots_intact(tdir)
     assert unreferenced(tdir) == set(), "expiration left files no snapshot names"
 
@@ -432,8 +433,13 @@ def test_readers_agree_after_compaction_with_maintenance(wh):
                         "--older-than", "1ms", "--dry-run")
     snaps = out["snapshots"]
     assert out["dry_run"] and snaps["dry_run"], out
-    if len(ids) > 1:
-        assert snaps["expired_snapshots"] == ids[:-1], out
-        assert snaps["deleted"], out
+    assert len(ids) > 1
+    assert snaps["expired_snapshots"] == ids[:-1], out
+    assert snaps["deleted"], out
+    if load_snapshot(tdir, ids[-1])["commitKind"] == "COMPACT":
+        # The new earliest is the compaction: the files it replaced would go.
+        _, _, live = references(tdir)
+        replaced = {n for (_, n) in live[ids[0]] - live[ids[-1]]}
+        assert replaced <= {os.path.basename(f) for f in snaps["deleted"]} and replaced, out
     assert tree(tdir) == state, "a dry run changed files"
     assert wh.read("t") == before

@@ -25,6 +25,8 @@ pub struct FaultyStorage {
     pub inner: MemoryStorage,
     pub calls: Arc<AtomicUsize>,
     pub fail_at: Option<usize>,
+    /// Every call from `fail_at` on fails, as after a crash (a killed job never cleans up).
+    pub sticky: bool,
 }
 
 impl FaultyStorage {
@@ -33,12 +35,23 @@ impl FaultyStorage {
             inner,
             calls: Arc::new(AtomicUsize::new(0)),
             fail_at,
+            sticky: false,
+        }
+    }
+
+    /// Fails every call from the `crash_at`-th on.
+    #[allow(dead_code, reason = "not every test binary crashes its storage")]
+    pub fn crashing_at(inner: MemoryStorage, crash_at: usize) -> Self {
+        FaultyStorage {
+            sticky: true,
+            ..Self::new(inner, Some(crash_at))
         }
     }
 
     fn tick(&self, path: &str) -> StorageResult<()> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        if Some(n) == self.fail_at {
+        let crashed = self.sticky && self.fail_at.is_some_and(|f| n >= f);
+        if Some(n) == self.fail_at || crashed {
             return Err(StorageError::new(
                 StorageErrorKind::Io,
                 path,
