@@ -1,0 +1,314 @@
+"""Crash safety of snapshot expiration, proved with the real peers (Paimon Java 1.0, pypaimon).
+
+Java writes one primary-key table W of a few hundred small commits, with one of its own full
+compactions (committed without maintenance) every COMPACT_EVERY commits, so that expiring the
+old snapshots also deletes data files and manifests; a few more commits and our
+`compact --full --skip-maintenance` end it (so that pypaimon 2.1 can read the latest snapshot's
+manifests). Java's reads of every snapshot of W (`versions`) are the reference.
+
+Our `expire-snapshots --retain-min 1 --retain-max 1 --older-than 1ms` on a copy of W is timed;
+then, in ROUNDS rounds, each on a fresh copy K of W, the same command is started and SIGKILLed
+after a delay spread over 0..1.2x that time. Outcomes: killed before it changed anything,
+killed mid-run (a partial state), killed after the work was done, or finished.
+After each round:
+  * pypaimon reads K's latest snapshot as Java read it in W;
+  * K is copied to R and the same command is rerun to completion: exactly the latest snapshot
+    remains;
+  * R is copied to O and our `remove-orphan-files --older-than 1ms` runs on O.
+One JVM at the end checks every round: on K, every snapshot that still has a snapshot file
+(they must be a contiguous range up to the latest) reads as it read in W, or, if it is in the
+range the killed run was expiring (every one but the latest here), fails to read: the design
+(docs/maintenance.md, "Failures and reruns", as in Paimon's ExpireSnapshotsImpl) deletes data
+files first and snapshot files last, so a snapshot being expired may be unreadable while its
+file remains, but must never read wrong rows; the latest must read. On R: the one snapshot
+reads identically; Java's OrphanFilesClean (no-op cleaner, olderThan far in the future) finds
+only files our remove-orphan-files removed from O; on O: the snapshot still reads identically
+and Java finds no orphan.
+
+Knobs: PAIMON_CRASH_COMMITS (default 200), PAIMON_CRASH_ROUNDS (default 20).
+"""
+
+import collections
+import os
+import random
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import CLI, ENGINE, JavaRun, cli, pypaimon_read, snapshot_files
+
+DB = "db"
+TABLE = "crash"
+COMMITS = int(os.environ.get("PAIMON_CRASH_COMMITS", "200"))
+COMPACT_EVERY = 20
+ROUNDS = int(os.environ.get("PAIMON_CRASH_ROUNDS", "20"))
+KEYS = 64
+TAIL = 3  # Java commits after its last compaction; then our `compact --full` ends the table
+EXPIRE = ["expire-snapshots", "--retain-min", "1", "--retain-max", "1", "--older-than", "1ms",
+          "--option", "snapshot.expire.limit=100000", "--json"]
+
+
+def table_dir(warehouse):
+    return os.path.join(str(warehouse), f"{DB}.db", TABLE)
+
+
+def file_state(tdir):
+    """relative path -> (size, mtime_ns) of every file of a table."""
+    out = {}
+    for dirpath, _, names in os.walk(tdir):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            st = os.stat(p)
+            out[os.path.relpath(p, tdir)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def build_steps():
+    rng = random.Random(20240611)
+    steps = [{"op": "create", "table": TABLE,
+              "columns": [["k", "INT NOT NULL"], ["v", "STRING"], ["n", "BIGINT"]],
+              "primary_keys": ["k"], "partition_keys": [],
+              # Every commit rewrites all manifests: after our final compaction the latest
+              # snapshot names only our manifests, which pypaimon 2.1 can read (this Java
+              # build's lack `_VALUE_STATS_COLS`; see test_java_peer.py).
+              "options": {"bucket": "1", "write-only": "true",
+                          "manifest.full-compaction-threshold-size": "1 b"}}]
+    batch = []
+    for i in range(1, COMMITS + TAIL + 1):
+        batch.append([{"k": rng.randrange(KEYS), "v": f"c{i}-{j}", "n": i * 10 + j}
+                      for j in range(3)])
+        if i % COMPACT_EVERY == 0:
+            steps.append({"op": "write", "table": TABLE, "commits": batch})
+            batch = []
+            steps.append({"op": "compact", "table": TABLE, "maintenance": False,
+                          "label": f"c{i}"})
+    if batch:
+        steps.append({"op": "write", "table": TABLE, "commits": batch})
+    return steps
+
+
+def start_expire(tdir):
+    return subprocess.Popen([CLI, "--engine", ENGINE, EXPIRE[0], tdir, *EXPIRE[1:]],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.fixture(scope="module")
+def crash(tmp_path_factory, java_classpath):
+    assert CLI, "PAIMON_COMPACT_CLI must name the paimon-compact binary"
+    root = tmp_path_factory.mktemp("crash")
+    work = str(root / "java")
+    w = str(root / "W")
+    t0 = time.monotonic()
+    built = JavaRun(work, "build", w, build_steps()).results(timeout=900)
+    assert not [r for r in built.items if "error" in r], [r for r in built.items if "error" in r]
+    ours = cli("compact", table_dir(w), "--full", "--skip-maintenance", "--json")
+    assert ours.returncode == 0, f"our compaction failed: {ours.stdout}\n{ours.stderr}"
+    print(f"\n[{ENGINE}] built in {time.monotonic() - t0:.1f}s")
+    # Java's reads of every snapshot of W (W is never changed) come from the checking JVM at
+    # the end, with everything else.
+    ids = [s["id"] for s in snapshot_files(table_dir(w))]
+    latest = ids[-1]
+    assert ids == list(range(1, latest + 1)), ids
+    assert snapshot_files(table_dir(w))[-1]["commitKind"] == "COMPACT"
+    w_state = file_state(table_dir(w))
+
+    # Time the full run (twice: a first wasm start may compile the component).
+    durations = []
+    final_state = None
+    for m in range(2):
+        dst = str(root / f"measure{m}")
+        shutil.copytree(w, dst)
+        t = time.monotonic()
+        p = start_expire(table_dir(dst))
+        out, err = p.communicate(timeout=300)
+        durations.append(time.monotonic() - t)
+        assert p.returncode == 0, f"expire-snapshots failed: {out}\n{err}"
+        assert [s["id"] for s in snapshot_files(table_dir(dst))] == [latest]
+        final_state = set(file_state(table_dir(dst)))
+    duration = min(durations)
+    print(f"[{ENGINE}] expire-snapshots of {len(ids)} snapshots: "
+          + ", ".join(f"{d:.2f}s" for d in durations))
+
+    t_rounds = time.monotonic()
+    rounds = []
+    outcomes = collections.Counter()
+    rng = random.Random(7)
+    for i in range(ROUNDS):
+        # Spread over 0..1.2x, jittered within each slot.
+        delay = 1.2 * duration * (i + rng.random()) / ROUNDS
+        k = str(root / f"K{i}")
+        shutil.copytree(w, k)
+        p = start_expire(table_dir(k))
+        time.sleep(delay)
+        killed = p.poll() is None
+        if killed:
+            p.kill()
+        out, err = p.communicate(timeout=300)
+        if not killed:
+            assert p.returncode == 0, f"round {i}: expire-snapshots failed: {out}\n{err}"
+        state = file_state(table_dir(k))
+        if not killed:
+            outcome = "finished"
+        elif state == w_state:
+            outcome = "killed-untouched"
+        elif set(state) == final_state:
+            outcome = "killed-after-work"
+        else:
+            outcome = "killed-mid-run"
+        outcomes[outcome] += 1
+        remaining = [s["id"] for s in snapshot_files(table_dir(k))]
+        rd = {"i": i, "delay": delay, "outcome": outcome, "k": k, "remaining": remaining,
+              "untouched": state == w_state}
+        # pypaimon reads the latest snapshot of K as Java read it in W.
+        try:
+            rd["py_k"] = pypaimon_read(k, TABLE)
+        except Exception as e:  # reported by the test, with the round
+            rd["py_k"] = f"pypaimon failed: {type(e).__name__}: {e}"
+        r = str(root / f"R{i}")
+        shutil.copytree(k, r)
+        rd["r"] = r
+        rd["rerun"] = cli(*[EXPIRE[0], table_dir(r), *EXPIRE[1:]])
+        rd["r_remaining"] = [s["id"] for s in snapshot_files(table_dir(r))]
+        o = str(root / f"O{i}")
+        shutil.copytree(r, o)
+        rd["o"] = o
+        rd["remove"] = cli("remove-orphan-files", table_dir(o), "--older-than", "1ms", "--json")
+        rd["removed"] = sorted(set(file_state(table_dir(r))) - set(file_state(table_dir(o))))
+        rd["added"] = sorted(set(file_state(table_dir(o))) - set(file_state(table_dir(r))))
+        try:
+            rd["py_o"] = pypaimon_read(o, TABLE)
+        except Exception as e:
+            rd["py_o"] = f"pypaimon failed: {type(e).__name__}: {e}"
+        rounds.append(rd)
+    print(f"[{ENGINE}] outcomes over {ROUNDS} rounds ({time.monotonic() - t_rounds:.1f}s): "
+          f"{dict(outcomes)}")
+    print(f"[{ENGINE}] delays: " + ", ".join(f"{x['delay']:.2f}({x['outcome'][0:8]},"
+                                             f"{len(x['remaining'])})" for x in rounds))
+
+    # One JVM checks every round. An untouched K is W byte for byte (same files, sizes and
+    # mtimes): Java's reads of W stand for it.
+    steps = [{"op": "versions", "table": TABLE, "label": "W"}]
+    for rd in rounds:
+        if not rd["untouched"]:
+            steps.append({"op": "versions", "table": TABLE, "label": f"K{rd['i']}",
+                          "warehouse": rd["k"]})
+        steps += [{"op": "versions", "table": TABLE, "label": f"R{rd['i']}",
+                   "warehouse": rd["r"]},
+                  {"op": "orphans", "table": TABLE, "label": f"R{rd['i']}",
+                   "warehouse": rd["r"]},
+                  {"op": "versions", "table": TABLE, "label": f"O{rd['i']}",
+                   "warehouse": rd["o"]},
+                  {"op": "orphans", "table": TABLE, "label": f"O{rd['i']}",
+                   "warehouse": rd["o"]}]
+    t = time.monotonic()
+    checked = JavaRun(work, "check", w, steps).results(timeout=900)
+    original = checked.ok("versions", TABLE, "W")["snapshots"]
+    assert sorted(int(s) for s in original) == ids
+    bad = {s: r for s, r in original.items() if isinstance(r, dict)}
+    assert not bad, f"Java cannot read every snapshot of W: {str(bad)[:2000]}"
+    print(f"[{ENGINE}] Java check of {ROUNDS} rounds: {time.monotonic() - t:.1f}s; "
+          f"fixture total {time.monotonic() - t0:.1f}s")
+    return {"original": original, "latest": latest, "rounds": rounds, "outcomes": outcomes,
+            "java": checked}
+
+
+def test_kill_happened_mid_run(crash):
+    assert crash["outcomes"]["killed-mid-run"] >= 1, (
+        f"no kill landed mid-run: {dict(crash['outcomes'])}")
+
+
+def test_killed_state_reads(crash):
+    """Every snapshot left with a snapshot file reads as before, or (only while it was being
+    expired) fails to read; never different rows. The latest always reads."""
+    original, latest = crash["original"], crash["latest"]
+    unreadable = collections.Counter()
+    problems = []
+    for rd in crash["rounds"]:
+        i, remaining = rd["i"], rd["remaining"]
+        if not remaining or remaining != list(range(remaining[0], latest + 1)):
+            problems.append(f"K{i} ({rd['outcome']}): snapshots left {remaining[:3]}.."
+                            f"{remaining[-3:]} are not a contiguous range up to {latest}")
+            continue
+        if rd["untouched"]:
+            continue
+        seen = crash["java"].ok("versions", TABLE, f"K{i}")["snapshots"]
+        if sorted(int(s) for s in seen) != remaining:
+            problems.append(f"K{i}: Java lists snapshots {sorted(map(int, seen))[:5]}.., "
+                            f"the files are {remaining[:5]}..")
+        for sid, rows in seen.items():
+            if isinstance(rows, dict) and "error" in rows:
+                if int(sid) == latest:
+                    problems.append(f"K{i}: the latest snapshot {sid} is unreadable: "
+                                    f"{rows['error']}")
+                else:
+                    unreadable[rd["outcome"]] += 1
+            elif rows != original[sid]:
+                problems.append(f"K{i}: snapshot {sid} reads different rows than in W")
+    print(f"\n[{ENGINE}] unreadable snapshots (being expired) left by killed runs: "
+          f"{dict(unreadable)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_pypaimon_reads_latest_after_kill(crash):
+    want = crash["original"][str(crash["latest"])]
+    bad = [f"K{rd['i']} ({rd['outcome']}): {rd['py_k'] if isinstance(rd['py_k'], str) else ''}"
+           for rd in crash["rounds"] if rd["py_k"] != want]
+    assert not bad, "pypaimon reads other rows than Java did in W:\n" + "\n".join(bad)
+
+
+def test_rerun_finishes(crash):
+    latest = crash["latest"]
+    want = crash["original"][str(latest)]
+    problems = []
+    for rd in crash["rounds"]:
+        i, p = rd["i"], rd["rerun"]
+        if p.returncode != 0:
+            problems.append(f"R{i}: rerun failed ({p.returncode}): {(p.stdout + p.stderr)[-800:]}")
+            continue
+        if rd["r_remaining"] != [latest]:
+            problems.append(f"R{i}: snapshots left {rd['r_remaining']}, want [{latest}]")
+        seen = crash["java"].ok("versions", TABLE, f"R{i}")["snapshots"]
+        if seen != {str(latest): want}:
+            problems.append(f"R{i}: Java reads {str(seen)[:300]}")
+    assert not problems, "\n".join(problems)
+
+
+def test_orphans_after_rerun(crash):
+    latest = crash["latest"]
+    want = crash["original"][str(latest)]
+    problems = []
+    extra_removed = collections.Counter()
+    for rd in crash["rounds"]:
+        i, p = rd["i"], rd["remove"]
+        if p.returncode != 0:
+            problems.append(f"O{i}: remove-orphan-files failed ({p.returncode}): "
+                            f"{(p.stdout + p.stderr)[-800:]}")
+            continue
+        java_found = crash["java"].ok("orphans", TABLE, f"R{i}")["orphans"]
+        missed = sorted(set(java_found) - set(rd["removed"]))
+        if missed:
+            problems.append(f"O{i} ({rd['outcome']}): Java's orphans we did not remove: "
+                            f"{missed[:10]} ({len(missed)})")
+        extra = sorted(set(rd["removed"]) - set(java_found))
+        for f in extra:
+            extra_removed[f.split("/")[0] if "/" in f else f] += 1
+        if rd["added"]:
+            problems.append(f"O{i}: remove-orphan-files created files {rd['added'][:5]}")
+        after = crash["java"].ok("orphans", TABLE, f"O{i}")["orphans"]
+        if after:
+            problems.append(f"O{i}: Java still finds orphans {after[:10]} ({len(after)})")
+        seen = crash["java"].ok("versions", TABLE, f"O{i}")["snapshots"]
+        if seen != {str(latest): want}:
+            problems.append(f"O{i}: Java reads {str(seen)[:300]}")
+        if rd["py_o"] != want:
+            problems.append(f"O{i}: pypaimon reads other rows: {str(rd['py_o'])[:300]}")
+    found = {f"R{rd['i']}({rd['outcome']})": crash["java"].ok("orphans", TABLE,
+                                                           f"R{rd['i']}")["orphans"]
+             for rd in crash["rounds"]}
+    found = {k: v for k, v in found.items() if v}
+    print(f"\n[{ENGINE}] Java's orphans after the reruns (then removed by ours): "
+          f"{str(found)[:600]}; files we removed that Java did not list, by directory: "
+          f"{dict(extra_removed)}")
+    assert not problems, "\n".join(problems)
