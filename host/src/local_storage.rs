@@ -281,11 +281,12 @@ impl Storage for LocalDirStorage {
                             .unwrap_or_default(),
                         _ => format!("{key_prefix}{}", path.to_string_lossy()),
                     };
-                    // Temporary files of unfinished writes are listed too: the core never
-                    // lists with a prefix they match (their names start with a dot), except
-                    // orphan removal, which must see the ones a killed writer left behind
-                    // (its age threshold keeps a live writer's).
-                    if rel.starts_with(prefix) {
+                    // This process's unfinished writes stay invisible (the writer contract);
+                    // temporary files of other processes are listed, so that orphan removal
+                    // sees what a killed writer left behind (its age threshold keeps a live
+                    // writer's). The core lists no other prefix their dotted names match.
+                    let own_temp = rel.rsplit('/').next().is_some_and(is_own_temp_name);
+                    if rel.starts_with(prefix) && !own_temp {
                         let meta = entry.metadata().map_err(|e| io_error(e, prefix))?;
                         let modified_ms = meta
                             .modified()
@@ -334,6 +335,17 @@ impl Storage for LocalDirStorage {
         let _ = fs::remove_file(&temp);
         result.map_err(|e| io_error(e, path))
     }
+}
+
+/// Whether `name` is a temporary file of this process's writers (`.<name>.<pid>-<n>.tmp`).
+fn is_own_temp_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".tmp").filter(|_| name.starts_with('.')) else {
+        return false;
+    };
+    stem.rsplit('.')
+        .next()
+        .and_then(|tail| tail.split_once('-'))
+        .is_some_and(|(pid, _)| pid == std::process::id().to_string())
 }
 
 #[cfg(test)]
@@ -396,6 +408,11 @@ mod tests {
             "unfinished writes are invisible"
         );
         w.abort().unwrap();
+        // Another process's leftover temporary file (a killed writer's) is listed, so that
+        // orphan removal can reclaim it.
+        fs::write(root.join("t/x/.c.bin.1-0.tmp"), b"left").unwrap();
+        assert_eq!(s.list("t/x/.c").unwrap().len(), 1);
+        fs::remove_file(root.join("t/x/.c.bin.1-0.tmp")).unwrap();
         s.create_if_absent("t/snap-1", b"1").unwrap();
         assert_eq!(
             s.create_if_absent("t/snap-1", b"2").unwrap_err().kind,

@@ -10,6 +10,13 @@ export class StorageError extends Error {
   }
 }
 
+// A temporary file of this process's writers: `.<name>.<pid>-<n>.tmp`.
+function ownTemp(name) {
+  if (!name.startsWith('.') || !name.endsWith('.tmp')) return false;
+  const tail = name.slice(0, -4).split('.').pop() ?? '';
+  return tail.split('-')[0] === String(process.pid);
+}
+
 function fromNode(e, p) {
   const kind = { ENOENT: 'not-found', EEXIST: 'already-exists', EACCES: 'permission', EPERM: 'permission' }[e?.code] ?? 'io';
   return new StorageError(kind, `${p}: ${e?.message ?? e}`);
@@ -132,9 +139,10 @@ export class FsStorage {
       for (const ent of entries) {
         const full = path.join(dir, ent.name);
         if (ent.isDirectory()) walk(full);
-        // Temporary files of unfinished writes are listed too, so that orphan removal sees the
-        // ones a killed writer left (its age threshold keeps a live writer's).
-        else if (ent.isFile()) {
+        // This process's unfinished writes stay invisible; other processes' temporary files
+        // are listed, so that orphan removal sees what a killed writer left (its age
+        // threshold keeps a live writer's).
+        else if (ent.isFile() && !ownTemp(ent.name)) {
           const rel = external !== null
             ? `file:${full.split(path.sep).join('/')}`
             : path.relative(this.root, full).split(path.sep).join('/');
