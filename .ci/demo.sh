@@ -7,4 +7,8 @@ cd "$(dirname "$0")/.."
 bash .ci/stages/05-component.sh >/dev/null
 export PAIMON_COMPACT_COMPONENT="$PWD/target/wasm32-wasip2/component/paimon_compact.wasm"
 cargo build --release -q -p paimon-compact-host
-exec ./target/release/paimon-compact demo "$@"
+# The simulator's browser bundle, so `./target/release/paimon-compact serve` works right after.
+bash .ci/web-bundle.sh >/dev/null
+./target/release/paimon-compact demo "$@"
+echo >&2
+echo "The simulator is ready: ./target/release/paimon-compact serve  (then open http://127.0.0.1:8080/)" >&2

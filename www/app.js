@@ -2,7 +2,6 @@
 // simulation in Rust (src/simulator), which drives the real planner. Charts are small
 // hand-written SVG (four line charts with bands and a cursor need less code than wiring a
 // charting library, and nothing has to be vendored).
-import { load } from './pkg/loader.js';
 
 const $ = (s, el = document) => el.querySelector(s);
 const el = (tag, attrs = {}, ...kids) => {
@@ -558,9 +557,12 @@ async function loadReplayFolder(files) {
 async function main() {
   buildOptionInputs();
   try {
+    // Imported here, not at the top: a missing bundle must still show the message below
+    // instead of leaving a page that silently does nothing.
+    const { load } = await import('./pkg/loader.js');
     page.pc = await load();
   } catch (e) {
-    showError(`Could not load the planner (www/pkg is built by js/web/build.sh): ${e.message || e}`);
+    showError(`Could not load the planner: the bundle in www/pkg is missing or broken (build it with \`bash .ci/web-bundle.sh\`): ${e.message || e}`);
     return;
   }
   const f = $('#form');

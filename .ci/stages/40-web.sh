@@ -6,21 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-rustup target add wasm32-unknown-unknown
-# The wasm-bindgen CLI must be exactly the crate's version (it rejects any other).
-want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/[^0-9.]/, ""); print; exit }' Cargo.lock)
-have=$(wasm-bindgen --version 2>/dev/null | awk '{ print $2 }' || true)
-if [ "$have" != "$want" ]; then
-  # --locked does not work for this crate at this version; see shared toolchain notes.
-  cargo install wasm-bindgen-cli --version "=$want"
-fi
 if [ ! -x /usr/bin/chromium ]; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 fi
 (cd tests/e2e && npm ci --no-audit --no-fund)
 
-bash js/web/build.sh
+bash .ci/web-bundle.sh
 # The native side of the browser-vs-native comparison: writes target/tmp/sim-digests.json.
 cargo test --release --workspace --test simulator
 (cd tests/e2e && npm test)

@@ -570,7 +570,6 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { port, dir } => {
-            println!("serving {} on http://127.0.0.1:{port}/", dir.display());
             paimon_compact_host::serve::serve(&dir, port)?;
             Ok(ExitCode::SUCCESS)
         }

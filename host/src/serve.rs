@@ -9,10 +9,18 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Component, Path, PathBuf};
 
+/// The files the page cannot run without: the wasm-bindgen bundle that `js/web/build.sh`
+/// writes into `pkg/` (not tracked; built by the README's main command).
+const BUNDLE: [&str; 2] = ["pkg/loader.js", "pkg/paimon_compact_bg.wasm"];
+
 /// Serves `dir` on `127.0.0.1:port` until the process ends (port 0 picks a free port; the
 /// chosen address is printed).
+///
+/// Refuses to start, saying how to build it, when the simulator page's bundle is missing: a
+/// page served without it would open and silently do nothing.
 pub fn serve(dir: &Path, port: u16) -> std::io::Result<()> {
     let root = dir.canonicalize()?;
+    check_bundle(&root)?;
     let listener = TcpListener::bind(("127.0.0.1", port))?;
     println!(
         "serving {} on http://{}/",
@@ -27,6 +35,21 @@ pub fn serve(dir: &Path, port: u16) -> std::io::Result<()> {
         });
     }
     Ok(())
+}
+
+/// `Err(NotFound)` naming the missing file and the command that builds it.
+fn check_bundle(root: &Path) -> std::io::Result<()> {
+    match BUNDLE.iter().find(|f| !root.join(f).is_file()) {
+        None => Ok(()),
+        Some(missing) => Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!(
+                "the simulator bundle is not built ({} is missing): run `bash .ci/web-bundle.sh` \
+                 (or the README's main command, `bash .ci/demo.sh`) first",
+                root.join(missing).display()
+            ),
+        )),
+    }
 }
 
 fn handle(mut stream: TcpStream, root: &Path) -> std::io::Result<()> {
@@ -164,5 +187,21 @@ mod tests {
         assert_eq!(resolve(&root, "/%2e%2e/x"), None);
         assert_eq!(resolve(&root, "/missing"), None);
         assert_eq!(content_type(Path::new("x.wasm")), "application/wasm");
+    }
+
+    #[test]
+    fn a_missing_bundle_is_refused_with_the_command_that_builds_it() {
+        let root = std::env::temp_dir().join(format!("pc-serve-bundle-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::write(root.join("index.html"), "x").unwrap();
+        let e = check_bundle(&root).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+        assert!(e.to_string().contains("bash .ci/web-bundle.sh"), "{e}");
+        assert!(e.to_string().contains("loader.js"), "{e}");
+        for f in BUNDLE {
+            std::fs::write(root.join(f), "x").unwrap();
+        }
+        check_bundle(&root).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }
