@@ -1,7 +1,7 @@
 //! The append rewrite inside a wasm target: for every codec Paimon writes, and with dictionary
 //! passthrough off and on, two Parquet files are written with arrow-rs into `MemoryStorage`,
 //! rewritten, and read back row by row. `smoke()` is exported for hosts without WASI (the
-//! browser target), the binary prints a line per case (WASI).
+//! browser target), which count the cases that passed.
 
 use std::sync::Arc;
 
