@@ -386,14 +386,14 @@ impl Compactor {
     ) -> Result<AppendSummary, HostError> {
         match self {
             Compactor::Native => {
-                use paimon_compact::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+                use paimon_compact::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
                 let raw = job.options.iter().cloned().collect();
                 let options = paimon_compact::options::CoreOptions::parse(TableKind::Append, &raw)?;
                 let inputs = job
                     .inputs
                     .iter()
                     .map(|f| {
-                        AppendInput::from_parts(
+                        RewriteInput::from_parts(
                             f.path.clone(),
                             f.row_count,
                             f.min_sequence_number,
@@ -552,7 +552,6 @@ impl Compactor {
                 let req = paimon_compact::table::PlanRequest {
                     full: job.full,
                     context: plan::PlanContext::at(job.now_ms, job.local_hour),
-                    merge_rewriter: true,
                     scope: job.scope.clone(),
                 };
                 Ok(paimon_compact::table::plan_table(

@@ -366,14 +366,14 @@ impl wp::Guest for Component {
 
 impl wc::Guest for Component {
     fn compact_append_files(request: wc::AppendRequest) -> Result<wc::AppendResult, wt::Error> {
-        use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+        use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
         let options = CoreOptions::parse(TableKind::Append, &options_map(request.options))
             .map_err(to_wit_error)?;
         let inputs = request
             .inputs
             .into_iter()
             .map(|f| {
-                AppendInput::from_parts(
+                RewriteInput::from_parts(
                     f.path,
                     f.row_count,
                     f.min_sequence_number,
@@ -490,7 +490,6 @@ impl wtc::GuestCompactionJob for TableJob {
         let req = crate::table::PlanRequest {
             full: self.settings.full,
             context: self.context(),
-            merge_rewriter: true,
             scope: self.scope(),
         };
         let p =

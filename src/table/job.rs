@@ -23,7 +23,6 @@ use super::index::{self, IndexManifestEntry, DELETION_VECTORS_INDEX};
 use super::job_state::{self, CoordinatorAge, PartitionState};
 use super::lease::{self, Lease, LeaseHeld, LeaseRecord};
 use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
-use super::merge_rewriter::{MergeRewriteInput, MergeRewriteRequest, MergeTreeRewriter};
 use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
 use super::schema::TableSchema;
 use super::scope::{JobScope, ResolvedScope};
@@ -35,8 +34,9 @@ use crate::plan::{
     CoordinatorFile, DeletionFileRef, MergeTreeCompactManager, MergeTreeDecision, PlanContext,
     Reason, RewriteAlone, TaskAction, UpgradeStrategy,
 };
+use crate::rewrite::merge::{rewrite_merge_tree, MergeTreeRewrite};
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
-use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
 use crate::storage::Storage;
 
 // ---------------------------------------------------------------------------------------------
@@ -158,28 +158,14 @@ pub struct PlanSummary {
 }
 
 /// What to plan.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlanRequest {
     /// Forced full compaction of every bucket instead of the automatic pick.
     pub full: bool,
     pub context: PlanContext,
-    /// A primary-key merge rewriter will run the plan (the default); without one, merges and
-    /// upgrades that need one are reported as blocked.
-    pub merge_rewriter: bool,
     /// Which partitions and buckets, and with which dynamic options.
     #[serde(default)]
     pub scope: JobScope,
-}
-
-impl Default for PlanRequest {
-    fn default() -> Self {
-        PlanRequest {
-            full: false,
-            context: PlanContext::default(),
-            merge_rewriter: true,
-            scope: JobScope::default(),
-        }
-    }
 }
 
 /// Internal work of one bucket.
@@ -809,9 +795,6 @@ fn plan_merge_tree_bucket(
                         max_level,
                     ),
                 });
-                if blocked.is_none() && !request.merge_rewriter {
-                    blocked = upgrade_blocker(table, manager.levels(), file, *to_level, max_level);
-                }
             }
             TaskAction::Rewrite {
                 output_level,
@@ -826,20 +809,13 @@ fn plan_merge_tree_bucket(
                     sections: sections.len(),
                     alone: *alone,
                 });
-                if blocked.is_none() && !request.merge_rewriter {
-                    blocked = Some(
-                        "the task merges files, which needs the primary-key merge rewriter \
-                         (not available in this build); the bucket is left as it is"
-                            .to_string(),
-                    );
-                }
             }
         }
     }
     if blocked.is_none() && !decision.task.actions.is_empty() {
         blocked = format_blocker(table, b, &decision);
     }
-    if blocked.is_none() && request.merge_rewriter {
+    if blocked.is_none() {
         blocked = mixed_schema_blocker(storage, table, b, &decision)?;
     }
     let bp = BucketPlan {
@@ -956,60 +932,6 @@ fn mixed_schema_blocker(
     Ok(None)
 }
 
-/// Why a metadata-only upgrade of `file` to `to` is not enough here, if it is not.
-fn upgrade_blocker(
-    table: &Table,
-    levels: &Levels,
-    file: &DataFileMeta,
-    to: Level,
-    max_level: Level,
-) -> Option<String> {
-    let strategy = crate::plan::upgrade_strategy_for(
-        &table.options,
-        file.level,
-        file.delete_row_count,
-        to,
-        max_level,
-    );
-    match strategy {
-        UpgradeStrategy::NoChangelogNoRewrite => None,
-        UpgradeStrategy::ChangelogWithRewrite => Some(format!(
-            "moving '{}' up needs a merge with older values (lookup rewriter), which needs the \
-             primary-key merge rewriter",
-            file.file_name
-        )),
-        UpgradeStrategy::ChangelogNoRewrite => {
-            if matches!(
-                table.options.changelog_producer,
-                ChangelogProducer::Lookup | ChangelogProducer::FullCompaction
-            ) {
-                return Some(format!(
-                    "moving '{}' up must produce changelog ({}), which needs the primary-key \
-                     merge rewriter",
-                    file.file_name, table.options.changelog_producer
-                ));
-            }
-            if table.options.deletion_vectors_enabled {
-                // Older copies of its keys above the output level would need DV marks.
-                let overlaps = levels.level_sorted_runs().iter().any(|r| {
-                    r.level > to
-                        && r.files
-                            .iter()
-                            .any(|f| f.min_key <= file.max_key && file.min_key <= f.max_key)
-                });
-                if overlaps {
-                    return Some(format!(
-                        "moving '{}' up must mark older copies of its keys in deletion vectors \
-                         (lookup), which needs the primary-key merge rewriter",
-                        file.file_name
-                    ));
-                }
-            }
-            None
-        }
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Compact
 
@@ -1028,8 +950,6 @@ pub struct CompactOptions<'a> {
     pub lease_ttl_ms: Option<i64>,
     /// Rebase attempts when another commit wins the next snapshot id.
     pub max_commit_retries: usize,
-    /// The primary-key merge rewriter, when one is available.
-    pub merge_rewriter: Option<&'a dyn MergeTreeRewriter>,
     /// Milliseconds from any monotonic clock, for the phase timings (optional).
     pub clock: Option<&'a dyn Fn() -> i64>,
     /// Waits the given milliseconds (supplied by the host): the back-off between commit
@@ -1044,13 +964,6 @@ pub struct CompactOptions<'a> {
     pub skip_expired_partitions: Option<ExpiredPartitionTest<'a>>,
 }
 
-/// The merge rewriter of this build: the primary-key rewriter ships with the table layer.
-fn default_merge_rewriter() -> Option<&'static dyn MergeTreeRewriter> {
-    static REWRITER: crate::rewrite::merge::PrimaryKeyRewriter =
-        crate::rewrite::merge::PrimaryKeyRewriter;
-    Some(&REWRITER)
-}
-
 impl<'a> CompactOptions<'a> {
     pub fn new(context: PlanContext, job_id: [u8; 16]) -> Self {
         CompactOptions {
@@ -1060,7 +973,6 @@ impl<'a> CompactOptions<'a> {
             owner: "paimon-compact".to_string(),
             lease_ttl_ms: Some(10 * 60 * 1000),
             max_commit_retries: 10,
-            merge_rewriter: default_merge_rewriter(),
             clock: None,
             sleep: None,
             commit_user: None,
@@ -1212,7 +1124,6 @@ pub fn compact_table(
         &PlanRequest {
             full: opts.full,
             context: opts.context,
-            merge_rewriter: opts.merge_rewriter.is_some(),
             scope: opts.scope.clone(),
         },
         opts.skip_expired_partitions,
@@ -1697,7 +1608,7 @@ impl Run<'_, '_> {
                 None if evolved => Some(column_sources(&latest.fields, &latest.fields)),
                 None => None,
             };
-            inputs.push(AppendInput {
+            inputs.push(RewriteInput {
                 path: self.path_of(b, l)?,
                 meta: Arc::new(planner_meta(self.table, l)?),
                 deleted_rows: self.deleted_rows(l)?,
@@ -1830,17 +1741,13 @@ impl Run<'_, '_> {
         for action in &decision.task.actions {
             match action {
                 TaskAction::Upgrade { file, to_level } => {
-                    let strategy = match self.opts.merge_rewriter {
-                        Some(_) => crate::plan::upgrade_strategy_for(
-                            &self.table.options,
-                            file.level,
-                            file.delete_row_count,
-                            *to_level,
-                            max_level,
-                        ),
-                        // Planning blocked every upgrade that needs more than metadata.
-                        None => UpgradeStrategy::NoChangelogNoRewrite,
-                    };
+                    let strategy = crate::plan::upgrade_strategy_for(
+                        &self.table.options,
+                        file.level,
+                        file.delete_row_count,
+                        *to_level,
+                        max_level,
+                    );
                     // The spec's "force drop delete" of upgrade-path merges: only the lookup
                     // rewriter in deletion-vector mode drops retracts there.
                     let drop_delete = self.table.options.deletion_vectors_enabled
@@ -1951,20 +1858,16 @@ impl Run<'_, '_> {
         write_data: bool,
         m: &mut BucketMetrics,
     ) -> Result<Vec<DataFile>> {
-        let rewriter = self
-            .opts
-            .merge_rewriter
-            .ok_or_else(|| Error::unsupported("a merge-tree rewrite without a merge rewriter"))?;
-        let input = |f: &Arc<DataFileMeta>| -> Result<MergeRewriteInput> {
+        let input = |f: &Arc<DataFileMeta>| -> Result<RewriteInput> {
             let l = live_file(b, &f.file_name)?;
-            Ok(MergeRewriteInput {
+            Ok(RewriteInput {
                 path: self.path_of(b, l)?,
                 meta: f.clone(),
-                file: l.entry.file.clone(),
                 deleted_rows: self.deleted_rows(l)?,
+                columns: None,
             })
         };
-        let sections = merge
+        let mut sections = merge
             .sections
             .iter()
             .map(|s| {
@@ -1973,16 +1876,33 @@ impl Run<'_, '_> {
                     .collect::<Result<Vec<_>>>()
             })
             .collect::<Result<Vec<_>>>()?;
-        let higher_levels = merge
+        let mut higher_levels = merge
             .bucket_files
             .iter()
             .filter(|f| f.level > merge.output_level && !merge.exclude.contains(&f.file_name))
             .map(&input)
             .collect::<Result<Vec<_>>>()?;
+        super::merge::check_lookup_scope(
+            self.table,
+            &sections,
+            &higher_levels,
+            merge.output_level,
+            merge.max_level,
+        )?;
+        let schema = super::merge::map_evolved_inputs(
+            self.storage,
+            self.table,
+            &mut sections,
+            &mut higher_levels,
+            |i| Ok(live_file(b, &i.meta.file_name)?.entry.file.schema_id),
+        )?;
         let (output_dir, external) = self.output_dir(b);
         let uuid = self.ids.next_uuid();
-        let req = MergeRewriteRequest {
-            table: self.table,
+        let creation_time_ms = self.opts.context.now_ms;
+        let req = MergeTreeRewrite {
+            sections,
+            schema,
+            higher_levels,
             output_dir: output_dir.clone(),
             file_prefix: format!("data-{uuid}-"),
             changelog_prefix: format!("changelog-{uuid}-"),
@@ -1990,11 +1910,23 @@ impl Run<'_, '_> {
             max_level: merge.max_level,
             drop_delete: merge.drop_delete,
             write_data,
-            sections,
-            higher_levels,
-            creation_time_ms: self.opts.context.now_ms,
+            creation_time_ms,
         };
-        let mut result = match rewriter.rewrite(self.storage, &req) {
+        let result = rewrite_merge_tree(self.storage, &req, &self.table.options).and_then(|r| {
+            let outputs = super::merge::manifest_records(self.table, &r.outputs, creation_time_ms);
+            let changelog =
+                super::merge::manifest_records(self.table, &r.changelog, creation_time_ms);
+            match (outputs, changelog) {
+                (Ok(o), Ok(c)) => Ok((r, o, c)),
+                (Err(e), _) | (_, Err(e)) => {
+                    for f in r.outputs.iter().chain(&r.changelog) {
+                        let _ = self.storage.delete(&f.path);
+                    }
+                    Err(e)
+                }
+            }
+        });
+        let (r, mut outputs, mut changelog) = match result {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &req.file_prefix);
@@ -2002,20 +1934,20 @@ impl Run<'_, '_> {
                 return Err(e);
             }
         };
-        for p in &result.written {
-            self.written.track(p);
+        for f in r.outputs.iter().chain(&r.changelog) {
+            self.written.track(&f.path);
         }
         if external {
-            for f in result.outputs.iter_mut().chain(result.changelog.iter_mut()) {
+            for f in outputs.iter_mut().chain(changelog.iter_mut()) {
                 f.external_path = Some(format!("{output_dir}/{}", f.file_name));
             }
         }
-        if !result.deletion_vector_marks.is_empty() {
+        if !r.deletion_vector_marks.is_empty() {
             let marks = self
                 .dv_marks
                 .entry((b.partition.clone(), b.bucket))
                 .or_default();
-            for (file, positions) in result.deletion_vector_marks {
+            for (file, positions) in r.deletion_vector_marks {
                 let l = live_file(b, &file)?;
                 if !self
                     .delta
@@ -2029,15 +1961,15 @@ impl Run<'_, '_> {
                 marks.entry(file).or_default().extend(positions);
             }
         }
-        for f in result.changelog {
+        for f in changelog {
             m.changelog_files += 1;
             self.delta.changelog.push(add_entry(b, f));
         }
-        m.rows_read += result.rows_read;
-        m.rows_written += result.rows_written;
-        m.host_codec_pages_compressed += result.host_codec.pages_compressed;
-        m.host_codec_pages_decompressed += result.host_codec.pages_decompressed;
-        Ok(result.outputs)
+        m.rows_read += r.metrics.input_rows;
+        m.rows_written += r.metrics.output_rows;
+        m.host_codec_pages_compressed += r.metrics.host_codec.pages_compressed;
+        m.host_codec_pages_decompressed += r.metrics.host_codec.pages_decompressed;
+        Ok(outputs)
     }
 
     /// Rewrites the deletion-vector index of every bucket whose vectors changed (files that

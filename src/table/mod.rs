@@ -13,7 +13,8 @@
 //! * [`scope`] — which partitions and buckets a job covers, and its dynamic options;
 //! * [`guards`] — the tables a job refuses, with the reason;
 //! * [`job`] — [`plan_table`] and [`compact_table`], the API hosts call;
-//! * [`merge_rewriter`] — the plug for the primary-key merge rewriter;
+//! * `merge` — what a primary-key merge needs from the table, and the manifest records of
+//!   its output files;
 //! * [`demo`] — writes a small demo table in Paimon's format.
 //!
 //! Like the rest of the core, nothing here reads a clock, draws random numbers or touches a
@@ -32,7 +33,7 @@ pub mod job_state;
 pub mod lease;
 pub mod manifest;
 pub mod manifest_merge;
-pub mod merge_rewriter;
+mod merge;
 pub mod path;
 pub mod scan;
 pub mod schema;
@@ -45,5 +46,4 @@ pub use job::{
     compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport, JobStatus,
     PlanRequest, PlannedAction, ScopeSummary, TablePlan,
 };
-pub use merge_rewriter::{MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter};
 pub use scope::JobScope;
