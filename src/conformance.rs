@@ -714,7 +714,7 @@ fn merge_tree_step(
         .actions
         .iter()
         .map(|action| match action {
-            TaskAction::Upgrade { file, to_level } => {
+            TaskAction::Upgrade { file, to_level, .. } => {
                 json!({"op": "upgrade", "file": file.file_name, "to_level": to_level.get()})
             }
             TaskAction::Rewrite { output_level, sections, .. } => json!({

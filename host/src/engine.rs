@@ -111,7 +111,7 @@ fn native_summary(d: BucketDecision) -> PlanSummary {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level } => {
+                    TaskAction::Upgrade { file, to_level, .. } => {
                         format!("upgrade {} -> L{}", file.file_name, to_level)
                     }
                     TaskAction::Rewrite {

@@ -255,7 +255,7 @@ fn decision(d: BucketDecision) -> wp::Decision {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level } => {
+                    TaskAction::Upgrade { file, to_level, .. } => {
                         wp::TaskAction::Upgrade((file.file_name.clone(), to_level.get()))
                     }
                     TaskAction::Rewrite {

@@ -50,5 +50,5 @@ pub use unit::{CompactUnit, Pick};
 pub use universal::UniversalCompaction;
 pub use upgrade_strategy::{
     full_changelog_upgrade_strategy, lookup_upgrade_strategy, upgrade_strategy_for,
-    LookupUpgradeFacts, UpgradeStrategy,
+    LookupUpgradeFacts, UpgradeRule, UpgradeStrategy,
 };

@@ -19,9 +19,8 @@ use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
 use crate::options::{ChangelogProducer, CoreOptions};
 use crate::plan::{
-    route, upgrade_strategy_for, AppendCompactCoordinator, BucketedAppendCompactManager,
-    CompactionMode, CoordinatorFile, MergeTreeCompactManager, MergeTreeDecision, PlanContext,
-    Reason, TaskAction, UpgradeStrategy,
+    route, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode, CoordinatorFile,
+    MergeTreeCompactManager, MergeTreeDecision, PlanContext, Reason, TaskAction, UpgradeStrategy,
 };
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -688,10 +687,6 @@ impl SimState {
         let cost = &env.config.cost;
         let Some(unit) = d.unit.as_ref() else { return };
         let output_level = unit.output_level;
-        let max_level = match &self.lanes[li].planner {
-            Planner::MergeTree(m) => m.levels().max_level(),
-            _ => output_level,
-        };
         let mut ms = cost.task_overhead_ms;
         let mut before = Vec::new();
         let mut after = Vec::new();
@@ -699,15 +694,13 @@ impl SimState {
         let (mut read, mut written, mut upgrades, mut rewrites) = (0u64, 0u64, 0u32, 0u32);
         for action in &d.task.actions {
             match action {
-                TaskAction::Upgrade { file, to_level } => {
+                TaskAction::Upgrade {
+                    file,
+                    to_level,
+                    strategy,
+                } => {
                     upgrades += 1;
-                    let strategy = upgrade_strategy_for(
-                        &env.options,
-                        file.level,
-                        file.delete_row_count,
-                        *to_level,
-                        max_level,
-                    );
+                    let strategy = *strategy;
                     let sim = self.lanes[li].files.get(&file.file_name).cloned();
                     before.push(file.clone());
                     match strategy {

@@ -771,7 +771,6 @@ fn plan_merge_tree_bucket(
         manager = manager.with_strategy(strategy);
     }
     let levels_before = level_stats(&files);
-    let max_level = manager.levels().max_level();
     let decision = manager.trigger(request.full, &request.context)?;
     let counter_after = gentle.map(|_| match manager.strategy() {
         crate::plan::CompactStrategy::ForceUpLevel0(f) => f.counter,
@@ -782,18 +781,16 @@ fn plan_merge_tree_bucket(
     let mut removed = 0;
     for a in &decision.task.actions {
         match a {
-            TaskAction::Upgrade { file, to_level } => {
+            TaskAction::Upgrade {
+                file,
+                to_level,
+                strategy,
+            } => {
                 actions.push(PlannedAction::Upgrade {
                     file: file.file_name.clone(),
                     from_level: file.level.get(),
                     to_level: to_level.get(),
-                    strategy: crate::plan::upgrade_strategy_for(
-                        &table.options,
-                        file.level,
-                        file.delete_row_count,
-                        *to_level,
-                        max_level,
-                    ),
+                    strategy: *strategy,
                 });
             }
             TaskAction::Rewrite {
@@ -1740,14 +1737,11 @@ impl Run<'_, '_> {
             .collect();
         for action in &decision.task.actions {
             match action {
-                TaskAction::Upgrade { file, to_level } => {
-                    let strategy = crate::plan::upgrade_strategy_for(
-                        &self.table.options,
-                        file.level,
-                        file.delete_row_count,
-                        *to_level,
-                        max_level,
-                    );
+                TaskAction::Upgrade {
+                    file,
+                    to_level,
+                    strategy,
+                } => {
                     // The spec's "force drop delete" of upgrade-path merges: only the lookup
                     // rewriter in deletion-vector mode drops retracts there.
                     let drop_delete = self.table.options.deletion_vectors_enabled
