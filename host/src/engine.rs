@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use paimon_compact::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::meta::{DataFileMeta, Level};
 use paimon_compact::options::{Flavor, TableKind};
+use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
 use paimon_compact::storage::StorageErrorKind;
 use paimon_compact::{Error as CoreError, ErrorKind};
@@ -303,7 +303,7 @@ impl Compactor {
         flavor: Flavor,
     ) -> Result<ConformanceReport, HostError> {
         match self {
-            Compactor::Native => Ok(paimon_compact::conformance::run_vectors(
+            Compactor::Native => Ok(paimon_compact::plan::conformance::run_vectors(
                 vectors_json,
                 flavor,
             )?),

@@ -343,7 +343,8 @@ impl wp::Guest for Component {
         vectors_json: String,
         fl: wt::Flavor,
     ) -> Result<wp::ConformanceReport, wt::Error> {
-        let r = crate::conformance::run_vectors(&vectors_json, flavor(fl)).map_err(to_wit_error)?;
+        let r = crate::plan::conformance::run_vectors(&vectors_json, flavor(fl))
+            .map_err(to_wit_error)?;
         Ok(wp::ConformanceReport {
             passed: r.passed as u32,
             failed: r.failed as u32,

@@ -1,9 +1,12 @@
 //! The compaction planner: pure functions from bucket state, options and an injected clock to a
 //! decision with its reason. Nothing here reads files, clocks or the network.
+//!
+//! [`conformance`] runs the shared conformance vectors through it.
 
 mod append_bucketed;
 mod append_coordinator;
 mod bucket;
+pub mod conformance;
 mod context;
 mod early_full;
 mod explain;

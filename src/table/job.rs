@@ -488,18 +488,7 @@ fn indices_of(b: &BucketState, files: &[Arc<DataFileMeta>]) -> Vec<usize> {
 
 /// The latest schema's row type as Arrow (the output of a schema-evolved append rewrite).
 fn table_arrow_schema(schema: &TableSchema) -> Result<arrow::datatypes::SchemaRef> {
-    let fields = schema
-        .fields
-        .iter()
-        .map(|f| {
-            Ok(arrow::datatypes::Field::new(
-                &f.name,
-                f.data_type.to_arrow()?,
-                f.data_type.nullable,
-            ))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Arc::new(arrow::datatypes::Schema::new(fields)))
+    crate::types::arrow_schema(&schema.fields)
 }
 
 /// The schema version `schema_id` when files written under it need schema evolution, `None`

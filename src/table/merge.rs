@@ -7,9 +7,8 @@
 //! [`rewrite_merge_tree`]: crate::rewrite::merge::rewrite_merge_tree
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
+use arrow::datatypes::SchemaRef;
 
 use super::binary_row::{BinaryRow, Datum};
 use super::manifest::{DataFile, SimpleStats};
@@ -17,7 +16,7 @@ use super::scan::Table;
 use super::schema::{DataField, DataType, TableSchema};
 use crate::error::{Error, Result};
 use crate::meta::Level;
-use crate::rewrite::merge::MergeOutputFile;
+use crate::rewrite::merge::{kv_format, MergeOutputFile};
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
@@ -104,28 +103,11 @@ pub(crate) fn map_evolved_inputs(
     Ok(Some(kv_schema(latest)?))
 }
 
-/// The data-file row type of `schema` as Arrow: `_KEY_<k>` per trimmed primary key,
-/// `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then every column (used when no input of the latest
-/// schema version is there to copy it from).
+/// The data-file row type of `schema` as Arrow (used when no input of the latest schema
+/// version is there to copy it from).
 fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {
-    let mut fields = Vec::new();
-    for k in schema.trimmed_primary_keys() {
-        fields.push(Field::new(
-            format!("_KEY_{}", k.name),
-            k.data_type.to_arrow()?,
-            false,
-        ));
-    }
-    fields.push(Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false));
-    fields.push(Field::new("_VALUE_KIND", ArrowType::Int8, false));
-    for f in &schema.fields {
-        fields.push(Field::new(
-            &f.name,
-            f.data_type.to_arrow()?,
-            f.data_type.nullable,
-        ));
-    }
-    Ok(Arc::new(Schema::new(fields)))
+    let keys: Vec<DataField> = schema.trimmed_primary_keys().into_iter().cloned().collect();
+    kv_format::data_file_schema(&keys, &schema.fields)
 }
 
 /// For a file of schema version `old`: where each column of the latest version's data-file
@@ -137,13 +119,13 @@ fn column_map(latest: &TableSchema, old: &TableSchema) -> Vec<Option<ColumnSourc
         .into_iter()
         .map(|k| {
             k.map(|k| ColumnSource {
-                name: format!("_KEY_{}", k.name),
+                name: kv_format::key_column(&k.name),
                 shape: k.shape,
             })
         })
         .collect();
-    map.push(Some(ColumnSource::named("_SEQUENCE_NUMBER")));
-    map.push(Some(ColumnSource::named("_VALUE_KIND")));
+    map.push(Some(ColumnSource::named(kv_format::SEQUENCE_NUMBER)));
+    map.push(Some(ColumnSource::named(kv_format::VALUE_KIND)));
     map.extend(column_sources(&old.fields, &latest.fields));
     map
 }

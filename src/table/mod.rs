@@ -39,7 +39,6 @@ pub mod scan;
 pub mod schema;
 pub mod scope;
 pub mod snapshot;
-pub mod timeline;
 pub mod value_stats;
 
 pub use job::{

@@ -26,7 +26,6 @@ use parquet::schema::types::ColumnPath;
 use super::changelog::{
     changelog_mode, full_compaction_key, lookup_key, plain_key, ChangelogMode, Emit, LookupOutcome,
 };
-use super::deletion_vector::DeletionVectorMaintainer;
 use super::dictionary_reads::{Candidates, DictionaryReads};
 use super::kv_format::{
     array_of, key_datums, kind_array, kinds_of, planner_key, KvLayout, RowKind,
@@ -36,6 +35,7 @@ use super::merge_engine::{Cell, Columns, MergeFunction, Merged, Origin, Record, 
 use super::output::{OutputSettings, RollingOutput};
 use super::sorted_chunk::{CursorView, SortedChunk};
 use super::{MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
+use crate::deletion_vectors::DeletionVectorMaintainer;
 use crate::error::{Error, Result};
 use crate::options::{CoreOptions, SequenceSortOrder};
 use crate::rewrite::dictionary_writer::DictWriterConfig;
@@ -44,7 +44,7 @@ use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH
 use crate::rewrite::schema_evolution::{same_but_spelling, ColumnMap, ColumnSource, Evolution};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
-use crate::table::binary_row::Datum;
+use crate::value::Datum;
 
 /// A decoded batch with its keys in row format.
 pub(crate) struct Slot {

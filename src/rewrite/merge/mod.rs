@@ -10,7 +10,6 @@
 //!
 //! * [`merge_engine`] — deduplicate, first-row, partial-update, aggregation;
 //! * [`changelog`] — `full-compaction` and `lookup` changelog production;
-//! * [`deletion_vector`] — marks on higher-level files instead of rewrites, and the index file;
 //! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
 //! * [`dictionary_reads`] — dictionary-encoded STRING columns merged as dictionary arrays;
 //! * [`sorted_chunk`] — the rows of all runs ordered a chunk at a time, not a heap step a row;
@@ -24,7 +23,6 @@
 //! error every file written so far is aborted or deleted through storage.
 
 pub mod changelog;
-pub mod deletion_vector;
 mod dictionary_reads;
 pub mod kv_format;
 mod lookup;
@@ -37,10 +35,10 @@ use std::collections::BTreeMap;
 
 use crate::meta::{DataFileMeta, Level};
 use crate::rewrite::RewriteInput;
-use crate::table::binary_row::Datum;
+use crate::value::Datum;
 
+pub use crate::deletion_vectors::{DeletionVectorIndexFile, DeletionVectorMaintainer};
 pub use changelog::ChangelogMode;
-pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
 pub use dictionary_reads::READ_DICTIONARIES_OPTION;
 pub use kv_format::RowKind;
 pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION};
