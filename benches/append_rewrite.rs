@@ -25,7 +25,7 @@ use parquet::file::properties::WriterProperties;
 use paimon_compact::meta::{DataFileMeta, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::{
-    rewrite_append, AppendInput, AppendRewrite, FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,
+    rewrite_append, AppendRewrite, RewriteInput, FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,
 };
 use paimon_compact::storage::{
     MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
@@ -154,13 +154,13 @@ impl Storage for DirStorage {
 
 // ---- file mode -------------------------------------------------------------------------------
 
-fn input(storage: &dyn Storage, path: &str, seq: i64) -> AppendInput {
+fn input(storage: &dyn Storage, path: &str, seq: i64) -> RewriteInput {
     let size = storage.size(path).expect("input size");
     let name = Path::new(path)
         .file_name()
         .map(|n| n.to_string_lossy().to_string())
         .unwrap_or_default();
-    AppendInput {
+    RewriteInput {
         path: path.to_string(),
         // Row count 0: not checked (the bench does not read footers twice).
         meta: Arc::new(DataFileMeta::new(
@@ -211,7 +211,7 @@ fn files_mode(args: &[String]) {
             .trim_start_matches('/')
             .to_string()
     };
-    let inputs: Vec<AppendInput> = inputs
+    let inputs: Vec<RewriteInput> = inputs
         .iter()
         .enumerate()
         .map(|(i, p)| input(&storage, &abs(p), i as i64))
@@ -317,7 +317,7 @@ fn low_card_batch(first: i64, rows: usize, shift: u64) -> RecordBatch {
     RecordBatch::try_new(schema, columns).expect("batch")
 }
 
-fn put(storage: &MemoryStorage, name: &str, batch: &RecordBatch, seq: i64) -> AppendInput {
+fn put(storage: &MemoryStorage, name: &str, batch: &RecordBatch, seq: i64) -> RewriteInput {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .build();
@@ -330,7 +330,7 @@ fn put(storage: &MemoryStorage, name: &str, batch: &RecordBatch, seq: i64) -> Ap
     input(storage, &path, seq)
 }
 
-fn request(inputs: &[AppendInput]) -> AppendRewrite {
+fn request(inputs: &[RewriteInput]) -> AppendRewrite {
     AppendRewrite {
         inputs: inputs.to_vec(),
         table_schema: None,
@@ -342,7 +342,7 @@ fn request(inputs: &[AppendInput]) -> AppendRewrite {
     }
 }
 
-fn run_once(storage: &MemoryStorage, inputs: &[AppendInput], options: &CoreOptions) -> u64 {
+fn run_once(storage: &MemoryStorage, inputs: &[RewriteInput], options: &CoreOptions) -> u64 {
     let result = rewrite_append(storage, &request(inputs), options).expect("rewrite");
     let bytes = result.metrics.output_bytes;
     for o in &result.outputs {
@@ -353,7 +353,7 @@ fn run_once(storage: &MemoryStorage, inputs: &[AppendInput], options: &CoreOptio
 
 fn benches(c: &mut Criterion) {
     let storage = MemoryStorage::new();
-    let mixed: Vec<AppendInput> = (0..4)
+    let mixed: Vec<RewriteInput> = (0..4)
         .map(|k| {
             put(
                 &storage,
@@ -378,7 +378,7 @@ fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("passthrough");
     g.sample_size(10);
     for (dicts, shift) in [("identical", 0u64), ("differing", 37)] {
-        let inputs: Vec<AppendInput> = (0..4)
+        let inputs: Vec<RewriteInput> = (0..4)
             .map(|k| {
                 let batch = low_card_batch(k * 100_000, 100_000, shift * k as u64);
                 put(&storage, &format!("low-{dicts}-{k}.parquet"), &batch, k)

@@ -30,7 +30,8 @@ use paimon_compact::meta::{DataFileMeta, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::interval_partition;
 use paimon_compact::rewrite::merge::kv_format::planner_key;
-use paimon_compact::rewrite::merge::{rewrite_merge_tree, MergeInput, MergeTreeRewrite};
+use paimon_compact::rewrite::merge::{rewrite_merge_tree, MergeTreeRewrite};
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::{
     MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
     StorageWriter,
@@ -332,7 +333,7 @@ fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str, out: &str) -> MergeTreeRewr
                 .map(|run| {
                     run.files()
                         .iter()
-                        .map(|m| MergeInput {
+                        .map(|m| RewriteInput {
                             path: if dir.is_empty() {
                                 m.file_name.clone()
                             } else {

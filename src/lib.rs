@@ -1,22 +1,26 @@
 //! paimon-compact: Apache Paimon's compaction as a pure Rust core.
 //!
-//! * [`plan`] — the planner: Paimon's exact compaction decisions, each with its reason.
+//! * [`plan`] — the planner: Paimon's exact compaction decisions, each with its reason (and
+//!   [`plan::conformance`], which runs the shared conformance vectors through it).
 //! * [`meta`] — data file metadata, sorted runs, levels.
 //! * [`options`] — table options, parsed once into a typed struct.
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
 //! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
 //! * `rewrite` — the Parquet rewriters (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
+//! * `types`, `value` and `deletion_vectors` — Paimon's data types (and their Arrow form),
+//!   typed values and deletion-vector files, shared by `rewrite` and `table` (feature
+//!   `rewrite`).
 //! * `maintenance` — expiry of snapshots, changelogs, partitions, tags and consumers, and
 //!   orphan-file removal (feature `rewrite`).
 //! * [`simulator`] — a deterministic LSM simulation driven by the planner.
-//! * [`conformance`] — runs the shared conformance vectors through the planner.
 //!
 //! The core does no I/O of its own and reads no clock: callers pass `now` and the local hour,
 //! and bytes move only through [`storage::Storage`].
 
 pub mod bindings;
-pub mod conformance;
+#[cfg(feature = "rewrite")]
+pub mod deletion_vectors;
 pub mod error;
 pub mod host_codec;
 #[cfg(feature = "rewrite")]
@@ -30,5 +34,9 @@ pub mod simulator;
 pub mod storage;
 #[cfg(feature = "rewrite")]
 pub mod table;
+#[cfg(feature = "rewrite")]
+pub mod types;
+#[cfg(feature = "rewrite")]
+pub mod value;
 
 pub use error::{Error, ErrorKind, Result};

@@ -745,7 +745,7 @@ fn nested_columns_all_null_and_empty_strings() {
                 k as i64 * 3000 + 2999,
             );
             meta.row_count = 3000;
-            inputs.push(paimon_compact::rewrite::AppendInput {
+            inputs.push(paimon_compact::rewrite::RewriteInput {
                 path,
                 meta: std::sync::Arc::new(meta),
                 deleted_rows: None,
@@ -815,7 +815,7 @@ fn list_item_names_of_different_writers_are_the_same_column() {
             k as i64 * 100 + 99,
         );
         meta.row_count = 100;
-        inputs.push(paimon_compact::rewrite::AppendInput {
+        inputs.push(paimon_compact::rewrite::RewriteInput {
             path,
             meta: std::sync::Arc::new(meta),
             deleted_rows: None,

@@ -14,7 +14,7 @@ use arrow::datatypes::{DataType, Field, Schema};
 use parquet::basic::Compression;
 
 use paimon_compact::rewrite::{
-    rewrite_append, AppendInput, FAST_COPY_OPTION, PRIMITIVE_DICTIONARY_OPTION,
+    rewrite_append, RewriteInput, FAST_COPY_OPTION, PRIMITIVE_DICTIONARY_OPTION,
     STRING_DICTIONARY_OPTION,
 };
 use paimon_compact::storage::{
@@ -147,7 +147,7 @@ fn assert_corrupt(e: &Error, file: &str) {
 /// Runs a rewrite expected to fail; checks that storage is exactly as before.
 fn fail(
     storage: &MemoryStorage,
-    inputs: &[AppendInput],
+    inputs: &[RewriteInput],
     options: &paimon_compact::options::CoreOptions,
 ) -> (Error, Faulty) {
     let before = snapshot(storage);
@@ -161,18 +161,18 @@ fn fail(
     (e, faulty)
 }
 
-fn good_inputs(storage: &MemoryStorage) -> Vec<AppendInput> {
+fn good_inputs(storage: &MemoryStorage) -> Vec<RewriteInput> {
     put_inputs(storage, 2, 6000, &props(Compression::SNAPPY, 2000), 1)
 }
 
-fn with_bad(storage: &MemoryStorage, bytes: Vec<u8>, rows: u64) -> Vec<AppendInput> {
+fn with_bad(storage: &MemoryStorage, bytes: Vec<u8>, rows: u64) -> Vec<RewriteInput> {
     let mut inputs = good_inputs(storage);
     let path = format!("{DIR}/data-bad-0.parquet");
     storage.put(&path, bytes);
     let mut meta = inputs[0].meta.as_ref().clone();
     meta.file_name = "data-bad-0.parquet".into();
     meta.row_count = rows;
-    inputs.push(AppendInput {
+    inputs.push(RewriteInput {
         path,
         meta: Arc::new(meta),
         deleted_rows: None,

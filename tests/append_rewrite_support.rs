@@ -17,7 +17,7 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use paimon_compact::meta::{DataFileMeta, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
-use paimon_compact::rewrite::{AppendInput, AppendRewrite, AppendRewriteResult};
+use paimon_compact::rewrite::{AppendRewrite, AppendRewriteResult, RewriteInput};
 use paimon_compact::storage::MemoryStorage;
 
 pub const DIR: &str = "t/bucket-0";
@@ -106,7 +106,7 @@ fn put(
     bytes: Vec<u8>,
     rows: usize,
     min_seq: i64,
-) -> AppendInput {
+) -> RewriteInput {
     let name = path.rsplit('/').next().unwrap().to_string();
     let mut meta = DataFileMeta::new(
         name,
@@ -119,7 +119,7 @@ fn put(
     );
     meta.row_count = rows as u64;
     storage.put(&path, bytes);
-    AppendInput {
+    RewriteInput {
         path,
         meta: Arc::new(meta),
         deleted_rows: None,
@@ -134,7 +134,7 @@ pub fn put_inputs(
     rows: usize,
     props: &WriterProperties,
     min_seq: i64,
-) -> Vec<AppendInput> {
+) -> Vec<RewriteInput> {
     put_inputs_with(storage, n, rows, props, min_seq, |_| Box::new(random_s(0)))
 }
 
@@ -149,7 +149,7 @@ pub fn put_inputs_with(
     props: &WriterProperties,
     min_seq: i64,
     s_for: impl Fn(usize) -> SColumn,
-) -> Vec<AppendInput> {
+) -> Vec<RewriteInput> {
     (0..n)
         .map(|k| {
             let batch = batch_with((k * rows) as i64, rows, &k.to_string(), &s_for(k));
@@ -173,7 +173,7 @@ pub fn put_inputs_named(
     rows: usize,
     props: &WriterProperties,
     min_seq: i64,
-) -> Vec<AppendInput> {
+) -> Vec<RewriteInput> {
     (0..n)
         .map(|k| {
             let batch = batch_with(0, rows, tag, &random_s(0));
@@ -190,7 +190,7 @@ pub fn put_inputs_named(
 }
 
 /// 500 rows whose `id` column is declared nullable (a different Parquet schema).
-pub fn put_nullable_id_input(storage: &MemoryStorage, min_seq: i64) -> Vec<AppendInput> {
+pub fn put_nullable_id_input(storage: &MemoryStorage, min_seq: i64) -> Vec<RewriteInput> {
     let batch = batch_with(0, 500, "nullable", &random_s(0));
     let fields: Vec<Field> = schema()
         .fields()
@@ -216,11 +216,11 @@ pub fn put_nullable_id_input(storage: &MemoryStorage, min_seq: i64) -> Vec<Appen
     )]
 }
 
-pub fn request(inputs: &[AppendInput]) -> AppendRewrite {
+pub fn request(inputs: &[RewriteInput]) -> AppendRewrite {
     request_named(inputs, "data-out-")
 }
 
-pub fn request_named(inputs: &[AppendInput], prefix: &str) -> AppendRewrite {
+pub fn request_named(inputs: &[RewriteInput], prefix: &str) -> AppendRewrite {
     AppendRewrite {
         inputs: inputs.to_vec(),
         table_schema: None,
@@ -248,7 +248,7 @@ pub fn read_file(storage: &MemoryStorage, path: &str) -> RecordBatch {
 }
 
 /// The inputs' rows, in order, as one batch (nullability normalised to the test schema).
-pub fn read_inputs(storage: &MemoryStorage, inputs: &[AppendInput]) -> RecordBatch {
+pub fn read_inputs(storage: &MemoryStorage, inputs: &[RewriteInput]) -> RecordBatch {
     let batches: Vec<RecordBatch> = inputs
         .iter()
         .map(|i| {
@@ -272,7 +272,7 @@ pub fn read_outputs(storage: &MemoryStorage, result: &AppendRewriteResult) -> Re
 /// Reads inputs and outputs back and compares them row by row, in order.
 pub fn assert_rows_identical(
     storage: &MemoryStorage,
-    inputs: &[AppendInput],
+    inputs: &[RewriteInput],
     result: &AppendRewriteResult,
 ) {
     let expected = read_inputs(storage, inputs);

@@ -1,7 +1,7 @@
 //! The shared conformance vectors (copied into tests/vectors) through the planner, both flavors.
 
-use paimon_compact::conformance::run_vectors;
 use paimon_compact::options::Flavor;
+use paimon_compact::plan::conformance::run_vectors;
 
 const VECTORS: &str = include_str!("vectors/compaction-vectors.json");
 

@@ -17,8 +17,9 @@ use parquet::file::properties::{WriterProperties, WriterVersion};
 
 use merge_support::{full_merge_request, put_file, put_file_with, Rec};
 use paimon_compact::host_codec::{HostCodec, HostCodecMetrics};
-use paimon_compact::rewrite::merge::{rewrite_merge_tree, MergeInput, RowKind};
+use paimon_compact::rewrite::merge::{rewrite_merge_tree, RowKind};
 use paimon_compact::rewrite::rewrite_append;
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::{MemoryStorage, ObjectMeta, Storage, StorageResult, StorageWriter};
 use paimon_compact::ErrorKind;
 
@@ -92,7 +93,7 @@ fn contents(st: &MemoryStorage) -> BTreeMap<String, Vec<u8>> {
 
 /// Append inputs in zstd: V1 pages in one file, V2 pages (levels stored uncompressed before
 /// the compressed values) in the other, several row groups each.
-fn append_inputs(st: &MemoryStorage) -> Vec<paimon_compact::rewrite::AppendInput> {
+fn append_inputs(st: &MemoryStorage) -> Vec<paimon_compact::rewrite::RewriteInput> {
     let zstd = Compression::ZSTD(ZstdLevel::try_new(3).unwrap());
     let v1 = append_support::props(zstd, 700);
     let v2 = WriterProperties::builder()
@@ -161,7 +162,7 @@ fn rec(key: i64, seq: i64, kind: RowKind, n: i64) -> Rec {
 
 /// Three sorted runs over overlapping keys with updates and deletes; one file without an offset
 /// index (pages found by walking headers) and one with deleted positions (pages skipped).
-fn merge_runs(st: &MemoryStorage) -> Vec<Vec<MergeInput>> {
+fn merge_runs(st: &MemoryStorage) -> Vec<Vec<RewriteInput>> {
     let mut runs = Vec::new();
     for r in 0..3i64 {
         let rows: Vec<Rec> = (0..3000i64)
@@ -181,7 +182,7 @@ fn merge_runs(st: &MemoryStorage) -> Vec<Vec<MergeInput>> {
             put_file(st, &name, 0, &rows, 800)
         };
         let input = if r == 2 {
-            MergeInput {
+            RewriteInput {
                 deleted_rows: Some((0..rows.len() as u64).step_by(7).collect()),
                 ..input
             }

@@ -13,9 +13,9 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
 use paimon_compact::rewrite::merge::{
-    rewrite_merge_tree, MergeInput, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
-    READ_DICTIONARIES_OPTION,
+    rewrite_merge_tree, MergeTreeRewrite, MergeTreeRewriteResult, RowKind, READ_DICTIONARIES_OPTION,
 };
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::ErrorKind;
 
@@ -47,7 +47,7 @@ fn run_rows(first: i64, n: i64, step: i64, seq: i64) -> Vec<Rec> {
 }
 
 /// Writes `rows` with or without dictionary encoding of `v` (without: every page PLAIN).
-fn put(st: &MemoryStorage, name: &str, rows: &[Rec], dictionary: bool) -> MergeInput {
+fn put(st: &MemoryStorage, name: &str, rows: &[Rec], dictionary: bool) -> RewriteInput {
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::default()))
         .set_max_row_group_row_count(Some(150))
@@ -64,7 +64,7 @@ fn put(st: &MemoryStorage, name: &str, rows: &[Rec], dictionary: bool) -> MergeI
 }
 
 /// Three overlapping runs; `plain[i]` writes run `i` without a dictionary for `v`.
-fn inputs(st: &MemoryStorage, plain: [bool; 3]) -> Vec<MergeInput> {
+fn inputs(st: &MemoryStorage, plain: [bool; 3]) -> Vec<RewriteInput> {
     vec![
         put(st, "data-0.parquet", &run_rows(0, 400, 1, 1), !plain[0]),
         put(st, "data-1.parquet", &run_rows(1, 300, 2, 1000), !plain[1]),
@@ -72,7 +72,7 @@ fn inputs(st: &MemoryStorage, plain: [bool; 3]) -> Vec<MergeInput> {
     ]
 }
 
-fn request(inputs: Vec<MergeInput>, schema: bool) -> MergeTreeRewrite {
+fn request(inputs: Vec<RewriteInput>, schema: bool) -> MergeTreeRewrite {
     full_merge_request(
         inputs.into_iter().map(|i| vec![i]).collect(),
         schema.then(merge_support::schema),

@@ -12,8 +12,9 @@ use merge_support::*;
 use paimon_compact::meta::Level;
 use paimon_compact::options::CoreOptions;
 use paimon_compact::rewrite::merge::{
-    rewrite_merge_tree, MergeInput, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
+    rewrite_merge_tree, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
 };
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::{
     MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
     StorageWriter,
@@ -31,7 +32,7 @@ fn rec(key: i64, seq: i64, kind: RowKind, n: Option<i64>) -> Rec {
     }
 }
 
-fn request(sections: Vec<Vec<Vec<MergeInput>>>, out: u32, drop_delete: bool) -> MergeTreeRewrite {
+fn request(sections: Vec<Vec<Vec<RewriteInput>>>, out: u32, drop_delete: bool) -> MergeTreeRewrite {
     MergeTreeRewrite {
         sections,
         higher_levels: Vec::new(),
@@ -48,7 +49,7 @@ fn request(sections: Vec<Vec<Vec<MergeInput>>>, out: u32, drop_delete: bool) -> 
 }
 
 /// Two overlapping level-0 files and a level-1 file.
-fn bucket(st: &MemoryStorage) -> Vec<Vec<Vec<MergeInput>>> {
+fn bucket(st: &MemoryStorage) -> Vec<Vec<Vec<RewriteInput>>> {
     let l1: Vec<Rec> = (0..50)
         .map(|k| rec(k, k, RowKind::Insert, Some(1)))
         .collect();

@@ -18,8 +18,9 @@ use merge_support::*;
 use paimon_compact::meta::{DataFileMeta, Level, SortedRun};
 use paimon_compact::plan::interval_partition;
 use paimon_compact::rewrite::merge::{
-    rewrite_merge_tree, ChangelogMode, MergeInput, MergeTreeRewrite, RowKind,
+    rewrite_merge_tree, ChangelogMode, MergeTreeRewrite, RowKind,
 };
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::MemoryStorage;
 
 const MAX_LEVEL: u32 = 4;
@@ -413,7 +414,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
     let files = gen_bucket(&mut rng, &case.cfg, dv);
     let st = MemoryStorage::new();
     let mut metas: Vec<Arc<DataFileMeta>> = Vec::new();
-    let mut by_name: BTreeMap<String, MergeInput> = BTreeMap::new();
+    let mut by_name: BTreeMap<String, RewriteInput> = BTreeMap::new();
     for f in &files {
         // Half the cases without an offset index: pages are then found by their headers.
         let mut inp = put_file_with(&st, &f.name, f.level, &f.rows, case.rg, case.seed % 2 == 0);
@@ -431,7 +432,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         .filter(|m| m.level.get() <= case.out)
         .cloned()
         .collect();
-    let sections: Vec<Vec<Vec<MergeInput>>> = interval_partition(&input_metas)
+    let sections: Vec<Vec<Vec<RewriteInput>>> = interval_partition(&input_metas)
         .into_iter()
         .map(|sec| {
             sec.iter()

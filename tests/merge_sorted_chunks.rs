@@ -21,8 +21,9 @@ use parquet::file::properties::WriterProperties;
 
 use paimon_compact::rewrite::merge::kv_format::planner_key;
 use paimon_compact::rewrite::merge::{
-    rewrite_merge_tree, MergeInput, MergeTreeRewriteResult, RowKind, SORTED_CHUNKS_OPTION,
+    rewrite_merge_tree, MergeTreeRewriteResult, RowKind, SORTED_CHUNKS_OPTION,
 };
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::table::binary_row::Datum;
 use paimon_compact::ErrorKind;
@@ -70,7 +71,7 @@ fn id(i: u64) -> String {
 
 /// Writes one level-0 run holding `rows` (sorted by key) in row groups of 10 000 rows, so a
 /// reader's 8 192-row batches straddle them.
-fn put(st: &MemoryStorage, name: &str, rows: &[Row]) -> MergeInput {
+fn put(st: &MemoryStorage, name: &str, rows: &[Row]) -> RewriteInput {
     let batch = RecordBatch::try_new(
         schema(),
         vec![
@@ -178,7 +179,7 @@ fn merge(
     extra: &[(&str, &str)],
 ) -> (MergeTreeRewriteResult, Vec<Vec<u8>>, Vec<Row>) {
     let st = MemoryStorage::new();
-    let inputs: Vec<MergeInput> = all
+    let inputs: Vec<RewriteInput> = all
         .iter()
         .enumerate()
         .map(|(i, rows)| put(&st, &format!("data-{i}.parquet"), rows))

@@ -1,6 +1,6 @@
 //! The merge rewriter plugged into the table layer: primary-key tables written by the demo
 //! writer (overlapping keys, updates, deletes, several partitions and buckets) are compacted
-//! by `compact_table` with [`PrimaryKeyRewriter`]; the rows every reader sees stay the same,
+//! by `compact_table` with its primary-key merge; the rows every reader sees stay the same,
 //! and the committed files hold the LSM invariants (one sorted run per level, exact manifest
 //! metadata, no retracts after a full compaction).
 #![cfg(feature = "rewrite")]
@@ -12,7 +12,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use paimon_compact::meta::SortedRun;
 use paimon_compact::plan::PlanContext;
-use paimon_compact::rewrite::merge::PrimaryKeyRewriter;
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::table::binary_row::Datum;
 use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
@@ -65,10 +64,9 @@ fn pk_table(st: &MemoryStorage, path: &str, options: &[(&str, &str)], commits: i
     }
 }
 
-fn opts(rewriter: &PrimaryKeyRewriter, full: bool, job: u8) -> CompactOptions<'_> {
+fn opts(full: bool, job: u8) -> CompactOptions<'static> {
     let mut o = CompactOptions::new(PlanContext::at(NOW + 1000, 3), [job; 16]);
     o.full = full;
-    o.merge_rewriter = Some(rewriter);
     o
 }
 
@@ -108,8 +106,7 @@ fn full_compaction_of_primary_key_tables_keeps_every_row() {
         let st = MemoryStorage::new();
         pk_table(&st, "t", &options, 6);
         let before = read_rows(&st, "t");
-        let rewriter = PrimaryKeyRewriter;
-        let report = compact_table(&st, "t", &opts(&rewriter, true, 9)).unwrap();
+        let report = compact_table(&st, "t", &opts(true, 9)).unwrap();
         assert!(report.snapshot_after.is_some(), "{options:?}: {report:#?}");
         assert!(
             report.skipped.is_empty(),
@@ -167,7 +164,7 @@ fn full_compaction_of_primary_key_tables_keeps_every_row() {
         w.commit(&more, NOW + 100).unwrap();
         if !options.iter().any(|(k, _)| *k == "merge-engine") {
             let before = read_rows(&st, "t");
-            let report = compact_table(&st, "t", &opts(&rewriter, true, 10)).unwrap();
+            let report = compact_table(&st, "t", &opts(true, 10)).unwrap();
             assert!(report.skipped.is_empty(), "{:?}", report.skipped);
             assert_eq!(read_rows(&st, "t"), before, "{options:?} second round");
             check_lsm(&st, "t");
@@ -238,10 +235,9 @@ fn lookup_with_deletion_vectors_marks_superseded_rows_instead_of_rewriting() {
         })
         .collect();
     w.commit(&wide, NOW + 5).unwrap();
-    let rewriter = PrimaryKeyRewriter;
     // Round 1: everything is level 0; the automatic pick takes it to the max level.
     let expected = read_rows(&st, "t");
-    let r1 = compact_table(&st, "t", &opts(&rewriter, false, 1)).unwrap();
+    let r1 = compact_table(&st, "t", &opts(false, 1)).unwrap();
     assert!(r1.snapshot_after.is_some(), "{r1:#?}");
     let (visible, level0) = read_rows_without_merge(&st, "t");
     assert_eq!(level0, 0);
@@ -252,7 +248,7 @@ fn lookup_with_deletion_vectors_marks_superseded_rows_instead_of_rewriting() {
     write_round(&st, "t", 1, true);
     let expected = read_rows(&st, "t");
     let base = clone_of(&st);
-    let r2 = compact_table(&st, "t", &opts(&rewriter, false, 2)).unwrap();
+    let r2 = compact_table(&st, "t", &opts(false, 2)).unwrap();
     assert!(r2.snapshot_after.is_some(), "{r2:#?}");
     assert!(r2.skipped.is_empty(), "{:?}", r2.skipped);
     let marks: u64 = r2.buckets.iter().map(|b| b.deletion_vector_marks).sum();
@@ -293,7 +289,7 @@ fn lookup_with_deletion_vectors_marks_superseded_rows_instead_of_rewriting() {
         .collect();
     w.commit(&updates, NOW + 50).unwrap();
     let expected3 = read_rows(&st, "t");
-    let r3 = compact_table(&st, "t", &opts(&rewriter, false, 3)).unwrap();
+    let r3 = compact_table(&st, "t", &opts(false, 3)).unwrap();
     assert!(r3.skipped.is_empty(), "{:?}", r3.skipped);
     let b3: Vec<_> = r3.buckets.iter().filter(|b| b.upgrades > 0).collect();
     assert!(!b3.is_empty(), "{r3:#?}");
@@ -309,7 +305,7 @@ fn lookup_with_deletion_vectors_marks_superseded_rows_instead_of_rewriting() {
     drop(after_round2);
 
     // A failure at any storage call of round 2 leaves the table as it was, with no stray file.
-    let o = opts(&rewriter, false, 2);
+    let o = opts(false, 2);
     let probe = FaultyStorage::new(clone_of(&base), None);
     compact_table(&probe, "t", &o).unwrap();
     let total = probe.calls.load(std::sync::atomic::Ordering::SeqCst);
@@ -342,10 +338,9 @@ fn lookup_changelog_describes_each_change_of_a_key() {
         &[("bucket", "1"), ("changelog-producer", "lookup")],
         3,
     );
-    let rewriter = PrimaryKeyRewriter;
     let before_first = paths_of(&st);
     let first = read_rows(&st, "t");
-    compact_table(&st, "t", &opts(&rewriter, false, 1)).unwrap();
+    compact_table(&st, "t", &opts(false, 1)).unwrap();
     // Nothing was visible to compaction before: every visible row is an insert.
     let new: Vec<String> = paths_of(&st)
         .difference(&before_first)
@@ -359,7 +354,7 @@ fn lookup_changelog_describes_each_change_of_a_key() {
     write_round(&st, "t", 1, true);
     let after = read_rows(&st, "t");
     let before_second = paths_of(&st);
-    let report = compact_table(&st, "t", &opts(&rewriter, false, 2)).unwrap();
+    let report = compact_table(&st, "t", &opts(false, 2)).unwrap();
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
     assert!(
         report
@@ -421,7 +416,6 @@ fn first_row_keeps_the_first_row_of_each_key_across_rounds() {
     );
     create_table(&st, "t", &schema).unwrap();
     let mut first: BTreeMap<String, String> = BTreeMap::new();
-    let rewriter = PrimaryKeyRewriter;
     for round in 0..3i64 {
         let mut w = TableWriter::new(&st, "t", [round as u8 + 40; 16]);
         for c in 0..3i64 {
@@ -446,7 +440,7 @@ fn first_row_keeps_the_first_row_of_each_key_across_rounds() {
                 .collect();
             w.commit(&rows, NOW + round * 10 + c).unwrap();
         }
-        let report = compact_table(&st, "t", &opts(&rewriter, false, round as u8 + 1)).unwrap();
+        let report = compact_table(&st, "t", &opts(false, round as u8 + 1)).unwrap();
         assert!(report.skipped.is_empty(), "{:?}", report.skipped);
         let (visible, level0) = read_rows_without_merge(&st, "t");
         assert_eq!(level0, 0, "round {round}");
@@ -470,8 +464,7 @@ fn files_of_different_schema_versions_are_merged_into_the_latest() {
     st.put(&paths.schema(1), schema.to_json());
     write_round(&st, "t", 1, false);
     let rows = read_rows(&st, "t");
-    let rewriter = PrimaryKeyRewriter;
-    let report = compact_table(&st, "t", &opts(&rewriter, true, 5)).unwrap();
+    let report = compact_table(&st, "t", &opts(true, 5)).unwrap();
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
     assert!(report.snapshot_after.is_some());
     assert_eq!(read_rows(&st, "t"), rows);
@@ -492,8 +485,7 @@ fn merged_files_carry_exact_value_statistics() {
     use arrow::datatypes::Int64Type;
     let st = MemoryStorage::new();
     pk_table(&st, "t", &[("bucket", "2")], 6);
-    let rewriter = PrimaryKeyRewriter;
-    compact_table(&st, "t", &opts(&rewriter, true, 7)).unwrap();
+    compact_table(&st, "t", &opts(true, 7)).unwrap();
     let state = scan(&st, "t").unwrap();
     let table = &state.table;
     let mut checked = 0;
@@ -602,8 +594,7 @@ fn string_keys_of_every_length_merge_in_key_order() {
         w.commit(&rows, NOW + c).unwrap();
     }
     let before = read_rows(&st, "t");
-    let rewriter = PrimaryKeyRewriter;
-    let report = compact_table(&st, "t", &opts(&rewriter, true, 11)).unwrap();
+    let report = compact_table(&st, "t", &opts(true, 11)).unwrap();
     assert!(report.snapshot_after.is_some(), "{report:#?}");
     assert!(report.totals.rewrites > 0);
     assert_eq!(read_rows(&st, "t"), before);

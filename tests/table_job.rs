@@ -260,24 +260,10 @@ fn primary_key_upgrades_are_metadata_only_and_merges_need_the_rewriter() {
         .flat_map(|b| &b.files)
         .all(|f| f.entry.file.level == 5 && f.entry.file.delete_row_count == Some(0)));
 
-    // Overlapping keys with deletes need the merge rewriter: without one they are reported and
-    // nothing changes; with the default one the bucket is merged into one max-level run.
+    // Overlapping keys with deletes are merged into one max-level run.
     let st = MemoryStorage::new();
     pk_table(&st, "pk2", &[], false);
     let rows = read_rows(&st, "pk2");
-    let before = file_set(&st);
-    let mut without = opts(1);
-    without.full = true;
-    without.merge_rewriter = None;
-    let report = compact_table(&st, "pk2", &without).unwrap();
-    assert_eq!(report.snapshot_after, None);
-    assert_eq!(report.skipped.len(), 1);
-    assert!(
-        report.skipped[0].reason.contains("merge rewriter"),
-        "{report:#?}"
-    );
-    assert_eq!(file_set(&st), before);
-    assert_eq!(read_rows(&st, "pk2"), rows);
     let report = compact_table(&st, "pk2", &full).unwrap();
     assert_eq!(report.snapshot_after, Some(7), "{report:#?}");
     assert_eq!(report.totals.rewrites, 1);

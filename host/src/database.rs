@@ -127,7 +127,7 @@ pub fn compact_database(
         ));
     }
     let mut report = DatabaseReport {
-        schema_version: paimon_compact::table::job::REPORT_SCHEMA_VERSION,
+        schema_version: paimon_compact::table::REPORT_SCHEMA_VERSION,
         tables: Vec::new(),
         compacted: 0,
         nothing_to_do: 0,

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
-use paimon_compact::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::meta::{DataFileMeta, Level};
 use paimon_compact::options::{Flavor, TableKind};
+use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
 use paimon_compact::storage::StorageErrorKind;
 use paimon_compact::{Error as CoreError, ErrorKind};
@@ -111,7 +111,7 @@ fn native_summary(d: BucketDecision) -> PlanSummary {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level } => {
+                    TaskAction::Upgrade { file, to_level, .. } => {
                         format!("upgrade {} -> L{}", file.file_name, to_level)
                     }
                     TaskAction::Rewrite {
@@ -303,7 +303,7 @@ impl Compactor {
         flavor: Flavor,
     ) -> Result<ConformanceReport, HostError> {
         match self {
-            Compactor::Native => Ok(paimon_compact::conformance::run_vectors(
+            Compactor::Native => Ok(paimon_compact::plan::conformance::run_vectors(
                 vectors_json,
                 flavor,
             )?),
@@ -386,14 +386,14 @@ impl Compactor {
     ) -> Result<AppendSummary, HostError> {
         match self {
             Compactor::Native => {
-                use paimon_compact::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+                use paimon_compact::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
                 let raw = job.options.iter().cloned().collect();
                 let options = paimon_compact::options::CoreOptions::parse(TableKind::Append, &raw)?;
                 let inputs = job
                     .inputs
                     .iter()
                     .map(|f| {
-                        AppendInput::from_parts(
+                        RewriteInput::from_parts(
                             f.path.clone(),
                             f.row_count,
                             f.min_sequence_number,
@@ -552,7 +552,6 @@ impl Compactor {
                 let req = paimon_compact::table::PlanRequest {
                     full: job.full,
                     context: plan::PlanContext::at(job.now_ms, job.local_hour),
-                    merge_rewriter: true,
                     scope: job.scope.clone(),
                 };
                 Ok(paimon_compact::table::plan_table(

@@ -16,6 +16,7 @@ mod database;
 mod demo;
 mod scope;
 mod table;
+mod timeline;
 
 use scope::{RunArgs, ScopeArgs};
 
@@ -468,12 +469,8 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     // The plan, plus the table's recent history for the simulator page to
                     // replay (the page loads this document as it is).
                     let mut doc = serde_json::to_value(&plan)?;
-                    let timeline = paimon_compact::table::timeline::export_timeline(
-                        storage.as_ref(),
-                        &table_path,
-                        1000,
-                    )
-                    .map_err(HostError::from)?;
+                    let timeline = timeline::export_timeline(storage.as_ref(), &table_path, 1000)
+                        .map_err(HostError::from)?;
                     doc["timeline"] = serde_json::to_value(timeline)?;
                     println!("{}", serde_json::to_string_pretty(&doc)?);
                 } else {

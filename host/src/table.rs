@@ -75,7 +75,7 @@ fn schema_external_dirs(table_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn levels(levels: &[paimon_compact::table::job::LevelStat]) -> String {
+fn levels(levels: &[paimon_compact::table::LevelStat]) -> String {
     if levels.is_empty() {
         return "empty".into();
     }

@@ -255,7 +255,7 @@ fn decision(d: BucketDecision) -> wp::Decision {
                 .actions
                 .iter()
                 .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level } => {
+                    TaskAction::Upgrade { file, to_level, .. } => {
                         wp::TaskAction::Upgrade((file.file_name.clone(), to_level.get()))
                     }
                     TaskAction::Rewrite {
@@ -343,7 +343,8 @@ impl wp::Guest for Component {
         vectors_json: String,
         fl: wt::Flavor,
     ) -> Result<wp::ConformanceReport, wt::Error> {
-        let r = crate::conformance::run_vectors(&vectors_json, flavor(fl)).map_err(to_wit_error)?;
+        let r = crate::plan::conformance::run_vectors(&vectors_json, flavor(fl))
+            .map_err(to_wit_error)?;
         Ok(wp::ConformanceReport {
             passed: r.passed as u32,
             failed: r.failed as u32,
@@ -366,14 +367,14 @@ impl wp::Guest for Component {
 
 impl wc::Guest for Component {
     fn compact_append_files(request: wc::AppendRequest) -> Result<wc::AppendResult, wt::Error> {
-        use crate::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+        use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
         let options = CoreOptions::parse(TableKind::Append, &options_map(request.options))
             .map_err(to_wit_error)?;
         let inputs = request
             .inputs
             .into_iter()
             .map(|f| {
-                AppendInput::from_parts(
+                RewriteInput::from_parts(
                     f.path,
                     f.row_count,
                     f.min_sequence_number,
@@ -490,7 +491,6 @@ impl wtc::GuestCompactionJob for TableJob {
         let req = crate::table::PlanRequest {
             full: self.settings.full,
             context: self.context(),
-            merge_rewriter: true,
             scope: self.scope(),
         };
         let p =

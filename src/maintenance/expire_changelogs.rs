@@ -26,9 +26,12 @@
 //! cancels only what depended on it, any other storage failure stops the run, and a rerun
 //! finishes the work.
 
+use super::cleaner::Cleaner;
 use super::expire_snapshots::{
-    find_skipping_tags, min_consumer_next_snapshot, read_tags, write_hint, Cleaner, ExpireConfig,
-    Versioned, CHANGELOG_NUM_RETAINED_MAX, CHANGELOG_NUM_RETAINED_MIN,
+    ExpireConfig, CHANGELOG_NUM_RETAINED_MAX, CHANGELOG_NUM_RETAINED_MIN,
+};
+use super::versions::{
+    find_skipping_tags, min_consumer_next_snapshot, read_tags, write_hint, Versioned,
 };
 use super::MaintenanceContext;
 use crate::error::{Error, Result};

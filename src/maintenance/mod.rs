@@ -5,11 +5,15 @@
 //! What each step deletes and why that is safe is described in `docs/maintenance.md`.
 //!
 //! One concept per file: [`expire_snapshots`], [`expire_changelogs`], [`partition_expire`],
-//! [`tags`], [`consumers`], [`orphans`]. Like the rest of the core, nothing here reads a clock
+//! [`tags`], [`consumers`], [`orphans`]; shared by the expirations: `versions` (the
+//! `snapshot/` and `changelog/` directories, tags and consumers they read) and `cleaner` (the
+//! deletion of what expires); `time` is Java's date-time parsing for partition values and tag
+//! names. Like the rest of the core, nothing here reads a clock
 //! or touches a file system: the caller passes the time ([`MaintenanceContext`]) and a
 //! [`crate::storage::Storage`]; deletions go through [`Deleter`], which honours dry runs and
 //! records what it removed.
 
+mod cleaner;
 pub mod consumers;
 pub mod expire_changelogs;
 pub mod expire_snapshots;
@@ -17,6 +21,8 @@ pub mod maintain;
 pub mod orphans;
 pub mod partition_expire;
 pub mod tags;
+pub(crate) mod time;
+mod versions;
 
 use crate::error::Result;
 use crate::storage::{Storage, StorageErrorKind};

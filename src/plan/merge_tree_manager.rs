@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{
     pick_full_compaction, plan_file_rewrite_task, plan_merge_tree_task, CompactStrategy,
-    CompactUnit, Idle, PlanContext, Reason, TaskPlan, TaskSettings,
+    CompactUnit, Idle, PlanContext, Reason, TaskPlan, TaskSettings, UpgradeRule,
 };
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, Level, Levels, RunStat};
@@ -88,6 +88,8 @@ pub struct MergeTreeCompactManager {
     flavor: Flavor,
     task_running: bool,
     expiry: Option<ExpiryCheck>,
+    /// The strategy of each upgrade the tasks plan.
+    upgrade_rule: UpgradeRule,
 }
 
 impl MergeTreeCompactManager {
@@ -107,6 +109,7 @@ impl MergeTreeCompactManager {
             flavor: options.flavor,
             task_running: false,
             expiry: None,
+            upgrade_rule: UpgradeRule::new(options),
         })
     }
 
@@ -223,6 +226,7 @@ impl MergeTreeCompactManager {
                     min_file_size: self.compaction_file_size,
                     force_rewrite_all: self.force_rewrite_all,
                     has_expired_records: &|f| self.has_expired(f),
+                    upgrade_rule: &self.upgrade_rule,
                 },
             )
         };

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::interval_partition;
+use super::{interval_partition, UpgradeRule, UpgradeStrategy};
 use crate::meta::{DataFileMeta, Level, SortedRun};
 
 /// Why a file that could have been upgraded is rewritten on its own.
@@ -27,10 +27,13 @@ pub enum RewriteAlone {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum TaskAction {
-    /// Record the file at a higher level; no data is read or written.
+    /// Record the file at a higher level. `strategy` says what else the move involves for the
+    /// table's changelog rewriter (spec §10.2): nothing (metadata only), a changelog and
+    /// deletion-vector lookup over the file, or a rewrite of the file with the looked-up values.
     Upgrade {
         file: Arc<DataFileMeta>,
         to_level: Level,
+        strategy: UpgradeStrategy,
     },
     /// Merge the sections (each a list of sorted runs, sections in key order) into new files
     /// at `output_level`.
@@ -76,7 +79,7 @@ impl TaskPlan {
         let (mut before, mut after) = (Vec::new(), Vec::new());
         for (i, action) in self.actions.iter().enumerate() {
             match action {
-                TaskAction::Upgrade { file, to_level } => {
+                TaskAction::Upgrade { file, to_level, .. } => {
                     before.push(file.clone());
                     after.push(Arc::new(file.upgrade(*to_level)));
                 }
@@ -137,6 +140,8 @@ pub struct TaskSettings<'a> {
     pub min_file_size: u64,
     pub force_rewrite_all: bool,
     pub has_expired_records: &'a dyn Fn(&DataFileMeta) -> bool,
+    /// Decides each upgrade's [`UpgradeStrategy`].
+    pub upgrade_rule: &'a UpgradeRule,
 }
 
 /// Plans a normal (merging) task over the unit's files.
@@ -215,9 +220,16 @@ fn upgrade(file: Arc<DataFileMeta>, plan: &mut TaskPlan, s: &TaskSettings<'_>) {
             alone: Some(alone),
         });
     } else if file.level != s.output_level {
+        let strategy = s.upgrade_rule.strategy(
+            file.level,
+            file.delete_row_count,
+            s.output_level,
+            s.max_level,
+        );
         plan.actions.push(TaskAction::Upgrade {
             file,
             to_level: s.output_level,
+            strategy,
         });
     }
 }

@@ -1,9 +1,12 @@
 //! The compaction planner: pure functions from bucket state, options and an injected clock to a
 //! decision with its reason. Nothing here reads files, clocks or the network.
+//!
+//! [`conformance`] runs the shared conformance vectors through it.
 
 mod append_bucketed;
 mod append_coordinator;
 mod bucket;
+pub mod conformance;
 mod context;
 mod early_full;
 mod explain;
@@ -50,5 +53,5 @@ pub use unit::{CompactUnit, Pick};
 pub use universal::UniversalCompaction;
 pub use upgrade_strategy::{
     full_changelog_upgrade_strategy, lookup_upgrade_strategy, upgrade_strategy_for,
-    LookupUpgradeFacts, UpgradeStrategy,
+    LookupUpgradeFacts, UpgradeRule, UpgradeStrategy,
 };

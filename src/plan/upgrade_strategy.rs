@@ -34,29 +34,6 @@ pub struct LookupUpgradeFacts<'a> {
     pub vector_index: bool,
 }
 
-impl<'a> LookupUpgradeFacts<'a> {
-    pub fn new(
-        options: &'a CoreOptions,
-        file_level: Level,
-        delete_row_count: Option<u64>,
-        output_level: Level,
-        max_level: Level,
-    ) -> Self {
-        LookupUpgradeFacts {
-            file_level,
-            output_level,
-            max_level,
-            dv_enabled: options.deletion_vectors_enabled,
-            delete_row_count,
-            merge_engine: options.merge_engine,
-            has_sequence_field: options.sequence_field.is_some(),
-            level0_format: options.file_format_for_level(0),
-            output_format: options.file_format_for_level(output_level.get()),
-            vector_index: false,
-        }
-    }
-}
-
 /// The lookup rewriter's rule; first match wins.
 pub fn lookup_upgrade_strategy(f: &LookupUpgradeFacts<'_>) -> UpgradeStrategy {
     use UpgradeStrategy::*;
@@ -98,17 +75,84 @@ pub fn upgrade_strategy_for(
     output_level: Level,
     max_level: Level,
 ) -> UpgradeStrategy {
-    if options.changelog_producer == ChangelogProducer::FullCompaction {
-        full_changelog_upgrade_strategy(output_level, max_level)
-    } else if options.need_lookup() {
-        lookup_upgrade_strategy(&LookupUpgradeFacts::new(
-            options,
-            file_level,
-            delete_row_count,
-            output_level,
-            max_level,
-        ))
-    } else {
-        UpgradeStrategy::NoChangelogNoRewrite
+    UpgradeRule::new(options).strategy(file_level, delete_row_count, output_level, max_level)
+}
+
+/// What [`upgrade_strategy_for`] reads from the options, taken once: the planner keeps it per
+/// bucket and puts each upgrade's strategy in its plan, so executors never derive it again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpgradeRule(RuleOf);
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum RuleOf {
+    /// No changelog rewriter: every upgrade is metadata only.
+    MetadataOnly,
+    /// `changelog-producer = full-compaction`.
+    FullChangelog,
+    /// A lookup table (lookup changelog, deletion vectors, first-row, `force-lookup`).
+    Lookup(LookupOptions),
+}
+
+/// The options the lookup rule reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct LookupOptions {
+    dv_enabled: bool,
+    merge_engine: MergeEngine,
+    has_sequence_field: bool,
+    file_format: String,
+    file_format_per_level: std::collections::BTreeMap<u32, String>,
+}
+
+impl UpgradeRule {
+    pub fn new(options: &CoreOptions) -> Self {
+        UpgradeRule(
+            if options.changelog_producer == ChangelogProducer::FullCompaction {
+                RuleOf::FullChangelog
+            } else if options.need_lookup() {
+                RuleOf::Lookup(LookupOptions {
+                    dv_enabled: options.deletion_vectors_enabled,
+                    merge_engine: options.merge_engine,
+                    has_sequence_field: options.sequence_field.is_some(),
+                    file_format: options.file_format.clone(),
+                    file_format_per_level: options.file_format_per_level.clone(),
+                })
+            } else {
+                RuleOf::MetadataOnly
+            },
+        )
+    }
+
+    /// The strategy of moving a file of `file_level` to `output_level`.
+    pub fn strategy(
+        &self,
+        file_level: Level,
+        delete_row_count: Option<u64>,
+        output_level: Level,
+        max_level: Level,
+    ) -> UpgradeStrategy {
+        match &self.0 {
+            RuleOf::MetadataOnly => UpgradeStrategy::NoChangelogNoRewrite,
+            RuleOf::FullChangelog => full_changelog_upgrade_strategy(output_level, max_level),
+            RuleOf::Lookup(o) => {
+                // `CoreOptions::file_format_for_level`, on the captured options.
+                let format = |level: u32| {
+                    o.file_format_per_level
+                        .get(&level)
+                        .map_or(o.file_format.as_str(), String::as_str)
+                };
+                lookup_upgrade_strategy(&LookupUpgradeFacts {
+                    file_level,
+                    output_level,
+                    max_level,
+                    dv_enabled: o.dv_enabled,
+                    delete_row_count,
+                    merge_engine: o.merge_engine,
+                    has_sequence_field: o.has_sequence_field,
+                    level0_format: format(0),
+                    output_format: format(output_level.get()),
+                    vector_index: false,
+                })
+            }
+        }
     }
 }

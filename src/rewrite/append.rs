@@ -20,6 +20,7 @@ use parquet::schema::types::SchemaDescriptor;
 use super::dictionary_passthrough::PassthroughPolicy;
 use super::dictionary_writer::DictWriterConfig;
 use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
+use super::input::RewriteInput;
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::page_spill::{spill_threshold, PageSpill};
 use super::page_stream::PageStream;
@@ -43,58 +44,11 @@ pub const PASSTHROUGH_WRITER_OPTION: &str = "paimon-compact.append.passthrough-w
 /// rolling writer (which checks every 1000 records).
 const ROLL_CHECK_ROWS: usize = 1024;
 
-/// One file to compact.
-#[derive(Clone, Debug)]
-pub struct AppendInput {
-    /// Where the file is, relative to the storage root.
-    pub path: String,
-    /// Its manifest entry (sequence numbers, row count).
-    pub meta: Arc<DataFileMeta>,
-    /// Row positions its deletion vector marks as deleted, ascending; `None` for no vector.
-    pub deleted_rows: Option<Vec<u64>>,
-    /// Schema evolution: a file written under an older schema version is read as the output
-    /// schema through this map, one entry per output column: the file's column it comes from
-    /// (by the file's own name, matched by Paimon field id by the caller, nested fields too;
-    /// cast to the output type when that was widened), or `None` for a column added since,
-    /// filled with nulls. `None` when the file has the output's columns.
-    pub columns: Option<Vec<Option<ColumnSource>>>,
-}
-
-impl AppendInput {
-    /// An input known only by what a caller outside the table layer has: its path, row count
-    /// (0 = unknown, not checked) and sequence range.
-    pub fn from_parts(
-        path: String,
-        row_count: u64,
-        min_sequence_number: i64,
-        max_sequence_number: i64,
-        deleted_rows: Option<Vec<u64>>,
-    ) -> Self {
-        let name = path.rsplit('/').next().unwrap_or(&path).to_string();
-        let mut meta = DataFileMeta::new(
-            name,
-            Level::ZERO,
-            0,
-            crate::meta::Key::default(),
-            crate::meta::Key::default(),
-            min_sequence_number,
-            max_sequence_number,
-        );
-        meta.row_count = row_count;
-        AppendInput {
-            path,
-            meta: Arc::new(meta),
-            deleted_rows,
-            columns: None,
-        }
-    }
-}
-
 /// What to rewrite and where.
 #[derive(Clone, Debug)]
 pub struct AppendRewrite {
     /// The files, in sequence order (the order of the compaction unit).
-    pub inputs: Vec<AppendInput>,
+    pub inputs: Vec<RewriteInput>,
     /// The table's row type as Arrow; `None` takes the first input's. Every input must have
     /// these columns (by name, in order) in types Arrow can read as these.
     pub table_schema: Option<SchemaRef>,
@@ -668,7 +622,7 @@ pub fn rewrite_append(
 fn rewrite_evolved(
     out: &mut Outputs<'_, '_>,
     io: &mut IoCounters,
-    input: &AppendInput,
+    input: &RewriteInput,
     file: &InputFile,
     rows: u64,
     deleted: Option<&[u64]>,
@@ -777,7 +731,7 @@ fn rewrite_one(
     io: &mut IoCounters,
     policy: &PassthroughPolicy,
     leaves: &[std::ops::Range<usize>],
-    input: &AppendInput,
+    input: &RewriteInput,
     file: &InputFile,
 ) -> Result<()> {
     let path = input.path.as_str();

@@ -4,6 +4,7 @@
 //!   files rolled at `target-file-size` (spec §13), with optional fast copy of whole row groups
 //!   and dictionary passthrough for STRING columns.
 //! * [`merge`] — primary-key compaction: the k-way merge of sorted runs.
+//! * [`input`] — [`RewriteInput`], the input file both take.
 //!
 //! Everything reads and writes through [`crate::storage::Storage`] by ranges, holds about one
 //! row group of input and one of output in memory, and uses no threads, clocks or file system,
@@ -43,6 +44,7 @@ mod dictionary_passthrough;
 mod dictionary_writer;
 mod fast_copy;
 mod host_decompression;
+pub mod input;
 pub mod merge;
 pub mod metrics;
 pub(crate) mod page_spill;
@@ -56,11 +58,11 @@ mod storage_ref;
 mod writer;
 
 pub use append::{
-    rewrite_append, AppendInput, AppendRewrite, AppendRewriteResult, RewrittenFile,
-    PASSTHROUGH_WRITER_OPTION,
+    rewrite_append, AppendRewrite, AppendRewriteResult, RewrittenFile, PASSTHROUGH_WRITER_OPTION,
 };
 pub use dictionary_writer::STRING_DICTIONARY_OPTION;
 pub use fast_copy::FAST_COPY_OPTION;
+pub use input::RewriteInput;
 pub use metrics::{
     FastCopyMetrics, FastCopyRefusal, FastCopyRefusalReason, NotForwarded, NotForwardedReason,
     PassthroughFile, PassthroughMetrics, PassthroughVeto, RewriteMetrics,

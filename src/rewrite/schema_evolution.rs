@@ -25,7 +25,7 @@ use arrow::buffer::NullBuffer;
 use arrow::datatypes::{DataType, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
-use crate::table::schema::{DataField, DataType as PaimonType, TypeRoot};
+use crate::types::{DataField, DataType as PaimonType, TypeRoot};
 
 /// Where one output column, or one field of an output ROW, is read from in a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -776,7 +776,7 @@ mod tests {
         .unwrap();
         let target = PaimonType::new(TypeRoot::Map {
             key: Box::new(PaimonType::new(TypeRoot::VarChar {
-                length: crate::table::schema::MAX_LENGTH,
+                length: crate::types::MAX_LENGTH,
             })),
             value: Box::new(PaimonType::new(TypeRoot::Row {
                 fields: vec![DataField {

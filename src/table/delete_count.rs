@@ -11,10 +11,8 @@ use parquet::file::metadata::ParquetMetaDataReader;
 use parquet::file::statistics::Statistics;
 
 use crate::error::{Error, Result};
+use crate::rewrite::merge::kv_format::VALUE_KIND;
 use crate::storage::Storage;
-
-/// The value-kind column of primary-key data files.
-pub const VALUE_KIND_COLUMN: &str = "_VALUE_KIND";
 
 /// Reads the Parquet footer of a file through ranged reads.
 pub fn read_footer(
@@ -55,8 +53,7 @@ pub fn read_footer(
 pub fn proven_no_retracts(storage: &dyn Storage, path: &str) -> Result<Option<u64>> {
     let meta = read_footer(storage, path)?;
     let schema = meta.file_metadata().schema_descr();
-    let Some(col) =
-        (0..schema.num_columns()).find(|&i| schema.column(i).name() == VALUE_KIND_COLUMN)
+    let Some(col) = (0..schema.num_columns()).find(|&i| schema.column(i).name() == VALUE_KIND)
     else {
         return Err(Error::corrupt(
             Some(path),

@@ -31,6 +31,7 @@ use super::snapshot::CommitKind;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 
+use crate::rewrite::merge::kv_format;
 /// Row kinds of primary-key tables (the `_VALUE_KIND` byte): the merge rewriter's type.
 pub use crate::rewrite::merge::kv_format::RowKind;
 
@@ -100,24 +101,26 @@ pub fn new_schema(
     }
 }
 
+/// The Arrow type of a column the demo writer writes ([`DataType::to_arrow`]), for the types
+/// [`column`] builds.
 fn arrow_type(t: &DataType) -> Result<ArrowType> {
-    Ok(match &t.root {
-        TypeRoot::Boolean => ArrowType::Boolean,
-        TypeRoot::TinyInt => ArrowType::Int8,
-        TypeRoot::SmallInt => ArrowType::Int16,
-        TypeRoot::Int => ArrowType::Int32,
-        TypeRoot::BigInt => ArrowType::Int64,
-        TypeRoot::Float => ArrowType::Float32,
-        TypeRoot::Double => ArrowType::Float64,
-        TypeRoot::Char { .. } | TypeRoot::VarChar { .. } => ArrowType::Utf8,
-        TypeRoot::Binary { .. } | TypeRoot::VarBinary { .. } => ArrowType::Binary,
-        TypeRoot::Date => ArrowType::Date32,
-        other => {
-            return Err(Error::unsupported(format!(
-                "the demo writer does not write {other:?} columns"
-            )))
-        }
-    })
+    match &t.root {
+        TypeRoot::Boolean
+        | TypeRoot::TinyInt
+        | TypeRoot::SmallInt
+        | TypeRoot::Int
+        | TypeRoot::BigInt
+        | TypeRoot::Float
+        | TypeRoot::Double
+        | TypeRoot::Char { .. }
+        | TypeRoot::VarChar { .. }
+        | TypeRoot::Binary { .. }
+        | TypeRoot::VarBinary { .. }
+        | TypeRoot::Date => t.to_arrow(),
+        other => Err(Error::unsupported(format!(
+            "the demo writer does not write {other:?} columns"
+        ))),
+    }
 }
 
 fn column(t: &ArrowType, values: &[&Datum]) -> Result<ArrayRef> {
@@ -312,19 +315,26 @@ impl<'s> TableWriter<'s> {
                 let vals: Vec<&Datum> = rows.iter().map(|(_, r)| &r[i]).collect();
                 columns.push(column(&t, &vals)?);
                 fields.push(Field::new(
-                    format!("_KEY_{}", f.name),
+                    kv_format::key_column(&f.name),
                     t,
                     f.data_type.nullable,
                 ));
             }
+            let [seq_field, kind_field] = kv_format::system_fields();
             let seqs: Vec<Datum> = (0..rows.len())
                 .map(|i| Datum::BigInt(first_seq + i as i64))
                 .collect();
-            columns.push(column(&ArrowType::Int64, &seqs.iter().collect::<Vec<_>>())?);
-            fields.push(Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false));
+            columns.push(column(
+                seq_field.data_type(),
+                &seqs.iter().collect::<Vec<_>>(),
+            )?);
+            fields.push(seq_field);
             let kinds: Vec<Datum> = rows.iter().map(|(k, _)| Datum::TinyInt(*k as i8)).collect();
-            columns.push(column(&ArrowType::Int8, &kinds.iter().collect::<Vec<_>>())?);
-            fields.push(Field::new("_VALUE_KIND", ArrowType::Int8, false));
+            columns.push(column(
+                kind_field.data_type(),
+                &kinds.iter().collect::<Vec<_>>(),
+            )?);
+            fields.push(kind_field);
         }
         for (i, f) in schema.fields.iter().enumerate() {
             let t = arrow_type(&f.data_type)?;

@@ -1,41 +1,25 @@
-//! Index manifests and deletion-vector index files (spec §10).
+//! Index manifests (spec §10).
 //!
-//! The index manifest of a snapshot lists every live index file. A deletion-vector index file
-//! is a version byte followed, per data file, by a length, a magic number, a portable 32-bit
-//! RoaringBitmap of deleted row positions and a CRC32; the index manifest records where each
-//! data file's vector starts. Every length and offset is checked against the file before use.
-
-use std::collections::BTreeMap;
+//! The index manifest of a snapshot lists every live index file; for a deletion-vector index
+//! file (whose format is in [`crate::deletion_vectors`]) it records where each data file's
+//! vector starts.
 
 use apache_avro::types::Value;
-use roaring::RoaringBitmap;
 
 use super::avro::{self, put, Rec};
 use super::binary_row::BinaryRow;
 use super::manifest::FileKind;
 use crate::error::{Error, Result};
-use crate::storage::Storage;
+
+/// The deletion-vector index file format (kept here under its old path too).
+pub use crate::deletion_vectors::{
+    encode_deletion_vectors, read_deletion_vector, DeletionVectorMeta, DV_FILE_VERSION, DV_MAGIC,
+};
 
 /// `_VERSION` of index manifest entries.
 pub const INDEX_MANIFEST_VERSION: i32 = 1;
 /// `_INDEX_TYPE` of deletion-vector index files.
 pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
-/// The 32-bit bitmap format's magic number.
-pub const DV_MAGIC: i32 = 1_581_511_376;
-/// The index file format version byte.
-pub const DV_FILE_VERSION: u8 = 1;
-
-/// Where one data file's deletion vector sits in an index file.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct DeletionVectorMeta {
-    pub data_file: String,
-    /// Offset of the length word.
-    pub offset: i32,
-    /// Magic plus bitmap bytes.
-    pub length: i32,
-    pub cardinality: Option<i64>,
-}
-
 /// One index manifest entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexManifestEntry {
@@ -248,82 +232,12 @@ pub fn encode_index_manifest(
     )
 }
 
-/// Reads one data file's deletion vector from an index file.
-pub fn read_deletion_vector(
-    storage: &dyn Storage,
-    index_path: &str,
-    meta: &DeletionVectorMeta,
-) -> Result<RoaringBitmap> {
-    let bad = |why: String| {
-        Error::corrupt(
-            Some(index_path),
-            format!("deletion vector of '{}': {why}", meta.data_file),
-        )
-    };
-    if meta.offset < 1 || meta.length < 4 {
-        return Err(bad(format!(
-            "offset {} / length {} are out of range",
-            meta.offset, meta.length
-        )));
-    }
-    let total = 4 + meta.length as u64 + 4;
-    let bytes = storage.read_range(index_path, meta.offset as u64, total)?;
-    if bytes.len() as u64 != total {
-        return Err(bad(format!(
-            "needs {total} bytes at offset {}, the file ends after {}",
-            meta.offset,
-            bytes.len()
-        )));
-    }
-    let word = |i: usize| i32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-    if word(0) != meta.length {
-        return Err(bad(format!(
-            "length word {} differs from the index manifest's {}",
-            word(0),
-            meta.length
-        )));
-    }
-    if word(4) != DV_MAGIC {
-        return Err(bad(format!("bad magic number {}", word(4))));
-    }
-    let body = &bytes[4..4 + meta.length as usize];
-    let crc = word(4 + meta.length as usize) as u32;
-    if crc32fast::hash(body) != crc {
-        return Err(bad("checksum mismatch".into()));
-    }
-    RoaringBitmap::deserialize_from(&body[4..]).map_err(|e| bad(format!("bad bitmap: {e}")))
-}
-
-/// Encodes a deletion-vector index file; returns its bytes and where each vector is.
-pub fn encode_deletion_vectors(
-    vectors: &BTreeMap<String, RoaringBitmap>,
-) -> Result<(Vec<u8>, Vec<DeletionVectorMeta>)> {
-    let mut out = vec![DV_FILE_VERSION];
-    let mut metas = Vec::with_capacity(vectors.len());
-    for (file, bitmap) in vectors {
-        let mut body = DV_MAGIC.to_be_bytes().to_vec();
-        bitmap
-            .serialize_into(&mut body)
-            .map_err(|e| Error::illegal_state(format!("bitmap serialization: {e}")))?;
-        let offset = i32::try_from(out.len())
-            .map_err(|_| Error::unsupported("a deletion-vector index file beyond 2 GiB"))?;
-        let length = i32::try_from(body.len())
-            .map_err(|_| Error::unsupported("a deletion vector beyond 2 GiB"))?;
-        out.extend_from_slice(&length.to_be_bytes());
-        out.extend_from_slice(&body);
-        out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
-        metas.push(DeletionVectorMeta {
-            data_file: file.clone(),
-            offset,
-            length,
-            cardinality: Some(bitmap.len() as i64),
-        });
-    }
-    Ok((out, metas))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
+    use roaring::RoaringBitmap;
+
     use super::*;
     use crate::storage::MemoryStorage;
 

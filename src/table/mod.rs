@@ -3,7 +3,7 @@
 //! readers accept.
 //!
 //! One Paimon concept per file:
-//! * [`schema`], [`snapshot`], [`manifest`] (with [`avro`]), [`index`] (deletion vectors),
+//! * [`schema`], [`snapshot`], [`manifest`] (with [`avro`]), [`index`] (index manifests),
 //!   [`binary_row`], [`path`] — the on-disk format;
 //! * [`scan`] — the live files of a snapshot, per partition and bucket;
 //! * [`commit`] — snapshot `N+1` with conflict check and bounded rebase;
@@ -12,8 +12,13 @@
 //! * [`job_state`] — planner state kept between one-shot runs;
 //! * [`scope`] — which partitions and buckets a job covers, and its dynamic options;
 //! * [`guards`] — the tables a job refuses, with the reason;
-//! * [`job`] — [`plan_table`] and [`compact_table`], the API hosts call;
-//! * [`merge_rewriter`] — the plug for the primary-key merge rewriter;
+//! * [`job`] — [`compact_table`], the API hosts call: plan → lease → run → commit → cleanup;
+//! * [`plan`] — [`plan_table`]: every partition and bucket planned, with why a bucket's work
+//!   cannot run here, if it cannot;
+//! * `run` — the plan run through the rewriters, and `merge`, what a primary-key merge needs
+//!   from the table and the manifest records of its output files;
+//! * [`report`] — what a job is asked ([`CompactOptions`]) and what it reports
+//!   ([`CompactReport`]);
 //! * [`demo`] — writes a small demo table in Paimon's format.
 //!
 //! Like the rest of the core, nothing here reads a clock, draws random numbers or touches a
@@ -32,18 +37,24 @@ pub mod job_state;
 pub mod lease;
 pub mod manifest;
 pub mod manifest_merge;
-pub mod merge_rewriter;
+mod merge;
 pub mod path;
+pub mod plan;
+pub mod report;
+mod run;
 pub mod scan;
 pub mod schema;
 pub mod scope;
 pub mod snapshot;
-pub mod timeline;
 pub mod value_stats;
 
-pub use job::{
-    compact_table, plan_table, BucketMetrics, BucketPlan, CompactOptions, CompactReport, JobStatus,
-    PlanRequest, PlannedAction, ScopeSummary, TablePlan,
+pub use job::compact_table;
+pub use plan::{
+    plan_table, BucketPlan, ExpiredPartitionTest, LevelStat, PlanRequest, PlanSummary,
+    PlannedAction, ScopeSummary, TablePlan,
 };
-pub use merge_rewriter::{MergeRewriteRequest, MergeRewriteResult, MergeTreeRewriter};
+pub use report::{
+    BucketMetrics, CompactOptions, CompactReport, JobStatus, PhaseTimes, SkippedBucket, Totals,
+    REPORT_SCHEMA_VERSION,
+};
 pub use scope::JobScope;

@@ -19,7 +19,8 @@ use parquet::file::properties::WriterProperties;
 use paimon_compact::meta::{DataFileMeta, Key, Level, SequenceNumber};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::merge::kv_format::planner_key;
-use paimon_compact::rewrite::merge::{MergeInput, MergeOutputFile, MergeTreeRewrite, RowKind};
+use paimon_compact::rewrite::merge::{MergeOutputFile, MergeTreeRewrite, RowKind};
+use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::{MemoryStorage, Storage};
 use paimon_compact::table::binary_row::Datum;
 
@@ -95,7 +96,13 @@ pub fn key_of(k: i64) -> Key {
 }
 
 /// Writes a file and returns its input description (metadata as a writer records it).
-pub fn put_file(st: &MemoryStorage, name: &str, level: u32, rows: &[Rec], rg: usize) -> MergeInput {
+pub fn put_file(
+    st: &MemoryStorage,
+    name: &str,
+    level: u32,
+    rows: &[Rec],
+    rg: usize,
+) -> RewriteInput {
     put_file_with(st, name, level, rows, rg, true)
 }
 
@@ -107,7 +114,7 @@ pub fn put_file_with(
     rows: &[Rec],
     rg: usize,
     offset_index: bool,
-) -> MergeInput {
+) -> RewriteInput {
     let input = stored_input(
         st,
         name,
@@ -121,7 +128,7 @@ pub fn put_file_with(
     );
     let mut meta = (*input.meta).clone();
     meta.delete_row_count = Some(rows.iter().filter(|r| r.kind.is_retract()).count() as u64);
-    MergeInput {
+    RewriteInput {
         meta: Arc::new(meta),
         ..input
     }
@@ -137,7 +144,7 @@ pub fn stored_input(
     bytes: Vec<u8>,
     (min_key, max_key): (Key, Key),
     seqs: impl Iterator<Item = i64> + Clone,
-) -> MergeInput {
+) -> RewriteInput {
     let path = format!("{DIR}/{name}");
     let size = bytes.len() as u64;
     st.put(&path, bytes);
@@ -151,7 +158,7 @@ pub fn stored_input(
         seqs.clone().max().unwrap_or(0),
     );
     meta.row_count = seqs.count() as u64;
-    MergeInput {
+    RewriteInput {
         path,
         meta: Arc::new(meta),
         deleted_rows: None,
@@ -162,7 +169,7 @@ pub fn stored_input(
 /// One section of `runs` fully compacted: merged into the max level 5 with deletes dropped,
 /// outputs under [`DIR`]; `schema` fixes the merge's schema when given.
 pub fn full_merge_request(
-    runs: Vec<Vec<MergeInput>>,
+    runs: Vec<Vec<RewriteInput>>,
     schema: Option<SchemaRef>,
 ) -> MergeTreeRewrite {
     MergeTreeRewrite {

@@ -4,22 +4,23 @@
 //! The merge never trusts a file to have this shape: a missing or mistyped system column is
 //! corrupt input naming the file, because guessing would silently reorder or resurrect rows.
 //! This module also turns key values into the planner's order-preserving [`Key`] bytes through
-//! the table layer's [`order_key`], so the keys recorded for new files compare exactly like the
-//! keys the table layer derives from manifests.
+//! [`order_key`], the function the table layer uses too, so the keys recorded for new files
+//! compare exactly like the keys the table layer derives from manifests.
 
 use arrow::array::{
     Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, FixedSizeBinaryArray, Int16Array,
     Int32Array, Int64Array, Int8Array, LargeBinaryArray, LargeStringArray,
 };
 use arrow::datatypes::{
-    DataType, Date32Type, Float32Type, Float64Type, Schema, Time32MillisecondType, TimeUnit,
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType,
+    DataType, Date32Type, Field, Float32Type, Float64Type, Schema, SchemaRef,
+    Time32MillisecondType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType,
 };
 
 use crate::error::{Error, Result};
 use crate::meta::Key;
-use crate::table::binary_row::{order_key, Datum};
+use crate::types::DataField;
+use crate::value::{order_key, Datum};
 
 /// Prefix of the key columns.
 pub const KEY_PREFIX: &str = "_KEY_";
@@ -27,6 +28,39 @@ pub const KEY_PREFIX: &str = "_KEY_";
 pub const SEQUENCE_NUMBER: &str = "_SEQUENCE_NUMBER";
 /// The row kind column.
 pub const VALUE_KIND: &str = "_VALUE_KIND";
+
+/// The name of the key column of primary-key field `name`: `_KEY_<name>`.
+pub fn key_column(name: &str) -> String {
+    format!("{KEY_PREFIX}{name}")
+}
+
+/// The system columns between the keys and the values, as written: `_SEQUENCE_NUMBER`
+/// (BIGINT) and `_VALUE_KIND` (TINYINT, a [`RowKind`] byte), never null.
+pub fn system_fields() -> [Field; 2] {
+    [
+        Field::new(SEQUENCE_NUMBER, DataType::Int64, false),
+        Field::new(VALUE_KIND, DataType::Int8, false),
+    ]
+}
+
+/// The data-file row type of a primary-key table as Arrow: [`key_column`] of each of `keys`
+/// (the trimmed primary key, never null), the [`system_fields`], then `values` (every table
+/// column).
+pub fn data_file_schema(keys: &[DataField], values: &[DataField]) -> Result<SchemaRef> {
+    let mut fields = Vec::with_capacity(keys.len() + 2 + values.len());
+    for k in keys {
+        fields.push(Field::new(
+            key_column(&k.name),
+            k.data_type.to_arrow()?,
+            false,
+        ));
+    }
+    fields.extend(system_fields());
+    for v in values {
+        fields.push(v.to_arrow()?);
+    }
+    Ok(std::sync::Arc::new(Schema::new(fields)))
+}
 
 /// Paimon's `RowKind`, as stored in `_VALUE_KIND`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]

@@ -13,10 +13,10 @@ use roaring::RoaringBitmap;
 
 use super::merge_engine::{Origin, Record};
 use super::merge_tree::{Arena, Reader};
-use super::MergeInput;
 use crate::error::Result;
 use crate::meta::Key;
 use crate::rewrite::parquet_io::BatchStream;
+use crate::rewrite::RewriteInput;
 
 struct OpenFile {
     /// Index into the higher-level inputs.
@@ -45,7 +45,7 @@ pub(crate) struct LookupLevels {
 }
 
 impl LookupLevels {
-    pub(crate) fn new(higher: &[MergeInput]) -> Self {
+    pub(crate) fn new(higher: &[RewriteInput]) -> Self {
         let mut by_level: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
         for (i, f) in higher.iter().enumerate() {
             by_level.entry(f.meta.level.get()).or_default().push(i);
@@ -81,7 +81,7 @@ impl LookupLevels {
         &mut self,
         reader: &mut Reader<'_>,
         arena: &mut Arena,
-        higher: &[MergeInput],
+        higher: &[RewriteInput],
         group_key: (usize, usize),
         planner: &Key,
     ) -> Result<Option<Record>> {

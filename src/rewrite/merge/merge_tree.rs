@@ -26,7 +26,6 @@ use parquet::schema::types::ColumnPath;
 use super::changelog::{
     changelog_mode, full_compaction_key, lookup_key, plain_key, ChangelogMode, Emit, LookupOutcome,
 };
-use super::deletion_vector::DeletionVectorMaintainer;
 use super::dictionary_reads::{Candidates, DictionaryReads};
 use super::kv_format::{
     array_of, key_datums, kind_array, kinds_of, planner_key, KvLayout, RowKind,
@@ -35,15 +34,17 @@ use super::lookup::LookupLevels;
 use super::merge_engine::{Cell, Columns, MergeFunction, Merged, Origin, Record, Values};
 use super::output::{OutputSettings, RollingOutput};
 use super::sorted_chunk::{CursorView, SortedChunk};
-use super::{MergeInput, MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
+use super::{MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
+use crate::deletion_vectors::DeletionVectorMaintainer;
 use crate::error::{Error, Result};
 use crate::options::{CoreOptions, SequenceSortOrder};
 use crate::rewrite::dictionary_writer::DictWriterConfig;
 use crate::rewrite::page_stream::PageStream;
 use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH_SIZE};
 use crate::rewrite::schema_evolution::{same_but_spelling, ColumnMap, ColumnSource, Evolution};
+use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
-use crate::table::binary_row::Datum;
+use crate::value::Datum;
 
 /// A decoded batch with its keys in row format.
 pub(crate) struct Slot {
@@ -315,7 +316,7 @@ impl<'s> Reader<'s> {
     /// A batch stream over `input`, skipping the positions of `selection`.
     pub(crate) fn open_stream(
         &mut self,
-        input: &MergeInput,
+        input: &RewriteInput,
         selection: Option<RowSelection>,
     ) -> Result<BatchStream> {
         let (file, schema) = self.open(&input.path, input.columns.as_deref())?;
@@ -478,7 +479,7 @@ struct RunCursor<'s> {
 /// Everything the merge keeps between groups.
 struct Merge<'s, 'r> {
     req: &'r MergeTreeRewrite,
-    inputs: Vec<&'r MergeInput>,
+    inputs: Vec<&'r RewriteInput>,
     reader: Reader<'s>,
     arena: Arena,
     cursors: Vec<RunCursor<'s>>,
@@ -999,8 +1000,8 @@ impl Emit for Sinks<'_> {
 struct ArenaColumns<'a> {
     arena: &'a Arena,
     layout: &'a KvLayout,
-    inputs: &'a [&'a MergeInput],
-    higher: &'a [MergeInput],
+    inputs: &'a [&'a RewriteInput],
+    higher: &'a [RewriteInput],
 }
 
 impl Columns for ArenaColumns<'_> {
@@ -1023,7 +1024,7 @@ pub fn rewrite_merge_tree(
     req: &MergeTreeRewrite,
     options: &CoreOptions,
 ) -> Result<MergeTreeRewriteResult> {
-    let inputs: Vec<&MergeInput> = req.sections.iter().flatten().flatten().collect();
+    let inputs: Vec<&RewriteInput> = req.sections.iter().flatten().flatten().collect();
     let mode = changelog_mode(
         options,
         req.output_level,

@@ -10,11 +10,9 @@
 //!
 //! * [`merge_engine`] — deduplicate, first-row, partial-update, aggregation;
 //! * [`changelog`] — `full-compaction` and `lookup` changelog production;
-//! * [`deletion_vector`] — marks on higher-level files instead of rewrites, and the index file;
 //! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
 //! * [`dictionary_reads`] — dictionary-encoded STRING columns merged as dictionary arrays;
 //! * [`sorted_chunk`] — the rows of all runs ordered a chunk at a time, not a heap step a row;
-//! * [`table_adapter`] — [`PrimaryKeyRewriter`], the table layer's `MergeTreeRewriter`.
 //!
 //! Memory is bounded by the number of runs, not the input size: each run holds a decoded batch
 //! and the compressed pages of one read window (64 Ki rows when the file has an offset index,
@@ -25,7 +23,6 @@
 //! error every file written so far is aborted or deleted through storage.
 
 pub mod changelog;
-pub mod deletion_vector;
 mod dictionary_reads;
 pub mod kv_format;
 mod lookup;
@@ -33,50 +30,33 @@ mod merge_engine;
 mod merge_tree;
 mod output;
 mod sorted_chunk;
-pub mod table_adapter;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use crate::meta::{DataFileMeta, Level};
-use crate::table::binary_row::Datum;
+use crate::rewrite::RewriteInput;
+use crate::value::Datum;
 
+pub use crate::deletion_vectors::{DeletionVectorIndexFile, DeletionVectorMaintainer};
 pub use changelog::ChangelogMode;
-pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
 pub use dictionary_reads::READ_DICTIONARIES_OPTION;
 pub use kv_format::RowKind;
 pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION};
-pub use table_adapter::PrimaryKeyRewriter;
 
 /// Length of the `_KEY_` prefix of key column names.
 const KEY_PREFIX_LEN: usize = kv_format::KEY_PREFIX.len();
-
-/// One input data file of a merge.
-#[derive(Clone, Debug)]
-pub struct MergeInput {
-    /// Path relative to the storage root.
-    pub path: String,
-    /// The file's metadata: its level decides changelog and lookup roles; its key range
-    /// locates keys in higher levels. Row counts and keys are re-derived from the data.
-    pub meta: Arc<DataFileMeta>,
-    /// Row positions its deletion vector marks deleted, ascending; `None` for no vector.
-    pub deleted_rows: Option<Vec<u64>>,
-    /// For a file written under an older schema version: its column for each column of the
-    /// merge's [`MergeTreeRewrite::schema`] (see [`crate::rewrite::schema_evolution`]).
-    pub columns: Option<Vec<Option<crate::rewrite::schema_evolution::ColumnSource>>>,
-}
 
 /// What to merge and where.
 #[derive(Clone, Debug)]
 pub struct MergeTreeRewrite {
     /// Sections in key order, each a list of sorted runs, each run a list of files in key order.
-    pub sections: Vec<Vec<Vec<MergeInput>>>,
+    pub sections: Vec<Vec<Vec<RewriteInput>>>,
     /// The data-file schema (`_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, values) to merge
     /// and write in; `None` takes the first input's, which every input must then have.
     pub schema: Option<arrow::datatypes::SchemaRef>,
     /// The bucket's files at levels above the output level (lookup changelog and deletion
     /// vector marks look older versions up there); may be empty otherwise.
-    pub higher_levels: Vec<MergeInput>,
+    pub higher_levels: Vec<RewriteInput>,
     /// Directory of the bucket (no trailing `/`).
     pub output_dir: String,
     /// New data files are `<file_prefix><n>.parquet` (the caller makes the prefix unique).

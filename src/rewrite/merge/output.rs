@@ -18,7 +18,7 @@ use crate::rewrite::dictionary_writer::DictWriterConfig;
 use crate::rewrite::page_spill::PageSpill;
 use crate::rewrite::writer::{discard_outputs, ParquetFileWriter};
 use crate::storage::{Storage, StorageWriter};
-use crate::table::binary_row::Datum;
+use crate::value::Datum;
 
 /// Near the target size, rows go in steps of this many so a file stops close to it (Paimon's
 /// rolling writer checks every 1000 records).

@@ -15,7 +15,7 @@ use parquet::file::properties::WriterProperties;
 
 use paimon_compact::meta::{DataFileMeta, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
-use paimon_compact::rewrite::{rewrite_append, AppendInput, AppendRewrite};
+use paimon_compact::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
 use paimon_compact::storage::MemoryStorage;
 
 fn batch(first: i64, rows: usize) -> RecordBatch {
@@ -80,7 +80,7 @@ fn case(name: &str, codec: Compression, passthrough: bool) -> Result<(), String>
         );
         meta.row_count = 4000;
         storage.put(&path, buf);
-        inputs.push(AppendInput {
+        inputs.push(RewriteInput {
             path,
             meta: Arc::new(meta),
             deleted_rows: None,

@@ -23,7 +23,7 @@ use super::{Cell, Columns, Merged, Record, Values};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
 use crate::rewrite::merge::kv_format::RowKind;
-use crate::table::binary_row::Datum;
+use crate::value::Datum;
 
 /// The field aggregators this build implements.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,7 +20,7 @@ pub(crate) use partial_update::PartialUpdate;
 use super::kv_format::{datum_at, RowKind};
 use crate::error::Result;
 use crate::options::{CoreOptions, MergeEngine};
-use crate::table::binary_row::Datum;
+use crate::value::Datum;
 
 /// Where a record was read from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,13 +1,17 @@
-//! Deletion vectors of a primary-key bucket (format spec §10, compaction spec §11): the
-//! maintainer that compaction updates, and the bucket's index file in Paimon's format.
+//! Deletion vectors (format spec §10, compaction spec §11): Paimon's deletion-vector index
+//! file, and the maintainer of a bucket's vectors that compaction updates.
 //!
 //! With `deletion-vectors.enabled`, readers never merge levels: when compaction writes a newer
 //! version of a key that also lives in a higher-level file outside the task, it marks that
 //! row's position in the file's vector instead of rewriting the file. Vectors of files the
 //! task rewrites are dropped (their rows were read with the vector applied). The index file
 //! is a version byte, then per data file a big-endian length, the magic number, a portable
-//! 32-bit RoaringBitmap and a CRC32 of magic plus bitmap — encoded by the table layer's
-//! [`encode_deletion_vectors`], so there is one implementation of the format.
+//! 32-bit RoaringBitmap and a CRC32 of magic plus bitmap; the index manifest
+//! (`table::index`) records where each data file's vector starts. Every length and
+//! offset is checked against the file before use.
+//!
+//! Shared by the merge (which marks rows) and the table layer (which reads vectors and writes
+//! the bucket's index file), so neither depends on the other for the format.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +19,96 @@ use roaring::RoaringBitmap;
 
 use crate::error::{Error, Result};
 use crate::storage::Storage;
-use crate::table::index::{encode_deletion_vectors, DeletionVectorMeta};
+
+/// The 32-bit bitmap format's magic number.
+pub const DV_MAGIC: i32 = 1_581_511_376;
+/// The index file format version byte.
+pub const DV_FILE_VERSION: u8 = 1;
+
+/// Where one data file's deletion vector sits in an index file.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DeletionVectorMeta {
+    pub data_file: String,
+    /// Offset of the length word.
+    pub offset: i32,
+    /// Magic plus bitmap bytes.
+    pub length: i32,
+    pub cardinality: Option<i64>,
+}
+
+/// Reads one data file's deletion vector from an index file.
+pub fn read_deletion_vector(
+    storage: &dyn Storage,
+    index_path: &str,
+    meta: &DeletionVectorMeta,
+) -> Result<RoaringBitmap> {
+    let bad = |why: String| {
+        Error::corrupt(
+            Some(index_path),
+            format!("deletion vector of '{}': {why}", meta.data_file),
+        )
+    };
+    if meta.offset < 1 || meta.length < 4 {
+        return Err(bad(format!(
+            "offset {} / length {} are out of range",
+            meta.offset, meta.length
+        )));
+    }
+    let total = 4 + meta.length as u64 + 4;
+    let bytes = storage.read_range(index_path, meta.offset as u64, total)?;
+    if bytes.len() as u64 != total {
+        return Err(bad(format!(
+            "needs {total} bytes at offset {}, the file ends after {}",
+            meta.offset,
+            bytes.len()
+        )));
+    }
+    let word = |i: usize| i32::from_be_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    if word(0) != meta.length {
+        return Err(bad(format!(
+            "length word {} differs from the index manifest's {}",
+            word(0),
+            meta.length
+        )));
+    }
+    if word(4) != DV_MAGIC {
+        return Err(bad(format!("bad magic number {}", word(4))));
+    }
+    let body = &bytes[4..4 + meta.length as usize];
+    let crc = word(4 + meta.length as usize) as u32;
+    if crc32fast::hash(body) != crc {
+        return Err(bad("checksum mismatch".into()));
+    }
+    RoaringBitmap::deserialize_from(&body[4..]).map_err(|e| bad(format!("bad bitmap: {e}")))
+}
+
+/// Encodes a deletion-vector index file; returns its bytes and where each vector is.
+pub fn encode_deletion_vectors(
+    vectors: &BTreeMap<String, RoaringBitmap>,
+) -> Result<(Vec<u8>, Vec<DeletionVectorMeta>)> {
+    let mut out = vec![DV_FILE_VERSION];
+    let mut metas = Vec::with_capacity(vectors.len());
+    for (file, bitmap) in vectors {
+        let mut body = DV_MAGIC.to_be_bytes().to_vec();
+        bitmap
+            .serialize_into(&mut body)
+            .map_err(|e| Error::illegal_state(format!("bitmap serialization: {e}")))?;
+        let offset = i32::try_from(out.len())
+            .map_err(|_| Error::unsupported("a deletion-vector index file beyond 2 GiB"))?;
+        let length = i32::try_from(body.len())
+            .map_err(|_| Error::unsupported("a deletion vector beyond 2 GiB"))?;
+        out.extend_from_slice(&length.to_be_bytes());
+        out.extend_from_slice(&body);
+        out.extend_from_slice(&crc32fast::hash(&body).to_be_bytes());
+        metas.push(DeletionVectorMeta {
+            data_file: file.clone(),
+            offset,
+            length,
+            cardinality: Some(bitmap.len() as i64),
+        });
+    }
+    Ok((out, metas))
+}
 
 /// The deletion vectors of one bucket, by data file name.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -115,7 +208,6 @@ impl DeletionVectorMaintainer {
 mod tests {
     use super::*;
     use crate::storage::MemoryStorage;
-    use crate::table::index::read_deletion_vector;
 
     #[test]
     fn marks_removals_and_round_trip() {

@@ -1,16 +1,22 @@
-//! A table's history as a timeline for the simulator page: the state at the first snapshot
-//! kept, then each later snapshot's file changes per partition and bucket. The page replays it
-//! and lets the planner continue from the last snapshot.
+//! A table's history as a timeline for the simulator page (`plan --json`): the state at the
+//! first snapshot kept, then each later snapshot's file changes per partition and bucket. The
+//! page replays it and lets the planner continue from the last snapshot.
+//!
+//! It lives in the CLI, its only user, because it joins two layers of the core that do not
+//! depend on each other: the table layer's snapshots and manifests, and the simulator's replay
+//! format.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::manifest::FileKind;
-use super::scan::{planner_meta, read_manifest, read_manifest_list, scan_at, LiveFile, Table};
-use super::snapshot::{latest_snapshot_id, read_snapshot};
-use crate::error::Result;
-use crate::simulator::replay::{BucketChange, ReplaySnapshot, TableReplay, FORMAT};
-use crate::storage::Storage;
+use paimon_compact::error::Result;
+use paimon_compact::simulator::replay::{BucketChange, ReplaySnapshot, TableReplay, FORMAT};
+use paimon_compact::storage::Storage;
+use paimon_compact::table::manifest::FileKind;
+use paimon_compact::table::scan::{
+    planner_meta, read_manifest, read_manifest_list, scan_at, LiveFile, Table,
+};
+use paimon_compact::table::snapshot::{latest_snapshot_id, read_snapshot};
 
 /// The last `max_snapshots` snapshots of the table (the first one as a full state).
 pub fn export_timeline(
