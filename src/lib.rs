@@ -1,5 +1,7 @@
 //! paimon-compact: Apache Paimon's compaction as a pure Rust core.
 //!
+//! * [`api`] — the operations of the WIT world as plain Rust, called by both the component
+//!   and the host's native engine: start here.
 //! * [`plan`] — the planner: Paimon's exact compaction decisions, each with its reason.
 //! * [`meta`] — data file metadata, sorted runs, levels.
 //! * [`options`] — table options, parsed once into a typed struct.
@@ -15,6 +17,7 @@
 //! The core does no I/O of its own and reads no clock: callers pass `now` and the local hour,
 //! and bytes move only through [`storage::Storage`].
 
+pub mod api;
 pub mod bindings;
 pub mod conformance;
 pub mod error;

@@ -11,7 +11,7 @@ use paimon_compact::plan::{
 
 use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::HostStorage;
-use paimon_compact_host::{clock, Compactor, PlanSummary, TableJob};
+use paimon_compact_host::{clock, Compactor, Decision, Now, TableJob};
 use std::path::PathBuf;
 
 const VECTORS: &str = include_str!("../../tests/vectors/compaction-vectors.json");
@@ -58,8 +58,8 @@ pub fn describe(d: &BucketDecision) -> String {
 }
 
 /// One line for a decision from either engine.
-pub fn describe_summary(s: &PlanSummary) -> String {
-    let mut out = s.reason.clone();
+pub fn describe_summary(s: &Decision) -> String {
+    let mut out = s.reason.text.clone();
     if let Some(level) = s.output_level {
         out.push_str(&format!(
             " → output level {level} ({})",
@@ -69,9 +69,10 @@ pub fn describe_summary(s: &PlanSummary) -> String {
     for a in &s.actions {
         out.push_str(&format!("\n  {a}"));
     }
-    if let Some((runs, stop, true, _)) = s.write_stall {
+    if let Some(w) = s.write_stall.filter(|w| w.wait_for_latest_compaction) {
         out.push_str(&format!(
-            "\nWRITE STALL: {runs} sorted runs > stop trigger {stop}"
+            "\nWRITE STALL: {} sorted runs > stop trigger {}",
+            w.sorted_runs, w.stop_trigger
         ));
     }
     out
@@ -128,10 +129,9 @@ pub fn run(
     }
     let mut results = Vec::new();
     for table in &tables {
-        let before = compactor.plan_table(storage.clone(), table, &TableJob::now(false))?;
-        let report =
-            compactor.compact_table(storage.clone(), table, &TableJob::now(false), None)?;
-        let after = compactor.plan_table(storage.clone(), table, &TableJob::now(false))?;
+        let before = compactor.plan_table(storage.clone(), table, &TableJob::now())?;
+        let report = compactor.compact_table(storage.clone(), table, &TableJob::now(), None)?;
+        let after = compactor.plan_table(storage.clone(), table, &TableJob::now())?;
         if json {
             results.push(serde_json::json!({ "table": table, "plan": before, "report": report, "plan_after": after }));
         } else {
