@@ -6,7 +6,7 @@ use std::sync::Arc;
 use paimon_compact::meta::{DataFileMeta, Key, Level, Levels};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::{
-    human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason,
+    human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason, WriteStall,
 };
 
 use paimon_compact_host::local_storage::LocalDirStorage;
@@ -53,6 +53,36 @@ pub fn describe(d: &BucketDecision) -> String {
                 s.push_str(&format!(" → rewrite {} files", decision.files.len()));
             }
             s
+        }
+    }
+}
+
+/// A bucket decision as `plan <request> --json` prints it: the actions and the reason as
+/// text, the rule beside them (a CLI format; the Node tests compare against it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DecisionSummary {
+    pub files: Vec<String>,
+    pub output_level: Option<u32>,
+    pub drop_delete: bool,
+    /// `upgrade <file> -> L<n>` or `rewrite -> L<n> <sections>`.
+    pub actions: Vec<String>,
+    pub released: Vec<String>,
+    pub rule: String,
+    pub reason: String,
+    pub write_stall: Option<WriteStall>,
+}
+
+impl From<&Decision> for DecisionSummary {
+    fn from(d: &Decision) -> Self {
+        DecisionSummary {
+            files: d.files.clone(),
+            output_level: d.output_level,
+            drop_delete: d.drop_delete,
+            actions: d.actions.iter().map(ToString::to_string).collect(),
+            released: d.released.clone(),
+            rule: d.reason.rule.clone(),
+            reason: d.reason.text.clone(),
+            write_stall: d.write_stall,
         }
     }
 }

@@ -502,11 +502,12 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     .map_err(|e| format!("cannot read {}: {e}", target.display()))?
             };
             let req: paimon_compact::plan::BucketPlanRequest = serde_json::from_str(&text)?;
-            let summary = compactor.plan_bucket(&req)?;
+            let decision = compactor.plan_bucket(&req)?;
             if json {
+                let summary = demo::DecisionSummary::from(&decision);
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
-                println!("{}", demo::describe_summary(&summary));
+                println!("{}", demo::describe_summary(&decision));
             }
             Ok(ExitCode::SUCCESS)
         }
