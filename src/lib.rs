@@ -1,5 +1,7 @@
 //! paimon-compact: Apache Paimon's compaction as a pure Rust core.
 //!
+//! * [`api`] — the operations of the WIT world as plain Rust, called by both the component
+//!   and the host's native engine: start here.
 //! * [`plan`] — the planner: Paimon's exact compaction decisions, each with its reason (and
 //!   [`plan::conformance`], which runs the shared conformance vectors through it).
 //! * [`meta`] — data file metadata, sorted runs, levels.
@@ -18,6 +20,7 @@
 //! The core does no I/O of its own and reads no clock: callers pass `now` and the local hour,
 //! and bytes move only through [`storage::Storage`].
 
+pub mod api;
 pub mod bindings;
 #[cfg(feature = "rewrite")]
 pub mod deletion_vectors;

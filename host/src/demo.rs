@@ -6,12 +6,12 @@ use std::sync::Arc;
 use paimon_compact::meta::{DataFileMeta, Key, Level, Levels};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::{
-    human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason,
+    human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason, WriteStall,
 };
 
 use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::HostStorage;
-use paimon_compact_host::{clock, Compactor, PlanSummary, TableJob};
+use paimon_compact_host::{clock, Compactor, Decision, Now, TableJob};
 use std::path::PathBuf;
 
 const VECTORS: &str = include_str!("../../tests/vectors/compaction-vectors.json");
@@ -57,9 +57,39 @@ pub fn describe(d: &BucketDecision) -> String {
     }
 }
 
+/// A bucket decision as `plan <request> --json` prints it: the actions and the reason as
+/// text, the rule beside them (a CLI format; the Node tests compare against it).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct DecisionSummary {
+    pub files: Vec<String>,
+    pub output_level: Option<u32>,
+    pub drop_delete: bool,
+    /// `upgrade <file> -> L<n>` or `rewrite -> L<n> <sections>`.
+    pub actions: Vec<String>,
+    pub released: Vec<String>,
+    pub rule: String,
+    pub reason: String,
+    pub write_stall: Option<WriteStall>,
+}
+
+impl From<&Decision> for DecisionSummary {
+    fn from(d: &Decision) -> Self {
+        DecisionSummary {
+            files: d.files.clone(),
+            output_level: d.output_level,
+            drop_delete: d.drop_delete,
+            actions: d.actions.iter().map(ToString::to_string).collect(),
+            released: d.released.clone(),
+            rule: d.reason.rule.clone(),
+            reason: d.reason.text.clone(),
+            write_stall: d.write_stall,
+        }
+    }
+}
+
 /// One line for a decision from either engine.
-pub fn describe_summary(s: &PlanSummary) -> String {
-    let mut out = s.reason.clone();
+pub fn describe_summary(s: &Decision) -> String {
+    let mut out = s.reason.text.clone();
     if let Some(level) = s.output_level {
         out.push_str(&format!(
             " → output level {level} ({})",
@@ -69,9 +99,10 @@ pub fn describe_summary(s: &PlanSummary) -> String {
     for a in &s.actions {
         out.push_str(&format!("\n  {a}"));
     }
-    if let Some((runs, stop, true, _)) = s.write_stall {
+    if let Some(w) = s.write_stall.filter(|w| w.wait_for_latest_compaction) {
         out.push_str(&format!(
-            "\nWRITE STALL: {runs} sorted runs > stop trigger {stop}"
+            "\nWRITE STALL: {} sorted runs > stop trigger {}",
+            w.sorted_runs, w.stop_trigger
         ));
     }
     out
@@ -128,10 +159,9 @@ pub fn run(
     }
     let mut results = Vec::new();
     for table in &tables {
-        let before = compactor.plan_table(storage.clone(), table, &TableJob::now(false))?;
-        let report =
-            compactor.compact_table(storage.clone(), table, &TableJob::now(false), None)?;
-        let after = compactor.plan_table(storage.clone(), table, &TableJob::now(false))?;
+        let before = compactor.plan_table(storage.clone(), table, &TableJob::now())?;
+        let report = compactor.compact_table(storage.clone(), table, &TableJob::now(), None)?;
+        let after = compactor.plan_table(storage.clone(), table, &TableJob::now())?;
         if json {
             results.push(serde_json::json!({ "table": table, "plan": before, "report": report, "plan_after": after }));
         } else {

@@ -1,78 +1,43 @@
 //! One API over the two ways of running the core: natively (compiled into this binary) or as
 //! the WebAssembly component in wasmtime. Both give the same answers; the tests hold them to it.
+//!
+//! Both engines run the same code: the `Native` arm of each method calls
+//! [`paimon_compact::api`], and the component's exports call the same functions inside the
+//! guest. Requests and results are the API's types ([`TableJob`], [`AppendRequest`],
+//! [`Decision`], ...); the `Wasm` arms only map them to and from the WIT types. Defaults, the
+//! clock, the sleep and progress are wired in the API, once, so nothing here can make the
+//! engines differ. What the host adds is what the core must not have: the wall clock and the
+//! randomness of job ids ([`Now`]).
+//!
+//! `Compactor` stays an enum rather than a trait with two implementations: the native arm of
+//! every method is one call into the API, so a trait would add a third copy of each signature
+//! (trait, native impl, wasm impl) for a dispatch that a `match` does in two lines, and callers
+//! keep a concrete type to hold (`Compactor::Native`, `Compactor::Wasm(runtime)`).
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 
-use paimon_compact::meta::{DataFileMeta, Level};
+use paimon_compact::api::{self, Services};
+use paimon_compact::maintenance::maintain::{JobReport, MaintenanceReport, MaintenanceTask};
+use paimon_compact::meta::DataFileMeta;
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
-use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
-use paimon_compact::storage::StorageErrorKind;
+use paimon_compact::plan::{self, BucketPlanRequest, WriteStall};
+use paimon_compact::storage::{MemoryStorage, StorageErrorKind};
+use paimon_compact::table::TablePlan;
 use paimon_compact::{Error as CoreError, ErrorKind};
 
 use crate::error::HostError;
-use crate::storage::{HostStorage, ProgressFn};
+use crate::storage::{HostStorage, Progress, ProgressFn};
 use crate::wasm::{
-    wit_compactor as wc, wit_planner as wp, wit_table as wtc, wit_types as wt, WasmRuntime,
+    wit_compactor as wc, wit_maintenance as wm, wit_planner as wp, wit_table as wtc,
+    wit_types as wt, WasmRuntime,
 };
-use paimon_compact::maintenance::maintain::{
-    JobReport, MaintenanceReport, MaintenanceSettings, MaintenanceTask,
+
+pub use paimon_compact::api::{
+    AppendInputFile, AppendRequest, AppendResult, Decision, MaintenanceRequest, OutputFile,
+    TableJob,
 };
-use paimon_compact::maintenance::MaintenanceContext;
-use paimon_compact::table::TablePlan;
-
-/// A standalone maintenance run: option overrides (what the procedures' arguments set), a
-/// dry run, and orphan removal's threshold.
-#[derive(Clone, Debug, Default)]
-pub struct MaintenanceRequest {
-    pub options: Vec<(String, String)>,
-    pub dry_run: bool,
-    pub older_than_ms: Option<i64>,
-}
-
-/// A bucket decision, in the same shape whichever engine produced it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct PlanSummary {
-    pub files: Vec<String>,
-    pub output_level: Option<u32>,
-    pub drop_delete: bool,
-    /// `upgrade <file> -> L<n>` or `rewrite -> L<n> <sections>`.
-    pub actions: Vec<String>,
-    pub released: Vec<String>,
-    pub rule: String,
-    pub reason: String,
-    /// `(sorted runs, stop trigger, wait for compaction, wait at checkpoint)`.
-    pub write_stall: Option<(u32, u32, bool, bool)>,
-}
-
-/// One file to rewrite in an append bucket.
-#[derive(Clone, Debug)]
-pub struct AppendInputFile {
-    pub path: String,
-    pub row_count: u64,
-    pub min_sequence_number: i64,
-    pub max_sequence_number: i64,
-    pub deleted_rows: Option<Vec<u64>>,
-}
-
-/// An append rewrite request.
-#[derive(Clone, Debug)]
-pub struct AppendJob {
-    pub inputs: Vec<AppendInputFile>,
-    pub output_dir: String,
-    pub file_prefix: String,
-    pub options: Vec<(String, String)>,
-    pub creation_time_ms: i64,
-}
-
-/// What an append rewrite wrote.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct AppendSummary {
-    /// `(path, size, rows, min seq, max seq)` of each output.
-    pub outputs: Vec<(String, u64, u64, i64, i64)>,
-    pub requeue_last: bool,
-    pub metrics_json: String,
-}
 
 /// The engine a command runs on.
 pub enum Compactor {
@@ -80,112 +45,295 @@ pub enum Compactor {
     Wasm(Box<WasmRuntime>),
 }
 
-fn action_text(level: u32, sections: &[Vec<Vec<String>>]) -> String {
-    let secs: Vec<String> = sections
-        .iter()
-        .map(|sec| {
-            sec.iter()
-                .map(|run| format!("[{}]", run.join(",")))
-                .collect::<Vec<_>>()
-                .join("")
-        })
-        .collect();
-    format!("rewrite -> L{level} {}", secs.join(" | "))
+/// Requests stamped with this host's clock and randomness. The request types are the core's
+/// ([`paimon_compact::api`]); these constructors are the host's, because the core reads no
+/// wall clock and draws no random numbers.
+pub trait Now {
+    /// A request for a run starting now, with a fresh random job id.
+    fn now() -> Self;
 }
 
-fn native_summary(d: BucketDecision) -> PlanSummary {
-    let reason = d.reason().clone();
-    match d {
-        BucketDecision::MergeTree {
-            decision,
-            write_stall,
-            ..
-        } => PlanSummary {
-            files: decision.unit.as_ref().map_or(vec![], |u| {
-                u.files.iter().map(|f| f.file_name.clone()).collect()
-            }),
-            output_level: decision.unit.as_ref().map(|u| u.output_level.get()),
-            drop_delete: decision.drop_delete,
-            actions: decision
-                .task
-                .actions
-                .iter()
-                .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level, .. } => {
-                        format!("upgrade {} -> L{}", file.file_name, to_level)
-                    }
-                    TaskAction::Rewrite {
-                        output_level,
-                        sections,
-                        ..
-                    } => action_text(
-                        output_level.get(),
-                        &sections
-                            .iter()
-                            .map(|s| {
-                                s.iter()
-                                    .map(|r| {
-                                        r.files().iter().map(|f| f.file_name.clone()).collect()
-                                    })
-                                    .collect()
-                            })
-                            .collect::<Vec<_>>(),
-                    ),
+impl Now for TableJob {
+    /// The automatic pick (not `full`), the whole table, a lease of 10 minutes, 10 commit
+    /// retries, maintenance after the commit.
+    fn now() -> Self {
+        let (now_ms, local_hour) = crate::clock::now();
+        TableJob {
+            full: false,
+            now_ms,
+            local_hour,
+            job_id: crate::clock::random_id().to_vec(),
+            owner: format!("paimon-compact@{}", std::process::id()),
+            lease_ttl_ms: Some(10 * 60 * 1000),
+            max_commit_retries: 10,
+            scope: Default::default(),
+            skip_maintenance: false,
+            utc_offset_ms: crate::clock::utc_offset_ms(),
+        }
+    }
+}
+
+impl Now for MaintenanceRequest {
+    /// No option overrides, not a dry run, orphan removal's default threshold.
+    fn now() -> Self {
+        MaintenanceRequest {
+            now_ms: crate::clock::now().0,
+            utc_offset_ms: crate::clock::utc_offset_ms(),
+            dry_run: false,
+            job_id: crate::clock::random_id().to_vec(),
+            options: Vec::new(),
+            older_than_ms: None,
+        }
+    }
+}
+
+/// Runs `f` with the host's progress callback as the API's progress sink (the native engine;
+/// the component reaches the same callback through its `progress` import).
+fn with_progress<R>(progress: Option<ProgressFn>, f: impl FnOnce(&Services<'_>) -> R) -> R {
+    let Some(progress) = progress else {
+        return f(&Services::none());
+    };
+    let sink = Mutex::new(progress);
+    let report = |e: api::ProgressEvent| {
+        if let Ok(mut p) = sink.lock() {
+            p(Progress {
+                phase: e.phase,
+                done: e.done,
+                total: e.total,
+                unit: e.unit,
+                message: e.message,
+            });
+        }
+    };
+    f(&Services {
+        progress: Some(&report),
+    })
+}
+
+/// Storage for the calls that touch none (the planner's).
+fn no_storage() -> Arc<dyn HostStorage> {
+    Arc::new(MemoryStorage::new())
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, HostError> {
+    serde_json::from_str(json)
+        .map_err(|e| HostError::Trap(format!("the component returned malformed JSON: {e}")))
+}
+
+impl Compactor {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Compactor::Native => "native",
+            Compactor::Wasm(_) => "wasm",
+        }
+    }
+
+    /// The planner's view of a table's options (`explain-options`): every derived value a
+    /// decision depends on, as JSON.
+    pub fn explain_options(
+        &self,
+        kind: TableKind,
+        flavor: Flavor,
+        options: &BTreeMap<String, String>,
+    ) -> Result<serde_json::Value, HostError> {
+        let pairs: Vec<(String, String)> = options
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        match self {
+            Compactor::Native => Ok(api::explain_options(kind, flavor, &pairs)?),
+            Compactor::Wasm(rt) => {
+                let text = rt
+                    .call(no_storage(), None, |c, store| {
+                        c.paimon_compact_planner().call_explain_options(
+                            store,
+                            wit_table_kind(kind),
+                            wit_flavor(flavor),
+                            &pairs,
+                        )
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&text)
+            }
+        }
+    }
+
+    pub fn run_conformance(
+        &self,
+        vectors_json: &str,
+        flavor: Flavor,
+    ) -> Result<ConformanceReport, HostError> {
+        match self {
+            Compactor::Native => Ok(api::run_conformance(vectors_json, flavor)?),
+            Compactor::Wasm(rt) => {
+                let r = rt
+                    .call(no_storage(), None, |c, store| {
+                        c.paimon_compact_planner().call_run_conformance(
+                            store,
+                            vectors_json,
+                            wit_flavor(flavor),
+                        )
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(ConformanceReport {
+                    passed: r.passed as usize,
+                    failed: r.failed as usize,
+                    skipped: r.skipped as usize,
+                    failures: r
+                        .failures
+                        .into_iter()
+                        .map(|f| CaseFailure {
+                            name: f.name,
+                            message: f.message,
+                        })
+                        .collect(),
                 })
-                .collect(),
-            released: vec![],
-            rule: reason.rule().to_string(),
-            reason: reason.to_string(),
-            write_stall: Some((
-                write_stall.sorted_runs as u32,
-                write_stall.stop_trigger as u32,
-                write_stall.wait_for_latest_compaction,
-                write_stall.wait_for_preparing_checkpoint,
-            )),
-        },
-        BucketDecision::Append { decision } => PlanSummary {
-            files: decision.files.iter().map(|f| f.file_name.clone()).collect(),
-            output_level: (!decision.files.is_empty()).then_some(0),
-            drop_delete: false,
-            actions: vec![],
-            released: decision
-                .released
-                .iter()
-                .map(|f| f.file_name.clone())
-                .collect(),
-            rule: reason.rule().to_string(),
-            reason: reason.to_string(),
-            write_stall: None,
-        },
+            }
+        }
+    }
+
+    /// Plans one bucket. The request is the planner's own; both engines take it as the WIT's
+    /// `bucket-request` ([`api::BucketRequest`]), which has no blob-column flag.
+    pub fn plan_bucket(&self, req: &BucketPlanRequest) -> Result<Decision, HostError> {
+        let request = api::BucketRequest::from(req);
+        match self {
+            Compactor::Native => Ok(api::plan_bucket(&request)?),
+            Compactor::Wasm(rt) => {
+                let request = wit_bucket_request(request);
+                let d = rt
+                    .call(no_storage(), None, |c, store| {
+                        c.paimon_compact_planner().call_plan_bucket(store, &request)
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(decision(d))
+            }
+        }
+    }
+
+    /// Rewrites an append bucket's files (`compact-append-files`).
+    pub fn compact_append(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        request: &AppendRequest,
+        progress: Option<ProgressFn>,
+    ) -> Result<AppendResult, HostError> {
+        match self {
+            Compactor::Native => Ok(with_progress(progress, |services| {
+                api::compact_append_files(storage, request, services)
+            })?),
+            Compactor::Wasm(rt) => {
+                let request = wit_append_request(request);
+                let r = rt
+                    .call(storage, progress, |c, store| {
+                        c.paimon_compact_compactor()
+                            .call_compact_append_files(store, &request)
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(append_result(r))
+            }
+        }
+    }
+
+    /// Plans a whole table (reads only).
+    pub fn plan_table(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        table_path: &str,
+        job: &TableJob,
+    ) -> Result<TablePlan, HostError> {
+        match self {
+            Compactor::Native => Ok(api::plan_table(storage, table_path, job)?),
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(job);
+                let p = rt
+                    .call(storage, None, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
+                        let result = api.call_plan(&mut *store, handle);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&p.json)
+            }
+        }
+    }
+
+    /// Compacts a whole table and commits a COMPACT snapshot, then runs the table's
+    /// maintenance (unless `job.skip_maintenance`).
+    pub fn compact_table(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        table_path: &str,
+        job: &TableJob,
+        progress: Option<ProgressFn>,
+    ) -> Result<JobReport, HostError> {
+        match self {
+            Compactor::Native => Ok(with_progress(progress, |services| {
+                api::compact_table(storage, table_path, job, services)
+            })?),
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(job);
+                let r = rt
+                    .call(storage, progress, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
+                        let result = api.call_run(&mut *store, handle);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&r.json)
+            }
+        }
+    }
+
+    /// Runs one maintenance task on a table (`request.dry_run`: report only).
+    pub fn maintain(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        table_path: &str,
+        task: MaintenanceTask,
+        request: &MaintenanceRequest,
+    ) -> Result<MaintenanceReport, HostError> {
+        match self {
+            Compactor::Native => Ok(api::run_maintenance(storage, table_path, task, request)?),
+            Compactor::Wasm(rt) => {
+                let task = wit_maintenance_task(task);
+                let settings = wit_maintenance_settings(request);
+                let json = rt
+                    .call(storage, None, |c, store| {
+                        c.paimon_compact_table_maintenance()
+                            .call_run(store, table_path, task, &settings)
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&json)
+            }
+        }
+    }
+
+    /// Writes the built-in demo tables under `root`.
+    pub fn write_demo_tables(
+        &self,
+        storage: Arc<dyn HostStorage>,
+        root: &str,
+        now_ms: i64,
+        seed: u64,
+    ) -> Result<Vec<String>, HostError> {
+        match self {
+            Compactor::Native => Ok(api::write_demo_tables(storage, root, now_ms, seed)?),
+            Compactor::Wasm(rt) => Ok(rt
+                .call(storage, None, |c, store| {
+                    c.paimon_compact_table_compactor()
+                        .call_write_demo_tables(store, root, now_ms, seed)
+                })?
+                .map_err(from_wit_error)?),
+        }
     }
 }
 
-fn wit_summary(d: wp::Decision) -> PlanSummary {
-    PlanSummary {
-        files: d.files,
-        output_level: d.output_level,
-        drop_delete: d.drop_delete,
-        actions: d
-            .actions
-            .into_iter()
-            .map(|a| match a {
-                wp::TaskAction::Upgrade((file, level)) => format!("upgrade {file} -> L{level}"),
-                wp::TaskAction::Rewrite(r) => action_text(r.output_level, &r.sections),
-            })
-            .collect(),
-        released: d.released,
-        rule: d.reason.rule,
-        reason: d.reason.text,
-        write_stall: d.write_stall.map(|w| {
-            (
-                w.sorted_runs,
-                w.stop_trigger,
-                w.wait_for_latest_compaction,
-                w.wait_for_preparing_checkpoint,
-            )
-        }),
-    }
-}
+// ---------------------------------------------------------------------------------------------
+// Type mapping between the API and the WIT (the `Wasm` arms)
 
 /// The component's error, back into the core's type: a host sees one error type whichever
 /// engine ran.
@@ -232,6 +380,13 @@ fn wit_flavor(f: Flavor) -> wt::Flavor {
     }
 }
 
+fn wit_table_kind(k: TableKind) -> wt::TableKind {
+    match k {
+        TableKind::PrimaryKey => wt::TableKind::PrimaryKey,
+        TableKind::Append => wt::TableKind::Append,
+    }
+}
+
 fn wit_file(f: &DataFileMeta) -> wp::DataFile {
     wp::DataFile {
         name: f.file_name.clone(),
@@ -248,478 +403,143 @@ fn wit_file(f: &DataFileMeta) -> wp::DataFile {
     }
 }
 
-impl Compactor {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Compactor::Native => "native",
-            Compactor::Wasm(_) => "wasm",
-        }
-    }
-
-    /// The planner's view of a table's options (`explain-options`): every derived value a
-    /// decision depends on, as JSON.
-    pub fn explain_options(
-        &self,
-        kind: TableKind,
-        flavor: Flavor,
-        options: &std::collections::BTreeMap<String, String>,
-    ) -> Result<serde_json::Value, HostError> {
-        match self {
-            Compactor::Native => {
-                let o = paimon_compact::options::CoreOptions::parse_with(kind, flavor, options)?;
-                Ok(plan::explain_options(&o))
-            }
-            Compactor::Wasm(rt) => {
-                let pairs: Vec<(String, String)> = options
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone()))
-                    .collect();
-                let kind = match kind {
-                    TableKind::PrimaryKey => wt::TableKind::PrimaryKey,
-                    TableKind::Append => wt::TableKind::Append,
-                };
-                let text = rt
-                    .call(
-                        Arc::new(paimon_compact::storage::MemoryStorage::new()),
-                        None,
-                        |c, store| {
-                            c.paimon_compact_planner().call_explain_options(
-                                store,
-                                kind,
-                                wit_flavor(flavor),
-                                &pairs,
-                            )
-                        },
-                    )?
-                    .map_err(from_wit_error)?;
-                from_json(&text)
-            }
-        }
-    }
-
-    pub fn run_conformance(
-        &self,
-        vectors_json: &str,
-        flavor: Flavor,
-    ) -> Result<ConformanceReport, HostError> {
-        match self {
-            Compactor::Native => Ok(paimon_compact::plan::conformance::run_vectors(
-                vectors_json,
-                flavor,
-            )?),
-            Compactor::Wasm(rt) => {
-                let r = rt
-                    .call(
-                        Arc::new(paimon_compact::storage::MemoryStorage::new()),
-                        None,
-                        |c, store| {
-                            c.paimon_compact_planner().call_run_conformance(
-                                store,
-                                vectors_json,
-                                wit_flavor(flavor),
-                            )
-                        },
-                    )?
-                    .map_err(from_wit_error)?;
-                Ok(ConformanceReport {
-                    passed: r.passed as usize,
-                    failed: r.failed as usize,
-                    skipped: r.skipped as usize,
-                    failures: r
-                        .failures
-                        .into_iter()
-                        .map(|f| CaseFailure {
-                            name: f.name,
-                            message: f.message,
-                        })
-                        .collect(),
-                })
-            }
-        }
-    }
-
-    pub fn plan_bucket(&self, req: &BucketPlanRequest) -> Result<PlanSummary, HostError> {
-        match self {
-            Compactor::Native => Ok(native_summary(plan::plan_bucket(req)?)),
-            Compactor::Wasm(rt) => {
-                let request = wp::BucketRequest {
-                    table_kind: match req.table_kind {
-                        TableKind::PrimaryKey => wt::TableKind::PrimaryKey,
-                        TableKind::Append => wt::TableKind::Append,
-                    },
-                    flavor: wit_flavor(req.flavor),
-                    options: req
-                        .options
-                        .iter()
-                        .map(|(k, v)| (k.clone(), v.clone()))
-                        .collect(),
-                    files: req.files.iter().map(wit_file).collect(),
-                    full: req.full,
-                    now_ms: req.context.now_ms,
-                    local_hour: req.context.local_hour,
-                    state: req.state.map(|s| wp::StrategyState {
-                        last_full_compaction_ms: s.last_full_compaction_ms,
-                        gentle_counter: s.gentle_counter as u32,
-                    }),
-                    role: match req.role {
-                        plan::PlannerRole::DedicatedJob => wp::PlannerRole::DedicatedJob,
-                        plan::PlannerRole::Writer => wp::PlannerRole::Writer,
-                    },
-                };
-                let d = rt
-                    .call(
-                        Arc::new(paimon_compact::storage::MemoryStorage::new()),
-                        None,
-                        |c, store| c.paimon_compact_planner().call_plan_bucket(store, &request),
-                    )?
-                    .map_err(from_wit_error)?;
-                Ok(wit_summary(d))
-            }
-        }
-    }
-
-    pub fn compact_append(
-        &self,
-        storage: Arc<dyn HostStorage>,
-        job: &AppendJob,
-        progress: Option<ProgressFn>,
-    ) -> Result<AppendSummary, HostError> {
-        match self {
-            Compactor::Native => {
-                use paimon_compact::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
-                let raw = job.options.iter().cloned().collect();
-                let options = paimon_compact::options::CoreOptions::parse(TableKind::Append, &raw)?;
-                let inputs = job
-                    .inputs
-                    .iter()
-                    .map(|f| {
-                        RewriteInput::from_parts(
-                            f.path.clone(),
-                            f.row_count,
-                            f.min_sequence_number,
-                            f.max_sequence_number,
-                            f.deleted_rows.clone(),
-                        )
-                    })
-                    .collect();
-                let req = AppendRewrite {
-                    inputs,
-                    table_schema: None,
-                    output_dir: job.output_dir.clone(),
-                    file_prefix: job.file_prefix.clone(),
-                    output_level: Level::ZERO,
-                    creation_time_ms: job.creation_time_ms,
-                    collect_value_stats: false,
-                };
-                let r = rewrite_append(storage.as_ref(), &req, &options)?;
-                Ok(AppendSummary {
-                    outputs: r
-                        .outputs
-                        .iter()
-                        .map(|o| {
-                            (
-                                o.path.clone(),
-                                o.meta.file_size,
-                                o.meta.row_count,
-                                o.meta.min_sequence_number.0,
-                                o.meta.max_sequence_number.0,
-                            )
-                        })
-                        .collect(),
-                    requeue_last: r.requeue_last,
-                    metrics_json: serde_json::to_string(&r.metrics).unwrap_or_default(),
-                })
-            }
-            Compactor::Wasm(rt) => {
-                let request = wc::AppendRequest {
-                    inputs: job
-                        .inputs
-                        .iter()
-                        .map(|f| wc::InputFile {
-                            path: f.path.clone(),
-                            row_count: f.row_count,
-                            min_sequence_number: f.min_sequence_number,
-                            max_sequence_number: f.max_sequence_number,
-                            deleted_rows: f.deleted_rows.clone(),
-                        })
-                        .collect(),
-                    output_dir: job.output_dir.clone(),
-                    file_prefix: job.file_prefix.clone(),
-                    options: job.options.clone(),
-                    creation_time_ms: job.creation_time_ms,
-                };
-                let r = rt
-                    .call(storage, progress, |c, store| {
-                        c.paimon_compact_compactor()
-                            .call_compact_append_files(store, &request)
-                    })?
-                    .map_err(from_wit_error)?;
-                Ok(AppendSummary {
-                    outputs: r
-                        .outputs
-                        .into_iter()
-                        .map(|o| {
-                            (
-                                o.path,
-                                o.size,
-                                o.row_count,
-                                o.min_sequence_number,
-                                o.max_sequence_number,
-                            )
-                        })
-                        .collect(),
-                    requeue_last: r.requeue_last,
-                    metrics_json: r.metrics,
-                })
-            }
-        }
+fn wit_bucket_request(r: api::BucketRequest) -> wp::BucketRequest {
+    wp::BucketRequest {
+        table_kind: wit_table_kind(r.table_kind),
+        flavor: wit_flavor(r.flavor),
+        options: r.options,
+        files: r.files.iter().map(wit_file).collect(),
+        full: r.full,
+        now_ms: r.now_ms,
+        local_hour: r.local_hour,
+        state: r.state.map(|s| wp::StrategyState {
+            last_full_compaction_ms: s.last_full_compaction_ms,
+            gentle_counter: s.gentle_counter as u32,
+        }),
+        role: match r.role {
+            plan::PlannerRole::DedicatedJob => wp::PlannerRole::DedicatedJob,
+            plan::PlannerRole::Writer => wp::PlannerRole::Writer,
+        },
     }
 }
 
-/// A table compaction job's settings (the host supplies the clock and the randomness).
-#[derive(Clone, Debug)]
-pub struct TableJob {
-    pub full: bool,
-    pub now_ms: i64,
-    pub local_hour: u8,
-    pub job_id: [u8; 16],
-    pub owner: String,
-    pub lease_ttl_ms: Option<i64>,
-    pub max_commit_retries: usize,
-    /// Which partitions and buckets, and with which dynamic options (default: all).
-    pub scope: paimon_compact::table::JobScope,
-    /// Leave out the maintenance after the commit.
-    pub skip_maintenance: bool,
-    /// The local zone's offset from UTC.
-    pub utc_offset_ms: i64,
-}
-
-impl TableJob {
-    /// A job now, with a fresh random id and the default lease (10 minutes).
-    pub fn now(full: bool) -> Self {
-        let (now_ms, local_hour) = crate::clock::now();
-        TableJob {
-            full,
-            now_ms,
-            local_hour,
-            job_id: crate::clock::random_id(),
-            owner: format!("paimon-compact@{}", std::process::id()),
-            lease_ttl_ms: Some(10 * 60 * 1000),
-            max_commit_retries: 10,
-            scope: Default::default(),
-            skip_maintenance: false,
-            utc_offset_ms: crate::clock::utc_offset_ms(),
-        }
-    }
-
-    fn settings(&self) -> wtc::JobSettings {
-        wtc::JobSettings {
-            full: self.full,
-            now_ms: self.now_ms,
-            local_hour: self.local_hour,
-            job_id: self.job_id.to_vec(),
-            owner: self.owner.clone(),
-            lease_ttl_ms: self.lease_ttl_ms,
-            max_commit_retries: self.max_commit_retries as u32,
-            scope: wtc::JobScope {
-                partitions: self.scope.partitions.clone(),
-                where_clause: self.scope.where_clause.clone(),
-                partition_idle_time: self.scope.partition_idle_time.clone(),
-                buckets: self.scope.buckets.clone(),
-                options: self.scope.options.clone(),
-            },
-            skip_maintenance: self.skip_maintenance,
-            utc_offset_ms: self.utc_offset_ms,
-        }
+fn decision(d: wp::Decision) -> Decision {
+    Decision {
+        files: d.files,
+        output_level: d.output_level,
+        drop_delete: d.drop_delete,
+        actions: d
+            .actions
+            .into_iter()
+            .map(|a| match a {
+                wp::TaskAction::Upgrade((file, to_level)) => {
+                    api::TaskAction::Upgrade { file, to_level }
+                }
+                wp::TaskAction::Rewrite(r) => api::TaskAction::Rewrite(api::RewriteAction {
+                    output_level: r.output_level,
+                    sections: r.sections,
+                    alone: r.alone,
+                }),
+            })
+            .collect(),
+        released: d.released,
+        reason: api::Reason {
+            rule: d.reason.rule,
+            text: d.reason.text,
+            details_json: d.reason.details_json,
+        },
+        write_stall: d.write_stall.map(|w| WriteStall {
+            sorted_runs: w.sorted_runs as usize,
+            stop_trigger: w.stop_trigger as usize,
+            wait_for_latest_compaction: w.wait_for_latest_compaction,
+            wait_for_preparing_checkpoint: w.wait_for_preparing_checkpoint,
+        }),
+        state: d.state.map(|s| plan::StrategyState {
+            last_full_compaction_ms: s.last_full_compaction_ms,
+            gentle_counter: s.gentle_counter as usize,
+        }),
     }
 }
 
-fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, HostError> {
-    serde_json::from_str(json)
-        .map_err(|e| HostError::Trap(format!("the component returned malformed JSON: {e}")))
+fn wit_append_request(r: &AppendRequest) -> wc::AppendRequest {
+    wc::AppendRequest {
+        inputs: r
+            .inputs
+            .iter()
+            .map(|f| wc::InputFile {
+                path: f.path.clone(),
+                row_count: f.row_count,
+                min_sequence_number: f.min_sequence_number,
+                max_sequence_number: f.max_sequence_number,
+                deleted_rows: f.deleted_rows.clone(),
+            })
+            .collect(),
+        output_dir: r.output_dir.clone(),
+        file_prefix: r.file_prefix.clone(),
+        options: r.options.clone(),
+        creation_time_ms: r.creation_time_ms,
+    }
 }
 
-impl Compactor {
-    /// Plans a whole table (reads only).
-    pub fn plan_table(
-        &self,
-        storage: Arc<dyn HostStorage>,
-        table_path: &str,
-        job: &TableJob,
-    ) -> Result<TablePlan, HostError> {
-        match self {
-            Compactor::Native => {
-                let req = paimon_compact::table::PlanRequest {
-                    full: job.full,
-                    context: plan::PlanContext::at(job.now_ms, job.local_hour),
-                    scope: job.scope.clone(),
-                };
-                Ok(paimon_compact::table::plan_table(
-                    storage.as_ref(),
-                    table_path,
-                    &req,
-                )?)
-            }
-            Compactor::Wasm(rt) => {
-                let settings = job.settings();
-                let p = rt
-                    .call(storage, None, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
-                        let result = api.call_plan(&mut *store, handle);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
-                from_json(&p.json)
-            }
-        }
+fn append_result(r: wc::AppendResult) -> AppendResult {
+    AppendResult {
+        outputs: r
+            .outputs
+            .into_iter()
+            .map(|o| OutputFile {
+                path: o.path,
+                size: o.size,
+                row_count: o.row_count,
+                min_sequence_number: o.min_sequence_number,
+                max_sequence_number: o.max_sequence_number,
+                level: o.level,
+            })
+            .collect(),
+        requeue_last: r.requeue_last,
+        metrics_json: r.metrics,
     }
+}
 
-    /// Compacts a whole table and commits a COMPACT snapshot, then runs the table's
-    /// maintenance (unless `job.skip_maintenance`).
-    pub fn compact_table(
-        &self,
-        storage: Arc<dyn HostStorage>,
-        table_path: &str,
-        job: &TableJob,
-        progress: Option<ProgressFn>,
-    ) -> Result<JobReport, HostError> {
-        match self {
-            Compactor::Native => {
-                let mut opts = paimon_compact::table::CompactOptions::new(
-                    plan::PlanContext::at(job.now_ms, job.local_hour),
-                    job.job_id,
-                );
-                opts.full = job.full;
-                opts.owner = job.owner.clone();
-                opts.lease_ttl_ms = job.lease_ttl_ms;
-                opts.max_commit_retries = job.max_commit_retries;
-                opts.scope = job.scope.clone();
-                let clock = || crate::clock::now().0;
-                opts.clock = Some(&clock);
-                let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
-                opts.sleep = Some(&sleep);
-                let maintain = MaintenanceSettings {
-                    sleep: Some(&sleep),
-                    ..MaintenanceSettings::new(
-                        MaintenanceContext {
-                            now_ms: job.now_ms,
-                            utc_offset_ms: job.utc_offset_ms,
-                            dry_run: false,
-                        },
-                        job.job_id,
-                    )
-                };
-                Ok(paimon_compact::maintenance::maintain::compact_and_maintain(
-                    storage.as_ref(),
-                    table_path,
-                    &opts,
-                    &maintain,
-                    !job.skip_maintenance,
-                )?)
-            }
-            Compactor::Wasm(rt) => {
-                let settings = job.settings();
-                let r = rt
-                    .call(storage, progress, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
-                        let result = api.call_run(&mut *store, handle);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
-                from_json(&r.json)
-            }
-        }
+fn wit_job_settings(job: &TableJob) -> wtc::JobSettings {
+    wtc::JobSettings {
+        full: job.full,
+        now_ms: job.now_ms,
+        local_hour: job.local_hour,
+        job_id: job.job_id.clone(),
+        owner: job.owner.clone(),
+        lease_ttl_ms: job.lease_ttl_ms,
+        max_commit_retries: job.max_commit_retries,
+        scope: wtc::JobScope {
+            partitions: job.scope.partitions.clone(),
+            where_clause: job.scope.where_clause.clone(),
+            partition_idle_time: job.scope.partition_idle_time.clone(),
+            buckets: job.scope.buckets.clone(),
+            options: job.scope.options.clone(),
+        },
+        skip_maintenance: job.skip_maintenance,
+        utc_offset_ms: job.utc_offset_ms,
     }
+}
 
-    /// Runs one maintenance task on a table (`dry_run`: report only).
-    pub fn maintain(
-        &self,
-        storage: Arc<dyn HostStorage>,
-        table_path: &str,
-        task: MaintenanceTask,
-        request: &MaintenanceRequest,
-    ) -> Result<MaintenanceReport, HostError> {
-        let (now_ms, _) = crate::clock::now();
-        let ctx = MaintenanceContext {
-            now_ms,
-            utc_offset_ms: crate::clock::utc_offset_ms(),
-            dry_run: request.dry_run,
-        };
-        let job_id = crate::clock::random_id();
-        match self {
-            Compactor::Native => {
-                let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
-                let settings = MaintenanceSettings {
-                    options: request.options.clone(),
-                    older_than_ms: request.older_than_ms,
-                    sleep: Some(&sleep),
-                    ..MaintenanceSettings::new(ctx, job_id)
-                };
-                Ok(paimon_compact::maintenance::maintain::run(
-                    storage.as_ref(),
-                    table_path,
-                    task,
-                    &settings,
-                )?)
-            }
-            Compactor::Wasm(rt) => {
-                use crate::wasm::wit_maintenance as wm;
-                let task = match task {
-                    MaintenanceTask::AfterCommit => wm::MaintenanceTask::AfterCommit,
-                    MaintenanceTask::ExpireSnapshots => wm::MaintenanceTask::ExpireSnapshots,
-                    MaintenanceTask::ExpireChangelogs => wm::MaintenanceTask::ExpireChangelogs,
-                    MaintenanceTask::ExpirePartitions => wm::MaintenanceTask::ExpirePartitions,
-                    MaintenanceTask::ExpireTags => wm::MaintenanceTask::ExpireTags,
-                    MaintenanceTask::ExpireConsumers => wm::MaintenanceTask::ExpireConsumers,
-                    MaintenanceTask::RemoveOrphanFiles => wm::MaintenanceTask::RemoveOrphanFiles,
-                };
-                let settings = wm::MaintenanceSettings {
-                    now_ms: ctx.now_ms,
-                    utc_offset_ms: ctx.utc_offset_ms,
-                    dry_run: ctx.dry_run,
-                    job_id: job_id.to_vec(),
-                    options: request.options.clone(),
-                    older_than_ms: request.older_than_ms,
-                };
-                let json = rt
-                    .call(storage, None, |c, store| {
-                        c.paimon_compact_table_maintenance()
-                            .call_run(store, table_path, task, &settings)
-                    })?
-                    .map_err(from_wit_error)?;
-                from_json(&json)
-            }
-        }
+fn wit_maintenance_task(task: MaintenanceTask) -> wm::MaintenanceTask {
+    match task {
+        MaintenanceTask::AfterCommit => wm::MaintenanceTask::AfterCommit,
+        MaintenanceTask::ExpireSnapshots => wm::MaintenanceTask::ExpireSnapshots,
+        MaintenanceTask::ExpireChangelogs => wm::MaintenanceTask::ExpireChangelogs,
+        MaintenanceTask::ExpirePartitions => wm::MaintenanceTask::ExpirePartitions,
+        MaintenanceTask::ExpireTags => wm::MaintenanceTask::ExpireTags,
+        MaintenanceTask::ExpireConsumers => wm::MaintenanceTask::ExpireConsumers,
+        MaintenanceTask::RemoveOrphanFiles => wm::MaintenanceTask::RemoveOrphanFiles,
     }
+}
 
-    /// Writes the built-in demo tables under `root`.
-    pub fn write_demo_tables(
-        &self,
-        storage: Arc<dyn HostStorage>,
-        root: &str,
-        now_ms: i64,
-        seed: u64,
-    ) -> Result<Vec<String>, HostError> {
-        match self {
-            Compactor::Native => {
-                let seed = paimon_compact::table::demo::seed_from_u64(seed);
-                Ok(paimon_compact::table::demo::write_demo(
-                    storage.as_ref(),
-                    root,
-                    now_ms,
-                    seed,
-                )?)
-            }
-            Compactor::Wasm(rt) => Ok(rt
-                .call(storage, None, |c, store| {
-                    c.paimon_compact_table_compactor()
-                        .call_write_demo_tables(store, root, now_ms, seed)
-                })?
-                .map_err(from_wit_error)?),
-        }
+fn wit_maintenance_settings(r: &MaintenanceRequest) -> wm::MaintenanceSettings {
+    wm::MaintenanceSettings {
+        now_ms: r.now_ms,
+        utc_offset_ms: r.utc_offset_ms,
+        dry_run: r.dry_run,
+        job_id: r.job_id.clone(),
+        options: r.options.clone(),
+        older_than_ms: r.older_than_ms,
     }
 }

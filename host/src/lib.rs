@@ -11,7 +11,8 @@ pub mod storage;
 pub mod wasm;
 
 pub use engine::{
-    AppendInputFile, AppendJob, AppendSummary, Compactor, MaintenanceRequest, PlanSummary, TableJob,
+    AppendInputFile, AppendRequest, AppendResult, Compactor, Decision, MaintenanceRequest, Now,
+    OutputFile, TableJob,
 };
 pub use error::HostError;
 pub use wasm::{Limits, LoadInfo, WasmRuntime};

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use paimon_compact::maintenance::maintain::MaintenanceTask;
 use paimon_compact::options::{parse_duration_ms, parse_memory_size, Flavor};
 use paimon_compact_host::{
-    Compactor, HostError, Limits, MaintenanceRequest, TableJob, WasmRuntime,
+    Compactor, HostError, Limits, MaintenanceRequest, Now, TableJob, WasmRuntime,
 };
 
 mod database;
@@ -291,7 +291,10 @@ fn compact_dry_run(
     json: bool,
 ) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let (storage, table_path) = table::open(dir, &engine.allow_external)?;
-    let mut job = TableJob::now(scope.full()?);
+    let mut job = TableJob {
+        full: scope.full()?,
+        ..TableJob::now()
+    };
     job.scope = scope.to_scope()?;
     let plan = compactor.plan_table(storage.clone(), &table_path, &job)?;
     let maintenance = if skip_maintenance || plan.not_compactable.is_some() {
@@ -300,7 +303,7 @@ fn compact_dry_run(
         let request = MaintenanceRequest {
             options: job.scope.options.clone(),
             dry_run: true,
-            older_than_ms: None,
+            ..MaintenanceRequest::now()
         };
         Some(compactor.maintain(storage, &table_path, MaintenanceTask::AfterCommit, &request)?)
     };
@@ -346,6 +349,7 @@ fn maintenance(
         options: overrides,
         dry_run: args.dry_run,
         older_than_ms,
+        ..MaintenanceRequest::now()
     };
     let report = compactor.maintain(storage, &table_path, task, &request)?;
     let removed = table::remove_empty_directories(dir, &report);
@@ -462,7 +466,10 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             let compactor = compactor(&cli.engine)?;
             if target.is_dir() {
                 let (storage, table_path) = table::open(&target, &cli.engine.allow_external)?;
-                let mut job = TableJob::now(scope.full()?);
+                let mut job = TableJob {
+                    full: scope.full()?,
+                    ..TableJob::now()
+                };
                 job.scope = scope.to_scope()?;
                 let plan = compactor.plan_table(storage.clone(), &table_path, &job)?;
                 if json {
@@ -492,11 +499,12 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     .map_err(|e| format!("cannot read {}: {e}", target.display()))?
             };
             let req: paimon_compact::plan::BucketPlanRequest = serde_json::from_str(&text)?;
-            let summary = compactor.plan_bucket(&req)?;
+            let decision = compactor.plan_bucket(&req)?;
             if json {
+                let summary = demo::DecisionSummary::from(&decision);
                 println!("{}", serde_json::to_string_pretty(&summary)?);
             } else {
-                println!("{}", demo::describe_summary(&summary));
+                println!("{}", demo::describe_summary(&decision));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -12,7 +12,7 @@ use paimon_compact::maintenance::maintain::{JobReport, MaintenanceReport};
 use paimon_compact::table::{CompactReport, JobScope, JobStatus, PlannedAction, TablePlan};
 use paimon_compact_host::local_storage::LocalDirStorage;
 use paimon_compact_host::storage::{HostStorage, ProgressFn};
-use paimon_compact_host::{Compactor, HostError, TableJob};
+use paimon_compact_host::{Compactor, HostError, Now, TableJob};
 
 /// Storage rooted at the table's parent directory, and the table's path inside it. `file:`
 /// URIs are served under `allow_external` and under every local directory the table's schemas
@@ -433,7 +433,10 @@ pub fn compact(
     let started = Instant::now();
     let mut committed: Vec<i64> = Vec::new();
     loop {
-        let mut job = TableJob::now(args.full);
+        let mut job = TableJob {
+            full: args.full,
+            ..TableJob::now()
+        };
         job.scope = args.scope.clone();
         job.skip_maintenance = args.skip_maintenance;
         if args.no_lease {

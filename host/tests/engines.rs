@@ -17,7 +17,9 @@ use paimon_compact::plan::{BucketPlanRequest, PlanContext};
 use paimon_compact::storage::{MemoryStorage, StorageErrorKind};
 use paimon_compact::ErrorKind;
 use paimon_compact_host::storage::FaultyStorage;
-use paimon_compact_host::{AppendInputFile, AppendJob, Compactor, HostError, Limits, WasmRuntime};
+use paimon_compact_host::{
+    AppendInputFile, AppendRequest, Compactor, HostError, Limits, Now, TableJob, WasmRuntime,
+};
 use parquet::arrow::ArrowWriter;
 
 const VECTORS: &str = include_str!("../../tests/vectors/compaction-vectors.json");
@@ -247,8 +249,8 @@ fn js_fixtures_match_the_generator() {
     }
 }
 
-fn job(inputs: Vec<AppendInputFile>) -> AppendJob {
-    AppendJob {
+fn job(inputs: Vec<AppendInputFile>) -> AppendRequest {
+    AppendRequest {
         inputs,
         output_dir: "t/bucket-0".into(),
         file_prefix: "data-out-".into(),
@@ -284,9 +286,12 @@ fn append_rewrite_runs_in_the_component_like_natively() {
     );
     assert_eq!((events[1].done, events[1].total), (2, 2));
     assert_eq!(native.outputs, component.outputs);
-    assert_eq!(native.outputs.iter().map(|o| o.2).sum::<u64>(), 2000);
+    assert_eq!(
+        native.outputs.iter().map(|o| o.row_count).sum::<u64>(),
+        2000
+    );
     // Byte-identical output files.
-    for (path, ..) in &native.outputs {
+    for path in native.outputs.iter().map(|o| &o.path) {
         assert_eq!(sn.get(path), sw.get(path), "{path}");
     }
 }
@@ -323,7 +328,7 @@ fn every_codec_rewrites_in_the_component_like_natively() {
                     })
                     .collect()
             };
-            let job = |inputs| AppendJob {
+            let job = |inputs| AppendRequest {
                 options: vec![
                     ("file.compression".into(), name.into()),
                     (
@@ -343,11 +348,11 @@ fn every_codec_rewrites_in_the_component_like_natively() {
             let case = format!("{name}, passthrough {passthrough}");
             assert_eq!(native.outputs, component.outputs, "{case}");
             assert_eq!(
-                native.outputs.iter().map(|o| o.2).sum::<u64>(),
+                native.outputs.iter().map(|o| o.row_count).sum::<u64>(),
                 2000,
                 "{case}"
             );
-            for (path, ..) in &native.outputs {
+            for path in native.outputs.iter().map(|o| &o.path) {
                 assert!(sn.get(path).is_some(), "{case}: {path}");
                 assert_eq!(sn.get(path), sw.get(path), "{case}: {path}");
             }
@@ -394,9 +399,55 @@ fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
             "pages decompressed by the host: {decompressed}"
         );
         assert_eq!(native.outputs, result.outputs);
-        for (path, ..) in &native.outputs {
+        for path in native.outputs.iter().map(|o| &o.path) {
             assert_eq!(sn.get(path), sw.get(path), "{path} (native codec {on})");
         }
+    }
+}
+
+/// A table job measures its phases in either engine: the clock is wired in the API, which the
+/// component's `compaction-job.run` calls too (it used to report zeros).
+#[test]
+fn table_jobs_report_phase_times_in_both_engines() {
+    let w = wasm(Limits::default());
+    let job = TableJob {
+        full: true,
+        ..TableJob::now()
+    };
+    let run = |engine: &Compactor| {
+        let storage = MemoryStorage::new();
+        let tables = engine
+            .write_demo_tables(Arc::new(storage.clone()), "wh", job.now_ms - 60_000, 42)
+            .unwrap();
+        tables
+            .iter()
+            .map(|t| {
+                let r = engine
+                    .compact_table(Arc::new(storage.clone()), t, &job, None)
+                    .unwrap();
+                assert!(
+                    r.compaction.snapshot_after.is_some(),
+                    "{}: {t}",
+                    engine.name()
+                );
+                r.compaction.phases
+            })
+            .collect::<Vec<_>>()
+    };
+    let (native, component) = (run(&Compactor::Native), run(&w));
+    assert_eq!(native.len(), component.len());
+    for (n, c) in native.iter().zip(&component) {
+        assert!(c.total_ms > 0, "the component measures its phases: {c:?}");
+        for (name, n, c) in [
+            ("total", n.total_ms, c.total_ms),
+            ("rewrite", n.rewrite_ms, c.rewrite_ms),
+        ] {
+            assert!(n == 0 || c > 0, "{name}: native {n} ms, component {c} ms");
+        }
+        assert_eq!(
+            c.scan_plan_ms + c.lease_ms + c.rewrite_ms + c.commit_ms,
+            c.total_ms
+        );
     }
 }
 
@@ -469,7 +520,7 @@ fn a_guest_over_its_memory_limit_is_stopped_and_the_host_carries_on() {
     let ok = w
         .plan_bucket(&pk_request(vec![file("a", 0, 1, 0, 1, 1)], &[], false))
         .unwrap();
-    assert_eq!(ok.rule, "nothing-to-do");
+    assert_eq!(ok.reason.rule, "nothing-to-do");
 }
 
 #[test]

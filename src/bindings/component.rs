@@ -1,15 +1,21 @@
-//! The WASI 0.2 component: wit-bindgen exports over the core, and the host's `storage` import
-//! adapted to the core's [`Storage`] trait. Conversions only; no logic.
+//! The WASI 0.2 component: the wit-bindgen exports mapped onto [`crate::api`], and the host's
+//! imports adapted to the core's services (`storage` to the [`Storage`] trait, `progress` to
+//! [`api::Services`], `codec` to [`crate::host_codec::HostCodec`]). Type mapping only: every
+//! default, check, clock, sleep and progress report is the API's, which the host's native
+//! engine calls too.
 
-use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use crate::api;
 use crate::error::ErrorKind;
-use crate::meta::{DataFileMeta, Key, Level, SequenceNumber};
-use crate::options::{CoreOptions, Flavor, TableKind};
-use crate::plan::{self, BucketDecision, BucketPlanRequest, StrategyState, TaskAction};
+use crate::maintenance::maintain::MaintenanceTask;
+use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::options::{Flavor, TableKind};
+use crate::plan::{PlannerRole, StrategyState};
 use crate::storage::{
     ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter,
 };
+use crate::table::JobScope;
 
 wit_bindgen::generate!({
     path: "wit",
@@ -73,10 +79,6 @@ fn to_wit_error(e: crate::Error) -> wt::Error {
         ErrorKind::Unsupported => wt::Error::Unsupported(message),
         ErrorKind::IllegalState => wt::Error::IllegalState(message),
     }
-}
-
-fn options_map(options: Vec<(String, String)>) -> BTreeMap<String, String> {
-    options.into_iter().collect()
 }
 
 fn flavor(f: wt::Flavor) -> Flavor {
@@ -203,6 +205,36 @@ impl Storage for HostStorage {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Services beside the storage
+
+/// The host's storage, as the API takes it.
+fn storage() -> Arc<dyn Storage> {
+    Arc::new(HostStorage)
+}
+
+/// Progress events, forwarded to the host's `progress` import.
+fn report_progress(e: api::ProgressEvent) {
+    wpr::report(&wpr::ProgressEvent {
+        phase: e.phase,
+        done: e.done,
+        total: e.total,
+        unit: e.unit,
+        message: e.message,
+    });
+}
+
+fn services() -> api::Services<'static> {
+    api::Services {
+        progress: Some(&report_progress),
+    }
+}
+
+/// JSON for the WIT fields that carry it; a failure is an error, not an empty string.
+fn json<T: serde::Serialize>(value: &T) -> Result<String, wt::Error> {
+    api::to_json(value).map_err(to_wit_error)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Planner
 
 fn data_file(f: wp::DataFile) -> DataFileMeta {
@@ -217,116 +249,75 @@ fn data_file(f: wp::DataFile) -> DataFileMeta {
         level: Level::new(f.level),
         delete_row_count: f.delete_row_count,
         creation_time_ms: f.creation_time_ms,
-        file_source: crate::meta::FileSource::Append,
+        // Not in the WIT record; the planner does not read it.
+        file_source: FileSource::default(),
         has_deletion_vector: f.has_deletion_vector,
     }
 }
 
-fn reason(r: &plan::Reason) -> wp::Reason {
-    wp::Reason {
-        rule: r.rule().to_string(),
-        text: r.to_string(),
-        details_json: serde_json::to_string(r).unwrap_or_default(),
+fn bucket_request(r: wp::BucketRequest) -> api::BucketRequest {
+    api::BucketRequest {
+        table_kind: table_kind(r.table_kind),
+        flavor: flavor(r.flavor),
+        options: r.options,
+        files: r.files.into_iter().map(data_file).collect(),
+        full: r.full,
+        now_ms: r.now_ms,
+        local_hour: r.local_hour,
+        state: r.state.map(|s| StrategyState {
+            last_full_compaction_ms: s.last_full_compaction_ms,
+            gentle_counter: s.gentle_counter as usize,
+        }),
+        role: match r.role {
+            wp::PlannerRole::DedicatedJob => PlannerRole::DedicatedJob,
+            wp::PlannerRole::Writer => PlannerRole::Writer,
+        },
     }
 }
 
-fn state(s: StrategyState) -> wp::StrategyState {
-    wp::StrategyState {
-        last_full_compaction_ms: s.last_full_compaction_ms,
-        gentle_counter: s.gentle_counter as u32,
-    }
-}
-
-fn decision(d: BucketDecision) -> wp::Decision {
-    match d {
-        BucketDecision::MergeTree {
-            decision,
-            write_stall,
-            state: st,
-            ..
-        } => wp::Decision {
-            files: decision.unit.as_ref().map_or(Vec::new(), |u| {
-                u.files.iter().map(|f| f.file_name.clone()).collect()
-            }),
-            output_level: decision.unit.as_ref().map(|u| u.output_level.get()),
-            drop_delete: decision.drop_delete,
-            actions: decision
-                .task
-                .actions
-                .iter()
-                .map(|a| match a {
-                    TaskAction::Upgrade { file, to_level, .. } => {
-                        wp::TaskAction::Upgrade((file.file_name.clone(), to_level.get()))
-                    }
-                    TaskAction::Rewrite {
-                        output_level,
-                        sections,
-                        alone,
-                    } => wp::TaskAction::Rewrite(wp::RewriteAction {
-                        output_level: output_level.get(),
-                        sections: sections
-                            .iter()
-                            .map(|sec| {
-                                sec.iter()
-                                    .map(|run| {
-                                        run.files().iter().map(|f| f.file_name.clone()).collect()
-                                    })
-                                    .collect()
-                            })
-                            .collect(),
-                        alone: alone
-                            .and_then(|a| serde_json::to_value(a).ok())
-                            .and_then(|v| v.as_str().map(str::to_string)),
-                    }),
-                })
-                .collect(),
-            released: Vec::new(),
-            reason: reason(&decision.reason),
-            write_stall: Some(wp::WriteStall {
-                sorted_runs: write_stall.sorted_runs as u32,
-                stop_trigger: write_stall.stop_trigger as u32,
-                wait_for_latest_compaction: write_stall.wait_for_latest_compaction,
-                wait_for_preparing_checkpoint: write_stall.wait_for_preparing_checkpoint,
-            }),
-            state: Some(state(st)),
+fn decision(d: api::Decision) -> wp::Decision {
+    wp::Decision {
+        files: d.files,
+        output_level: d.output_level,
+        drop_delete: d.drop_delete,
+        actions: d
+            .actions
+            .into_iter()
+            .map(|a| match a {
+                api::TaskAction::Upgrade { file, to_level } => {
+                    wp::TaskAction::Upgrade((file, to_level))
+                }
+                api::TaskAction::Rewrite(r) => wp::TaskAction::Rewrite(wp::RewriteAction {
+                    output_level: r.output_level,
+                    sections: r.sections,
+                    alone: r.alone,
+                }),
+            })
+            .collect(),
+        released: d.released,
+        reason: wp::Reason {
+            rule: d.reason.rule,
+            text: d.reason.text,
+            details_json: d.reason.details_json,
         },
-        BucketDecision::Append { decision } => wp::Decision {
-            files: decision.files.iter().map(|f| f.file_name.clone()).collect(),
-            output_level: (!decision.files.is_empty()).then_some(0),
-            drop_delete: false,
-            actions: Vec::new(),
-            released: decision
-                .released
-                .iter()
-                .map(|f| f.file_name.clone())
-                .collect(),
-            reason: reason(&decision.reason),
-            write_stall: None,
-            state: None,
-        },
+        write_stall: d.write_stall.map(|w| wp::WriteStall {
+            sorted_runs: w.sorted_runs as u32,
+            stop_trigger: w.stop_trigger as u32,
+            wait_for_latest_compaction: w.wait_for_latest_compaction,
+            wait_for_preparing_checkpoint: w.wait_for_preparing_checkpoint,
+        }),
+        state: d.state.map(|s| wp::StrategyState {
+            last_full_compaction_ms: s.last_full_compaction_ms,
+            gentle_counter: s.gentle_counter as u32,
+        }),
     }
 }
 
 impl wp::Guest for Component {
     fn plan_bucket(request: wp::BucketRequest) -> Result<wp::Decision, wt::Error> {
-        let req = BucketPlanRequest {
-            table_kind: table_kind(request.table_kind),
-            flavor: flavor(request.flavor),
-            options: options_map(request.options),
-            files: request.files.into_iter().map(data_file).collect(),
-            full: request.full,
-            context: plan::PlanContext::at(request.now_ms, request.local_hour),
-            state: request.state.map(|s| StrategyState {
-                last_full_compaction_ms: s.last_full_compaction_ms,
-                gentle_counter: s.gentle_counter as usize,
-            }),
-            has_blob_column: false,
-            role: match request.role {
-                wp::PlannerRole::DedicatedJob => plan::PlannerRole::DedicatedJob,
-                wp::PlannerRole::Writer => plan::PlannerRole::Writer,
-            },
-        };
-        plan::plan_bucket(&req).map(decision).map_err(to_wit_error)
+        api::plan_bucket(&bucket_request(request))
+            .map(decision)
+            .map_err(to_wit_error)
     }
 
     fn explain_options(
@@ -334,17 +325,16 @@ impl wp::Guest for Component {
         fl: wt::Flavor,
         options: Vec<(String, String)>,
     ) -> Result<String, wt::Error> {
-        let o = CoreOptions::parse_with(table_kind(kind), flavor(fl), &options_map(options))
-            .map_err(to_wit_error)?;
-        Ok(plan::explain_options(&o).to_string())
+        api::explain_options(table_kind(kind), flavor(fl), &options)
+            .map(|v| v.to_string())
+            .map_err(to_wit_error)
     }
 
     fn run_conformance(
         vectors_json: String,
         fl: wt::Flavor,
     ) -> Result<wp::ConformanceReport, wt::Error> {
-        let r = crate::plan::conformance::run_vectors(&vectors_json, flavor(fl))
-            .map_err(to_wit_error)?;
+        let r = api::run_conformance(&vectors_json, flavor(fl)).map_err(to_wit_error)?;
         Ok(wp::ConformanceReport {
             passed: r.passed as u32,
             failed: r.failed as u32,
@@ -365,69 +355,50 @@ impl wp::Guest for Component {
 // ---------------------------------------------------------------------------------------------
 // Compactor
 
-impl wc::Guest for Component {
-    fn compact_append_files(request: wc::AppendRequest) -> Result<wc::AppendResult, wt::Error> {
-        use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
-        let options = CoreOptions::parse(TableKind::Append, &options_map(request.options))
-            .map_err(to_wit_error)?;
-        let inputs = request
+fn append_request(r: wc::AppendRequest) -> api::AppendRequest {
+    api::AppendRequest {
+        inputs: r
             .inputs
             .into_iter()
-            .map(|f| {
-                RewriteInput::from_parts(
-                    f.path,
-                    f.row_count,
-                    f.min_sequence_number,
-                    f.max_sequence_number,
-                    f.deleted_rows,
-                )
+            .map(|f| api::AppendInputFile {
+                path: f.path,
+                row_count: f.row_count,
+                min_sequence_number: f.min_sequence_number,
+                max_sequence_number: f.max_sequence_number,
+                deleted_rows: f.deleted_rows,
             })
-            .collect();
-        let req = AppendRewrite {
-            inputs,
-            table_schema: None,
-            output_dir: request.output_dir,
-            file_prefix: request.file_prefix,
-            output_level: Level::ZERO,
-            creation_time_ms: request.creation_time_ms,
-            collect_value_stats: false,
-        };
-        let total = req.inputs.len() as u64;
-        wpr::report(&wpr::ProgressEvent {
-            phase: "rewrite".into(),
-            done: 0,
-            total,
-            unit: "files".into(),
-            message: format!("rewriting {total} files into {}", req.output_dir),
-        });
-        let result = rewrite_append(&HostStorage, &req, &options).map_err(to_wit_error)?;
-        wpr::report(&wpr::ProgressEvent {
-            phase: "rewrite".into(),
-            done: total,
-            total,
-            unit: "files".into(),
-            message: format!(
-                "wrote {} files ({} bytes)",
-                result.outputs.len(),
-                result.outputs.iter().map(|o| o.meta.file_size).sum::<u64>()
-            ),
-        });
-        Ok(wc::AppendResult {
-            outputs: result
-                .outputs
-                .iter()
-                .map(|o| wc::OutputFile {
-                    path: o.path.clone(),
-                    size: o.meta.file_size,
-                    row_count: o.meta.row_count,
-                    min_sequence_number: o.meta.min_sequence_number.0,
-                    max_sequence_number: o.meta.max_sequence_number.0,
-                    level: o.meta.level.get(),
-                })
-                .collect(),
-            requeue_last: result.requeue_last,
-            metrics: serde_json::to_string(&result.metrics).unwrap_or_default(),
-        })
+            .collect(),
+        output_dir: r.output_dir,
+        file_prefix: r.file_prefix,
+        options: r.options,
+        creation_time_ms: r.creation_time_ms,
+    }
+}
+
+fn append_result(r: api::AppendResult) -> wc::AppendResult {
+    wc::AppendResult {
+        outputs: r
+            .outputs
+            .into_iter()
+            .map(|o| wc::OutputFile {
+                path: o.path,
+                size: o.size,
+                row_count: o.row_count,
+                min_sequence_number: o.min_sequence_number,
+                max_sequence_number: o.max_sequence_number,
+                level: o.level,
+            })
+            .collect(),
+        requeue_last: r.requeue_last,
+        metrics: r.metrics_json,
+    }
+}
+
+impl wc::Guest for Component {
+    fn compact_append_files(request: wc::AppendRequest) -> Result<wc::AppendResult, wt::Error> {
+        api::compact_append_files(storage(), &append_request(request), &services())
+            .map(append_result)
+            .map_err(to_wit_error)
     }
 }
 
@@ -436,124 +407,70 @@ impl wc::Guest for Component {
 
 use exports::paimon::compact::table_compactor as wtc;
 
-/// A table job: the path and settings; each call reads the table afresh.
-pub struct TableJob {
+/// A compaction job resource: the path and settings; each call reads the table afresh.
+pub struct CompactionJob {
     table_path: String,
-    settings: wtc::JobSettings,
+    job: api::TableJob,
 }
 
-impl TableJob {
-    fn context(&self) -> plan::PlanContext {
-        plan::PlanContext::at(self.settings.now_ms, self.settings.local_hour)
-    }
-
-    fn scope(&self) -> crate::table::JobScope {
-        let s = &self.settings.scope;
-        crate::table::JobScope {
-            partitions: s.partitions.clone(),
-            where_clause: s.where_clause.clone(),
-            partition_idle_time: s.partition_idle_time.clone(),
-            buckets: s.buckets.clone(),
-            options: s.options.clone(),
-        }
-    }
-
-    fn job_id(&self) -> Result<[u8; 16], wt::Error> {
-        self.settings.job_id.as_slice().try_into().map_err(|_| {
-            wt::Error::InvalidOption(wt::OptionError {
-                key: "job-id".into(),
-                value: format!("{} bytes", self.settings.job_id.len()),
-                message: "job-id must be 16 random bytes".into(),
-            })
-        })
+fn table_job(s: wtc::JobSettings) -> api::TableJob {
+    api::TableJob {
+        full: s.full,
+        now_ms: s.now_ms,
+        local_hour: s.local_hour,
+        job_id: s.job_id,
+        owner: s.owner,
+        lease_ttl_ms: s.lease_ttl_ms,
+        max_commit_retries: s.max_commit_retries,
+        scope: JobScope {
+            partitions: s.scope.partitions,
+            where_clause: s.scope.where_clause,
+            partition_idle_time: s.scope.partition_idle_time,
+            buckets: s.scope.buckets,
+            options: s.scope.options,
+        },
+        skip_maintenance: s.skip_maintenance,
+        utc_offset_ms: s.utc_offset_ms,
     }
 }
 
-fn progress(phase: &str, done: u64, total: u64, message: String) {
-    wpr::report(&wpr::ProgressEvent {
-        phase: phase.into(),
-        done,
-        total,
-        unit: "steps".into(),
-        message,
-    });
-}
-
-impl wtc::GuestCompactionJob for TableJob {
+impl wtc::GuestCompactionJob for CompactionJob {
     fn new(table_path: String, settings: wtc::JobSettings) -> Self {
-        TableJob {
+        CompactionJob {
             table_path,
-            settings,
+            job: table_job(settings),
         }
     }
 
     fn plan(&self) -> Result<wtc::TablePlan, wt::Error> {
-        let req = crate::table::PlanRequest {
-            full: self.settings.full,
-            context: self.context(),
-            scope: self.scope(),
-        };
-        let p =
-            crate::table::plan_table(&HostStorage, &self.table_path, &req).map_err(to_wit_error)?;
+        let p = api::plan_table(storage(), &self.table_path, &self.job).map_err(to_wit_error)?;
         Ok(wtc::TablePlan {
             snapshot_id: p.snapshot_id,
             buckets_with_work: p.summary.buckets_with_work as u32,
             files_removed: p.summary.files_removed as u32,
-            json: serde_json::to_string(&p).unwrap_or_default(),
+            json: json(&p)?,
         })
     }
 
     fn run(&self) -> Result<wtc::CompactReport, wt::Error> {
-        let mut opts = crate::table::CompactOptions::new(self.context(), self.job_id()?);
-        opts.full = self.settings.full;
-        opts.owner = self.settings.owner.clone();
-        opts.lease_ttl_ms = self.settings.lease_ttl_ms;
-        opts.max_commit_retries = self.settings.max_commit_retries as usize;
-        opts.scope = self.scope();
-        // The back-off between commit attempts waits on the host's WASI monotonic clock.
-        let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
-        opts.sleep = Some(&sleep);
-        progress("compact", 0, 1, format!("compacting {}", self.table_path));
-        let maintain = crate::maintenance::maintain::MaintenanceSettings {
-            sleep: Some(&sleep),
-            ..crate::maintenance::maintain::MaintenanceSettings::new(
-                crate::maintenance::MaintenanceContext {
-                    now_ms: self.settings.now_ms,
-                    utc_offset_ms: self.settings.utc_offset_ms,
-                    dry_run: false,
-                },
-                opts.job_id,
-            )
-        };
-        let job = crate::maintenance::maintain::compact_and_maintain(
-            &HostStorage,
-            &self.table_path,
-            &opts,
-            &maintain,
-            !self.settings.skip_maintenance,
-        )
-        .map_err(to_wit_error)?;
-        let json = serde_json::to_string(&job).unwrap_or_default();
-        let r = job.compaction;
-        progress(
-            "compact",
-            1,
-            1,
-            match r.snapshot_after {
-                Some(id) => format!(
-                    "committed snapshot {id}: {} files replaced by {}",
-                    r.totals.files_removed, r.totals.files_added
-                ),
-                None => "nothing committed".to_string(),
-            },
-        );
+        let job = api::compact_table(storage(), &self.table_path, &self.job, &services())
+            .map_err(to_wit_error)?;
+        let r = &job.compaction;
         Ok(wtc::CompactReport {
             snapshot_before: r.snapshot_before,
             snapshot_after: r.snapshot_after,
             files_removed: r.totals.files_removed as u64,
             files_added: r.totals.files_added as u64,
-            json,
+            json: json(&job)?,
         })
+    }
+}
+
+impl wtc::Guest for Component {
+    type CompactionJob = CompactionJob;
+
+    fn write_demo_tables(root: String, now_ms: i64, seed: u64) -> Result<Vec<String>, wt::Error> {
+        api::write_demo_tables(storage(), &root, now_ms, seed).map_err(to_wit_error)
     }
 }
 
@@ -568,47 +485,25 @@ impl wtm::Guest for Component {
         task: wtm::MaintenanceTask,
         settings: wtm::MaintenanceSettings,
     ) -> Result<String, wt::Error> {
-        use crate::maintenance::maintain::{self, MaintenanceTask as T};
         let task = match task {
-            wtm::MaintenanceTask::AfterCommit => T::AfterCommit,
-            wtm::MaintenanceTask::ExpireSnapshots => T::ExpireSnapshots,
-            wtm::MaintenanceTask::ExpireChangelogs => T::ExpireChangelogs,
-            wtm::MaintenanceTask::ExpirePartitions => T::ExpirePartitions,
-            wtm::MaintenanceTask::ExpireTags => T::ExpireTags,
-            wtm::MaintenanceTask::ExpireConsumers => T::ExpireConsumers,
-            wtm::MaintenanceTask::RemoveOrphanFiles => T::RemoveOrphanFiles,
+            wtm::MaintenanceTask::AfterCommit => MaintenanceTask::AfterCommit,
+            wtm::MaintenanceTask::ExpireSnapshots => MaintenanceTask::ExpireSnapshots,
+            wtm::MaintenanceTask::ExpireChangelogs => MaintenanceTask::ExpireChangelogs,
+            wtm::MaintenanceTask::ExpirePartitions => MaintenanceTask::ExpirePartitions,
+            wtm::MaintenanceTask::ExpireTags => MaintenanceTask::ExpireTags,
+            wtm::MaintenanceTask::ExpireConsumers => MaintenanceTask::ExpireConsumers,
+            wtm::MaintenanceTask::RemoveOrphanFiles => MaintenanceTask::RemoveOrphanFiles,
         };
-        let job_id: [u8; 16] = settings.job_id.as_slice().try_into().map_err(|_| {
-            wt::Error::InvalidOption(wt::OptionError {
-                key: "job-id".into(),
-                value: format!("{} bytes", settings.job_id.len()),
-                message: "job-id must be 16 random bytes".into(),
-            })
-        })?;
-        let sleep = |ms: u64| std::thread::sleep(std::time::Duration::from_millis(ms));
-        let s = maintain::MaintenanceSettings {
+        let request = api::MaintenanceRequest {
+            now_ms: settings.now_ms,
+            utc_offset_ms: settings.utc_offset_ms,
+            dry_run: settings.dry_run,
+            job_id: settings.job_id,
             options: settings.options,
             older_than_ms: settings.older_than_ms,
-            sleep: Some(&sleep),
-            ..maintain::MaintenanceSettings::new(
-                crate::maintenance::MaintenanceContext {
-                    now_ms: settings.now_ms,
-                    utc_offset_ms: settings.utc_offset_ms,
-                    dry_run: settings.dry_run,
-                },
-                job_id,
-            )
         };
-        let report = maintain::run(&HostStorage, &table_path, task, &s).map_err(to_wit_error)?;
-        Ok(serde_json::to_string(&report).unwrap_or_default())
-    }
-}
-
-impl wtc::Guest for Component {
-    type CompactionJob = TableJob;
-
-    fn write_demo_tables(root: String, now_ms: i64, seed: u64) -> Result<Vec<String>, wt::Error> {
-        let seed = crate::table::demo::seed_from_u64(seed);
-        crate::table::demo::write_demo(&HostStorage, &root, now_ms, seed).map_err(to_wit_error)
+        let report =
+            api::run_maintenance(storage(), &table_path, task, &request).map_err(to_wit_error)?;
+        json(&report)
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use paimon_compact_host::local_storage::LocalDirStorage;
-use paimon_compact_host::{AppendInputFile, AppendJob, Compactor, Limits, WasmRuntime};
+use paimon_compact_host::{AppendInputFile, AppendRequest, Compactor, Limits, WasmRuntime};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -56,7 +56,7 @@ fn main() {
             Compactor::Wasm(Box::new(rt))
         }
     };
-    let job = AppendJob {
+    let job = AppendRequest {
         inputs: inputs
             .iter()
             .enumerate()
@@ -79,7 +79,7 @@ fn main() {
         .compact_append(storage, &job, None)
         .expect("compact");
     let seconds = start.elapsed().as_secs_f64();
-    let bytes: u64 = summary.outputs.iter().map(|o| o.1).sum();
+    let bytes: u64 = summary.outputs.iter().map(|o| o.size).sum();
     println!(
         "{}",
         serde_json::json!({
