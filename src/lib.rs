@@ -31,4 +31,4 @@ pub mod storage;
 #[cfg(feature = "rewrite")]
 pub mod table;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, NotCompactable, Result};

@@ -8,7 +8,7 @@ use paimon_compact::meta::{DataFileMeta, Level};
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
 use paimon_compact::storage::StorageErrorKind;
-use paimon_compact::{Error as CoreError, ErrorKind};
+use paimon_compact::{Error as CoreError, ErrorKind, NotCompactable};
 
 use crate::error::HostError;
 use crate::storage::{HostStorage, ProgressFn};
@@ -188,7 +188,7 @@ fn wit_summary(d: wp::Decision) -> PlanSummary {
 }
 
 /// The component's error, back into the core's type: a host sees one error type whichever
-/// engine ran.
+/// engine ran. Every WIT case maps onto one kind; the component's cause stays behind.
 pub fn from_wit_error(e: wt::Error) -> CoreError {
     let storage_kind = |k: &wt::StorageError| match k {
         wt::StorageError::NotFound(_) => StorageErrorKind::NotFound,
@@ -204,12 +204,12 @@ pub fn from_wit_error(e: wt::Error) -> CoreError {
             },
             o.message,
         ),
-        wt::Error::NotCompactable(n) => {
-            match serde_json::from_str::<plan::NotCompactable>(&n.reason_json) {
-                Ok(reason) => (ErrorKind::NotCompactable { reason }, n.message),
-                Err(_) => (ErrorKind::Unsupported, n.message),
-            }
-        }
+        wt::Error::NotCompactable(n) => (
+            ErrorKind::NotCompactable {
+                reason: not_compactable_reason(n.reason),
+            },
+            n.message,
+        ),
         wt::Error::CorruptInput(c) => (ErrorKind::CorruptInput { file: c.file }, c.message),
         wt::Error::Io(io) => (
             ErrorKind::Io {
@@ -218,11 +218,36 @@ pub fn from_wit_error(e: wt::Error) -> CoreError {
             },
             io.message,
         ),
+        wt::Error::CommitUnknown(io) => (
+            ErrorKind::CommitUnknown {
+                storage: storage_kind(&io.kind),
+                path: io.path,
+            },
+            io.message,
+        ),
         wt::Error::Conflict(m) => (ErrorKind::Conflict, m),
         wt::Error::Unsupported(m) => (ErrorKind::Unsupported, m),
         wt::Error::IllegalState(m) => (ErrorKind::IllegalState, m),
+        wt::Error::Internal(m) => (ErrorKind::Internal, m),
     };
-    CoreError { kind, message }
+    CoreError::new(kind, message)
+}
+
+fn not_compactable_reason(r: wt::NotCompactableReason) -> NotCompactable {
+    use wt::NotCompactableReason as W;
+    match r {
+        W::WriteOnly => NotCompactable::WriteOnly,
+        W::TableOption(t) => NotCompactable::TableOption {
+            key: t.key,
+            value: t.value,
+            because: t.because,
+        },
+        W::UnawareBucketAutoCompaction => NotCompactable::UnawareBucketAutoCompaction,
+        W::DataEvolution(deletion_vectors) => NotCompactable::DataEvolution { deletion_vectors },
+        W::BlobTable => NotCompactable::BlobTable,
+        W::PostponeBucket => NotCompactable::PostponeBucket,
+        W::CoordinatorNeedsUnawareAppend => NotCompactable::CoordinatorNeedsUnawareAppend,
+    }
 }
 
 fn wit_flavor(f: Flavor) -> wt::Flavor {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::ErrorKind;
+use crate::error::{ErrorKind, NotCompactable};
 use crate::meta::{DataFileMeta, Key, Level, SequenceNumber};
 use crate::options::{CoreOptions, Flavor, TableKind};
 use crate::plan::{self, BucketDecision, BucketPlanRequest, StrategyState, TaskAction};
@@ -30,17 +30,45 @@ export!(Component);
 // ---------------------------------------------------------------------------------------------
 // Errors and common types
 
-fn storage_error_kind(e: &StorageError) -> wt::StorageError {
-    let m = e.message.clone();
-    match e.kind {
-        StorageErrorKind::NotFound => wt::StorageError::NotFound(m),
-        StorageErrorKind::AlreadyExists => wt::StorageError::AlreadyExists(m),
-        StorageErrorKind::Permission => wt::StorageError::Permission(m),
-        StorageErrorKind::Io => wt::StorageError::Io(m),
+/// The WIT `storage-error` of `kind`, carrying the storage's own words (`detail`).
+fn storage_error_kind(kind: StorageErrorKind, detail: String) -> wt::StorageError {
+    match kind {
+        StorageErrorKind::NotFound => wt::StorageError::NotFound(detail),
+        StorageErrorKind::AlreadyExists => wt::StorageError::AlreadyExists(detail),
+        StorageErrorKind::Permission => wt::StorageError::Permission(detail),
+        StorageErrorKind::Io => wt::StorageError::Io(detail),
     }
 }
 
+fn not_compactable_reason(reason: NotCompactable) -> wt::NotCompactableReason {
+    use wt::NotCompactableReason as W;
+    match reason {
+        NotCompactable::WriteOnly => W::WriteOnly,
+        NotCompactable::TableOption {
+            key,
+            value,
+            because,
+        } => W::TableOption(wt::TableOptionRefusal {
+            key,
+            value,
+            because,
+        }),
+        NotCompactable::UnawareBucketAutoCompaction => W::UnawareBucketAutoCompaction,
+        NotCompactable::DataEvolution { deletion_vectors } => W::DataEvolution(deletion_vectors),
+        NotCompactable::BlobTable => W::BlobTable,
+        NotCompactable::PostponeBucket => W::PostponeBucket,
+        NotCompactable::CoordinatorNeedsUnawareAppend => W::CoordinatorNeedsUnawareAppend,
+    }
+}
+
+/// The core's error as the WIT `error`. The cause does not cross: the message already says
+/// what it said, except that a storage failure's own words also travel in the `io-error`'s
+/// `kind` payload.
 fn to_wit_error(e: crate::Error) -> wt::Error {
+    let detail = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<StorageError>())
+        .map(|s| s.message.clone())
+        .unwrap_or_default();
     let message = e.message;
     match e.kind {
         ErrorKind::InvalidOption { key, value } => wt::Error::InvalidOption(wt::OptionError {
@@ -50,29 +78,36 @@ fn to_wit_error(e: crate::Error) -> wt::Error {
         }),
         ErrorKind::NotCompactable { reason } => {
             wt::Error::NotCompactable(wt::NotCompactableError {
-                reason_json: serde_json::to_string(&reason).unwrap_or_default(),
+                reason: not_compactable_reason(reason),
                 message,
             })
         }
         ErrorKind::CorruptInput { file } => {
             wt::Error::CorruptInput(wt::CorruptError { file, message })
         }
-        ErrorKind::Io { storage, path } => {
-            let err = StorageError {
-                kind: storage,
-                path: path.clone(),
-                message: message.clone(),
-            };
-            wt::Error::Io(wt::IoError {
-                kind: storage_error_kind(&err),
-                path,
-                message,
-            })
-        }
+        ErrorKind::Io { storage, path } => wt::Error::Io(wt::IoError {
+            kind: storage_error_kind(storage, detail),
+            path,
+            message,
+        }),
+        ErrorKind::CommitUnknown { storage, path } => wt::Error::CommitUnknown(wt::IoError {
+            kind: storage_error_kind(storage, detail),
+            path,
+            message,
+        }),
         ErrorKind::Conflict => wt::Error::Conflict(message),
         ErrorKind::Unsupported => wt::Error::Unsupported(message),
         ErrorKind::IllegalState => wt::Error::IllegalState(message),
+        ErrorKind::Internal => wt::Error::Internal(message),
     }
+}
+
+/// `value` as JSON for the host. Our own types always serialize; if one ever does not, that is
+/// a bug of ours, reported as `internal` (an empty string would read as the host's fault).
+fn to_json<T: serde::Serialize + ?Sized>(value: &T, what: &str) -> Result<String, wt::Error> {
+    serde_json::to_string(value).map_err(|e| {
+        to_wit_error(crate::Error::internal(format!("serializing {what}: {e}")).with_source(e))
+    })
 }
 
 fn options_map(options: Vec<(String, String)>) -> BTreeMap<String, String> {
@@ -99,12 +134,26 @@ fn table_kind(k: wt::TableKind) -> TableKind {
 /// The host's storage. Every call crosses the component boundary once.
 struct HostStorage;
 
+/// The host's storage error about `path`. The core's message names the path itself, so a
+/// host's words that only repeat it (`a/b`, or `a/b: reason`) are trimmed to the rest: a
+/// missing file reads `storage: not found: 'a/b'`, not `... 'a/b': a/b`.
 fn from_host(e: ws::StorageError, path: &str) -> StorageError {
     let (kind, message) = match e {
         ws::StorageError::NotFound(m) => (StorageErrorKind::NotFound, m),
         ws::StorageError::AlreadyExists(m) => (StorageErrorKind::AlreadyExists, m),
         ws::StorageError::Permission(m) => (StorageErrorKind::Permission, m),
         ws::StorageError::Io(m) => (StorageErrorKind::Io, m),
+    };
+    let message = if message == path {
+        String::new()
+    } else {
+        match message
+            .strip_prefix(path)
+            .and_then(|m| m.strip_prefix(": "))
+        {
+            Some(rest) => rest.to_string(),
+            None => message,
+        }
     };
     StorageError::new(kind, path, message)
 }
@@ -222,12 +271,12 @@ fn data_file(f: wp::DataFile) -> DataFileMeta {
     }
 }
 
-fn reason(r: &plan::Reason) -> wp::Reason {
-    wp::Reason {
+fn reason(r: &plan::Reason) -> Result<wp::Reason, wt::Error> {
+    Ok(wp::Reason {
         rule: r.rule().to_string(),
         text: r.to_string(),
-        details_json: serde_json::to_string(r).unwrap_or_default(),
-    }
+        details_json: to_json(r, "the planner's reason")?,
+    })
 }
 
 fn state(s: StrategyState) -> wp::StrategyState {
@@ -237,8 +286,8 @@ fn state(s: StrategyState) -> wp::StrategyState {
     }
 }
 
-fn decision(d: BucketDecision) -> wp::Decision {
-    match d {
+fn decision(d: BucketDecision) -> Result<wp::Decision, wt::Error> {
+    Ok(match d {
         BucketDecision::MergeTree {
             decision,
             write_stall,
@@ -281,7 +330,7 @@ fn decision(d: BucketDecision) -> wp::Decision {
                 })
                 .collect(),
             released: Vec::new(),
-            reason: reason(&decision.reason),
+            reason: reason(&decision.reason)?,
             write_stall: Some(wp::WriteStall {
                 sorted_runs: write_stall.sorted_runs as u32,
                 stop_trigger: write_stall.stop_trigger as u32,
@@ -300,11 +349,11 @@ fn decision(d: BucketDecision) -> wp::Decision {
                 .iter()
                 .map(|f| f.file_name.clone())
                 .collect(),
-            reason: reason(&decision.reason),
+            reason: reason(&decision.reason)?,
             write_stall: None,
             state: None,
         },
-    }
+    })
 }
 
 impl wp::Guest for Component {
@@ -326,7 +375,9 @@ impl wp::Guest for Component {
                 wp::PlannerRole::Writer => plan::PlannerRole::Writer,
             },
         };
-        plan::plan_bucket(&req).map(decision).map_err(to_wit_error)
+        plan::plan_bucket(&req)
+            .map_err(to_wit_error)
+            .and_then(decision)
     }
 
     fn explain_options(
@@ -425,7 +476,7 @@ impl wc::Guest for Component {
                 })
                 .collect(),
             requeue_last: result.requeue_last,
-            metrics: serde_json::to_string(&result.metrics).unwrap_or_default(),
+            metrics: to_json(&result.metrics, "the rewrite metrics")?,
         })
     }
 }
@@ -499,7 +550,7 @@ impl wtc::GuestCompactionJob for TableJob {
             snapshot_id: p.snapshot_id,
             buckets_with_work: p.summary.buckets_with_work as u32,
             files_removed: p.summary.files_removed as u32,
-            json: serde_json::to_string(&p).unwrap_or_default(),
+            json: to_json(&p, "the table plan")?,
         })
     }
 
@@ -533,7 +584,7 @@ impl wtc::GuestCompactionJob for TableJob {
             !self.settings.skip_maintenance,
         )
         .map_err(to_wit_error)?;
-        let json = serde_json::to_string(&job).unwrap_or_default();
+        let json = to_json(&job, "the job report")?;
         let r = job.compaction;
         progress(
             "compact",
@@ -600,7 +651,7 @@ impl wtm::Guest for Component {
             )
         };
         let report = maintain::run(&HostStorage, &table_path, task, &s).map_err(to_wit_error)?;
-        Ok(serde_json::to_string(&report).unwrap_or_default())
+        to_json(&report, "the maintenance report")
     }
 }
 

@@ -21,7 +21,7 @@ use crate::options::{ChangelogProducer, CoreOptions};
 use crate::plan::{
     route, upgrade_strategy_for, AppendCompactCoordinator, BucketedAppendCompactManager,
     CompactionMode, CoordinatorFile, MergeTreeCompactManager, MergeTreeDecision, PlanContext,
-    Reason, TaskAction, UpgradeStrategy,
+    Reason, Route, TaskAction, UpgradeStrategy,
 };
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -40,11 +40,8 @@ impl SimEnv {
         config.validate()?;
         let options = config.core_options()?;
         let not_compactable = match route(&options, false) {
-            Ok(_) => None,
-            Err(e) => match e.kind {
-                crate::ErrorKind::NotCompactable { reason } => Some(reason.to_string()),
-                _ => return Err(e),
-            },
+            Route::Compact(_) => None,
+            Route::NotCompactable(reason) => Some(reason.to_string()),
         };
         let lanes = match (&config.replay, config.table) {
             (Some(r), _) => r
@@ -1470,7 +1467,7 @@ fn new_planner(env: &SimEnv, files: Vec<Arc<DataFileMeta>>) -> Result<Planner> {
     if env.not_compactable.is_some() {
         return Ok(Planner::None);
     }
-    Ok(match route(&env.options, false)? {
+    Ok(match route(&env.options, false).into_result()? {
         CompactionMode::MergeTree => {
             Planner::MergeTree(Box::new(MergeTreeCompactManager::new(&env.options, files)?))
         }

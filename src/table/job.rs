@@ -314,7 +314,7 @@ fn plan_state(
     };
     let routed = match guards::refusal(&table.schema.options, table.options.bucket) {
         Some(e) => Err(e),
-        None => route_job(&table.options, table.schema.has_blob_column()),
+        None => route_job(&table.options, table.schema.has_blob_column()).into_result(),
     };
     let mode = match routed {
         Ok(m) => m,
@@ -1370,7 +1370,7 @@ pub fn compact_table(
         Ok(o) => o,
         Err(e) => {
             let mut e = e;
-            if !e.message.contains(commit::UNKNOWN_OUTCOME) {
+            if !e.commit_may_have_happened() {
                 let failed = written.delete_all(storage);
                 if !failed.is_empty() {
                     e.message = format!(
@@ -1563,7 +1563,7 @@ fn live_file<'b>(b: &'b BucketState, name: &str) -> Result<&'b LiveFile> {
     b.files
         .iter()
         .find(|l| l.entry.file.file_name == name)
-        .ok_or_else(|| Error::illegal_state(format!("planned file '{name}' is not live")))
+        .ok_or_else(|| Error::internal(format!("planned file '{name}' is not live")))
 }
 
 fn add_entry(b: &BucketState, file: DataFile) -> ManifestEntry {
@@ -2091,7 +2091,7 @@ impl Run<'_, '_> {
                 let bm = keep.entry(file.clone()).or_default();
                 for &p in positions {
                     let p = u32::try_from(p).map_err(|_| {
-                        Error::illegal_state(format!(
+                        Error::unsupported(format!(
                             "row position {p} of '{file}' is beyond a 32-bit deletion vector"
                         ))
                     })?;
