@@ -92,7 +92,7 @@ pub fn encode_deletion_vectors(
         let mut body = DV_MAGIC.to_be_bytes().to_vec();
         bitmap
             .serialize_into(&mut body)
-            .map_err(|e| Error::illegal_state(format!("bitmap serialization: {e}")))?;
+            .map_err(|e| Error::internal(format!("bitmap serialization: {e}")).with_source(e))?;
         let offset = i32::try_from(out.len())
             .map_err(|_| Error::unsupported("a deletion-vector index file beyond 2 GiB"))?;
         let length = i32::try_from(body.len())

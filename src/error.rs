@@ -3,8 +3,88 @@
 //! Every failure is an [`Error`] with a [`ErrorKind`] a program can branch on and a one-line
 //! message a person can act on. The kinds map one-to-one onto the WIT `error` variant, so a host
 //! sees the same classification whichever engine (native or component) ran the core.
+//!
+//! The kinds carry the decisions a caller has to make, so no caller ever reads a message to
+//! decide anything:
+//! * [`ErrorKind::IllegalState`] is the caller's mistake, [`ErrorKind::Internal`] is ours;
+//! * [`ErrorKind::CommitUnknown`] says a snapshot may exist, so the files it would reference
+//!   must be kept;
+//! * [`ErrorKind::NotCompactable`] carries its [`NotCompactable`] reason as data.
+//!
+//! A native caller also gets the underlying cause (a Parquet, Arrow, Avro or storage error)
+//! through [`std::error::Error::source`]; it is not serialized and not compared, and the WIT
+//! edge drops it (the message already says what it said).
+//!
+//! This module is the bottom of the crate: it imports nothing from it, so every layer may use
+//! it. [`crate::storage`] re-exports [`StorageErrorKind`] and converts its errors into this one.
 
 use std::fmt;
+use std::sync::Arc;
+
+/// What kind of storage failure happened; mirrors the WIT `storage-error` variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StorageErrorKind {
+    NotFound,
+    AlreadyExists,
+    Permission,
+    Io,
+}
+
+/// Why a table or bucket is never compacted by this planner (spec §15).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "why", rename_all = "kebab-case")]
+pub enum NotCompactable {
+    /// `write-only = true` in a writer's view: writers skip compaction and leave it to a
+    /// dedicated compaction job (which runs with the option off).
+    WriteOnly,
+    /// A table option whose compaction is another job's, or that this build cannot compact
+    /// correctly (`src/table/guards.rs`).
+    TableOption {
+        key: String,
+        value: String,
+        because: String,
+    },
+    /// `bucket = -1` append tables have no per-bucket auto compaction; the coordinator does it.
+    UnawareBucketAutoCompaction,
+    /// `data-evolution.enabled`: compacted by a different (row-id preserving) planner.
+    DataEvolution { deletion_vectors: bool },
+    /// Tables with BLOB columns skip compaction.
+    BlobTable,
+    /// `bucket = -2`: files wait in a postpone bucket until a rescale job assigns them.
+    PostponeBucket,
+    /// The unaware-bucket coordinator applies to append tables with `bucket = -1` only.
+    CoordinatorNeedsUnawareAppend,
+}
+
+impl fmt::Display for NotCompactable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotCompactable::WriteOnly => f.write_str(
+                "the table is write-only ('write-only' = true): its writers skip compaction and \
+                 leave it to a dedicated compaction job (`paimon-compact compact`)",
+            ),
+            NotCompactable::TableOption { key, value, because } => {
+                write!(f, "'{key}' = '{value}': {because}")
+            }
+            NotCompactable::UnawareBucketAutoCompaction => f.write_str(
+                "append tables with 'bucket' = -1 are compacted by the unaware-bucket coordinator, not per bucket",
+            ),
+            NotCompactable::DataEvolution { deletion_vectors } => write!(
+                f,
+                "data-evolution tables{} keep row ids stable and need the data-evolution compaction, which this planner does not do",
+                if *deletion_vectors { " with deletion vectors" } else { "" }
+            ),
+            NotCompactable::BlobTable => f.write_str("tables with BLOB columns skip compaction"),
+            NotCompactable::PostponeBucket => f.write_str(
+                "'bucket' = -2 (postpone) tables are compacted by rescaling, not by this planner",
+            ),
+            NotCompactable::CoordinatorNeedsUnawareAppend => f.write_str(
+                "the unaware-bucket coordinator only handles append tables with 'bucket' = -1",
+            ),
+        }
+    }
+}
 
 /// What went wrong, at the granularity a caller can react to.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -13,54 +93,121 @@ pub enum ErrorKind {
     /// An option is unknown, malformed or out of range.
     InvalidOption { key: String, value: String },
     /// The table or bucket cannot be compacted by design (write-only, data evolution, ...).
-    NotCompactable { reason: crate::plan::NotCompactable },
+    NotCompactable { reason: NotCompactable },
     /// Input that claims an invariant it does not hold (overlapping sorted run, level out of
     /// range, unparsable metadata or data file).
     CorruptInput { file: Option<String> },
     /// A storage call failed.
     Io {
-        storage: crate::storage::StorageErrorKind,
+        storage: StorageErrorKind,
+        path: String,
+    },
+    /// Creating the snapshot at `path` failed, and so did checking whether it exists: the
+    /// commit may have happened. The files the snapshot would reference are kept (deleting
+    /// them could break a published snapshot); look at `path` before retrying or cleaning up.
+    /// `storage` is the failure of the check.
+    CommitUnknown {
+        storage: StorageErrorKind,
         path: String,
     },
     /// Another writer changed what this job depends on.
     Conflict,
     /// A valid request this build does not support.
     Unsupported,
-    /// The caller broke the API's contract (for example, a full compaction while a task runs).
+    /// The caller broke the API's contract (for example, a full compaction requested while a
+    /// task runs, or an output prefix that names an input).
     IllegalState,
+    /// A bug in this crate: a state its own code should never reach, or an encoder that
+    /// rejected what the crate built. Not the caller's fault; please report it.
+    Internal,
 }
 
+/// The underlying cause of an [`Error`], for native callers (see the module docs).
+pub type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
 /// An error with its kind and a message for people.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+///
+/// Equality and serialization look at the kind and the message only: the cause is for
+/// diagnosis, and it does not cross the WIT edge.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Error {
     #[serde(flatten)]
     pub kind: ErrorKind,
     pub message: String,
+    #[serde(skip)]
+    source: Option<Cause>,
 }
 
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for Error {}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Error");
+        d.field("kind", &self.kind).field("message", &self.message);
+        if let Some(source) = &self.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+/// One line: the message. The cause is reachable through `source()`, never printed twice.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
+}
+
 impl Error {
-    pub fn invalid_option(key: &str, value: &str, why: impl fmt::Display) -> Self {
+    /// An error of `kind` with `message` as it is (the constructors below add the usual
+    /// prefixes); for conversions from another representation, such as the WIT error.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {
-            kind: ErrorKind::InvalidOption {
-                key: key.to_string(),
-                value: value.to_string(),
-            },
-            message: format!("invalid option '{key}' = '{value}': {why}"),
+            kind,
+            message: message.into(),
+            source: None,
         }
     }
 
-    pub fn not_compactable(reason: crate::plan::NotCompactable) -> Self {
+    /// The same error, keeping `cause` as its [`source`](std::error::Error::source).
+    pub fn with_source(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Arc::new(cause));
+        self
+    }
+
+    /// The same error with ` (note)` appended to its message; kind and cause are kept.
+    pub fn with_note(mut self, note: impl fmt::Display) -> Self {
+        self.message = format!("{} ({note})", self.message);
+        self
+    }
+
+    pub fn invalid_option(key: &str, value: &str, why: impl fmt::Display) -> Self {
+        Error::new(
+            ErrorKind::InvalidOption {
+                key: key.to_string(),
+                value: value.to_string(),
+            },
+            format!("invalid option '{key}' = '{value}': {why}"),
+        )
+    }
+
+    pub fn not_compactable(reason: NotCompactable) -> Self {
         let message = format!("not compactable: {reason}");
-        Error {
-            kind: ErrorKind::NotCompactable { reason },
-            message,
-        }
+        Error::new(ErrorKind::NotCompactable { reason }, message)
     }
 
     pub fn corrupt(file: Option<&str>, why: impl fmt::Display) -> Self {
@@ -68,50 +215,114 @@ impl Error {
             Some(f) => format!("corrupt input '{f}': {why}"),
             None => format!("corrupt input: {why}"),
         };
-        Error {
-            kind: ErrorKind::CorruptInput {
+        Error::new(
+            ErrorKind::CorruptInput {
                 file: file.map(str::to_string),
             },
             message,
-        }
+        )
     }
 
-    pub fn storage(e: crate::storage::StorageError) -> Self {
-        Error {
-            message: e.to_string(),
-            kind: ErrorKind::Io {
-                storage: e.kind,
-                path: e.path,
+    /// A failed storage call on `path`; `message` is the whole line (the storage error's own
+    /// `Display`, which [`crate::storage`] passes in).
+    pub fn io(storage: StorageErrorKind, path: &str, message: impl Into<String>) -> Self {
+        Error::new(
+            ErrorKind::Io {
+                storage,
+                path: path.to_string(),
             },
-        }
+            message,
+        )
+    }
+
+    /// A commit whose snapshot at `path` may or may not exist ([`ErrorKind::CommitUnknown`]).
+    pub fn commit_unknown(
+        storage: StorageErrorKind,
+        path: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::new(
+            ErrorKind::CommitUnknown {
+                storage,
+                path: path.to_string(),
+            },
+            message,
+        )
     }
 
     pub fn conflict(why: impl fmt::Display) -> Self {
-        Error {
-            kind: ErrorKind::Conflict,
-            message: format!("conflict: {why}"),
-        }
+        Error::new(ErrorKind::Conflict, format!("conflict: {why}"))
     }
 
+    /// The caller broke the API's contract ([`ErrorKind::IllegalState`]).
     pub fn illegal_state(why: impl fmt::Display) -> Self {
-        Error {
-            kind: ErrorKind::IllegalState,
-            message: format!("illegal state: {why}"),
-        }
+        Error::new(ErrorKind::IllegalState, format!("illegal state: {why}"))
+    }
+
+    /// A bug in this crate ([`ErrorKind::Internal`]).
+    pub fn internal(why: impl fmt::Display) -> Self {
+        Error::new(ErrorKind::Internal, format!("internal error: {why}"))
     }
 
     pub fn unsupported(why: impl fmt::Display) -> Self {
-        Error {
-            kind: ErrorKind::Unsupported,
-            message: format!("unsupported: {why}"),
-        }
+        Error::new(ErrorKind::Unsupported, format!("unsupported: {why}"))
     }
-}
 
-impl From<crate::storage::StorageError> for Error {
-    fn from(e: crate::storage::StorageError) -> Self {
-        Error::storage(e)
+    /// Whether a commit may have published a snapshot despite this error: the files written
+    /// for it must then be kept.
+    pub fn commit_may_have_happened(&self) -> bool {
+        matches!(self.kind, ErrorKind::CommitUnknown { .. })
     }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Cause;
+
+    impl fmt::Display for Cause {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the cause")
+        }
+    }
+
+    impl std::error::Error for Cause {}
+
+    #[test]
+    fn the_cause_is_kept_but_neither_printed_compared_nor_serialized() {
+        use std::error::Error as _;
+        let plain = Error::internal("encoding");
+        let caused = Error::internal("encoding").with_source(Cause);
+        assert_eq!(caused.to_string(), "internal error: encoding");
+        assert_eq!(
+            caused.source().map(|s| s.to_string()).as_deref(),
+            Some("the cause")
+        );
+        assert!(plain.source().is_none());
+        assert_eq!(plain, caused);
+        assert_eq!(
+            serde_json::to_string(&caused).unwrap(),
+            r#"{"kind":"internal","message":"internal error: encoding"}"#
+        );
+        let back: Error = serde_json::from_str(&serde_json::to_string(&caused).unwrap()).unwrap();
+        assert_eq!(back, caused);
+        let noted = caused.clone().with_note("cleanup failed: x");
+        assert_eq!(
+            noted.message,
+            "internal error: encoding (cleanup failed: x)"
+        );
+        assert!(noted.source().is_some());
+    }
+
+    #[test]
+    fn only_an_unknown_commit_keeps_the_files() {
+        let unknown = Error::commit_unknown(StorageErrorKind::Io, "t/snapshot/snapshot-3", "x");
+        assert!(unknown.commit_may_have_happened());
+        assert!(!Error::io(StorageErrorKind::Io, "p", "x").commit_may_have_happened());
+        assert!(!Error::conflict("x").commit_may_have_happened());
+    }
+}

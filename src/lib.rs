@@ -42,4 +42,4 @@ pub mod types;
 #[cfg(feature = "rewrite")]
 pub mod value;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, NotCompactable, Result};

@@ -11,15 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// What kind of storage failure happened; mirrors the WIT `storage-error` variant.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StorageErrorKind {
-    NotFound,
-    AlreadyExists,
-    Permission,
-    Io,
-}
+pub use crate::error::StorageErrorKind;
 
 /// A failed storage call, with the path it was about.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -59,6 +51,13 @@ impl StorageError {
 }
 
 pub type StorageResult<T> = std::result::Result<T, StorageError>;
+
+/// The core's `Io` error, keeping the storage error as its cause.
+impl From<StorageError> for crate::error::Error {
+    fn from(e: StorageError) -> Self {
+        crate::error::Error::io(e.kind, &e.path, e.to_string()).with_source(e)
+    }
+}
 
 /// An entry of a listing.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

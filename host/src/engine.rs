@@ -25,7 +25,7 @@ use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::plan::{self, BucketPlanRequest, WriteStall};
 use paimon_compact::storage::{MemoryStorage, StorageErrorKind};
 use paimon_compact::table::TablePlan;
-use paimon_compact::{Error as CoreError, ErrorKind};
+use paimon_compact::{Error as CoreError, ErrorKind, NotCompactable};
 
 use crate::error::HostError;
 use crate::storage::{HostStorage, Progress, ProgressFn};
@@ -336,7 +336,7 @@ impl Compactor {
 // Type mapping between the API and the WIT (the `Wasm` arms)
 
 /// The component's error, back into the core's type: a host sees one error type whichever
-/// engine ran.
+/// engine ran. Every WIT case maps onto one kind; the component's cause stays behind.
 pub fn from_wit_error(e: wt::Error) -> CoreError {
     let storage_kind = |k: &wt::StorageError| match k {
         wt::StorageError::NotFound(_) => StorageErrorKind::NotFound,
@@ -352,12 +352,12 @@ pub fn from_wit_error(e: wt::Error) -> CoreError {
             },
             o.message,
         ),
-        wt::Error::NotCompactable(n) => {
-            match serde_json::from_str::<plan::NotCompactable>(&n.reason_json) {
-                Ok(reason) => (ErrorKind::NotCompactable { reason }, n.message),
-                Err(_) => (ErrorKind::Unsupported, n.message),
-            }
-        }
+        wt::Error::NotCompactable(n) => (
+            ErrorKind::NotCompactable {
+                reason: not_compactable_reason(n.reason),
+            },
+            n.message,
+        ),
         wt::Error::CorruptInput(c) => (ErrorKind::CorruptInput { file: c.file }, c.message),
         wt::Error::Io(io) => (
             ErrorKind::Io {
@@ -366,11 +366,36 @@ pub fn from_wit_error(e: wt::Error) -> CoreError {
             },
             io.message,
         ),
+        wt::Error::CommitUnknown(io) => (
+            ErrorKind::CommitUnknown {
+                storage: storage_kind(&io.kind),
+                path: io.path,
+            },
+            io.message,
+        ),
         wt::Error::Conflict(m) => (ErrorKind::Conflict, m),
         wt::Error::Unsupported(m) => (ErrorKind::Unsupported, m),
         wt::Error::IllegalState(m) => (ErrorKind::IllegalState, m),
+        wt::Error::Internal(m) => (ErrorKind::Internal, m),
     };
-    CoreError { kind, message }
+    CoreError::new(kind, message)
+}
+
+fn not_compactable_reason(r: wt::NotCompactableReason) -> NotCompactable {
+    use wt::NotCompactableReason as W;
+    match r {
+        W::WriteOnly => NotCompactable::WriteOnly,
+        W::TableOption(t) => NotCompactable::TableOption {
+            key: t.key,
+            value: t.value,
+            because: t.because,
+        },
+        W::UnawareBucketAutoCompaction => NotCompactable::UnawareBucketAutoCompaction,
+        W::DataEvolution(deletion_vectors) => NotCompactable::DataEvolution { deletion_vectors },
+        W::BlobTable => NotCompactable::BlobTable,
+        W::PostponeBucket => NotCompactable::PostponeBucket,
+        W::CoordinatorNeedsUnawareAppend => NotCompactable::CoordinatorNeedsUnawareAppend,
+    }
 }
 
 fn wit_flavor(f: Flavor) -> wt::Flavor {

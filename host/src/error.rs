@@ -39,7 +39,16 @@ impl fmt::Display for HostError {
     }
 }
 
-impl std::error::Error for HostError {}
+/// A core error's cause (a Parquet, Avro or storage error, natively) is this error's: the core
+/// error itself is what `Display` prints, so it is not repeated as a source.
+impl std::error::Error for HostError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HostError::Core(e) => std::error::Error::source(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<CoreError> for HostError {
     fn from(e: CoreError) -> Self {

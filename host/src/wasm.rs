@@ -109,12 +109,9 @@ impl wasmtime::ResourceLimiter for HostState {
     }
 }
 
+/// The storage's own words only: the component knows the path it asked about and names it.
 fn to_wit(e: CoreStorageError) -> wit_types::StorageError {
-    let m = if e.message.is_empty() {
-        e.path.clone()
-    } else {
-        format!("{}: {}", e.path, e.message)
-    };
+    let m = e.message;
     match e.kind {
         StorageErrorKind::NotFound => wit_types::StorageError::NotFound(m),
         StorageErrorKind::AlreadyExists => wit_types::StorageError::AlreadyExists(m),

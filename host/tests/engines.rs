@@ -14,7 +14,7 @@ use arrow::record_batch::RecordBatch;
 use paimon_compact::meta::{DataFileMeta, Key, Level};
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::{BucketPlanRequest, PlanContext};
-use paimon_compact::storage::{MemoryStorage, StorageErrorKind};
+use paimon_compact::storage::{MemoryStorage, Storage, StorageErrorKind};
 use paimon_compact::ErrorKind;
 use paimon_compact_host::storage::FaultyStorage;
 use paimon_compact_host::{
@@ -495,6 +495,36 @@ fn every_storage_error_kind_surfaces_typed_in_the_host() {
             }
         }
     }
+}
+
+#[test]
+fn a_missing_file_reads_the_same_in_both_engines_and_names_its_path_once() {
+    let w = wasm(Limits::default());
+    let mut messages = Vec::new();
+    for engine in [&Compactor::Native, &w] {
+        let base = MemoryStorage::new();
+        let inputs = parquet_inputs(&base);
+        base.delete(&inputs[1].path).unwrap();
+        let err = engine
+            .compact_append(Arc::new(base.clone()), &job(inputs.clone()), None)
+            .unwrap_err();
+        let HostError::Core(e) = err else {
+            panic!("{}: expected a core error, got {err}", engine.name())
+        };
+        assert!(
+            matches!(&e.kind, ErrorKind::Io { storage: StorageErrorKind::NotFound, path } if *path == inputs[1].path),
+            "{}: {e}",
+            engine.name()
+        );
+        assert_eq!(
+            e.message.matches(&inputs[1].path).count(),
+            1,
+            "{}: {e}",
+            engine.name()
+        );
+        messages.push(e.message);
+    }
+    assert_eq!(messages[0], messages[1]);
 }
 
 #[test]

@@ -54,20 +54,38 @@ export class FsStorage implements Storage {
   createIfAbsent(path: string, bytes: Uint8Array): void;
 }
 
-/** The component's error cases. */
+/** The component's error cases (the WIT `error` variant). */
 export type ErrorKind =
   | 'invalid-option'
   | 'not-compactable'
   | 'corrupt-input'
   | 'io'
+  /** The snapshot may or may not exist: the job kept its files; check `details.path`. */
+  | 'commit-unknown'
   | 'conflict'
   | 'unsupported'
-  | 'illegal-state';
+  /** The caller broke the API's contract. */
+  | 'illegal-state'
+  /** A bug in the component, not the caller's fault. */
+  | 'internal';
+
+/** Why a table is not compacted by design (the WIT `not-compactable-reason`). */
+export type NotCompactableReason =
+  | { tag: 'write-only' }
+  | { tag: 'table-option'; val: { key: string; value: string; because: string } }
+  | { tag: 'unaware-bucket-auto-compaction' }
+  /** `val`: deletion vectors are enabled too. */
+  | { tag: 'data-evolution'; val: boolean }
+  | { tag: 'blob-table' }
+  | { tag: 'postpone-bucket' }
+  | { tag: 'coordinator-needs-unaware-append' };
 
 export class PaimonCompactError extends Error {
   kind: ErrorKind;
   /** The case's payload: e.g. `{ key, value, message }` for 'invalid-option',
-   *  `{ kind: { tag, val }, path, message }` for 'io'. */
+   *  `{ reason: NotCompactableReason, message }` for 'not-compactable',
+   *  `{ kind: { tag, val }, path, message }` for 'io' and 'commit-unknown' (`val`: the
+   *  storage's own words), the message string for the other cases. */
   details: unknown;
 }
 

@@ -7,7 +7,12 @@ import { useProgress } from './progress-bridge.js';
 
 export { FsStorage, MemoryStorage, StorageError } from './storage.js';
 
-/** An error from the component; `kind` is the WIT error case, `details` its payload. */
+/**
+ * An error from the component; `kind` is the WIT error case (`invalid-option`,
+ * `not-compactable`, `corrupt-input`, `io`, `commit-unknown`, `conflict`, `unsupported`,
+ * `illegal-state`, `internal`), `details` its payload. Branch on `kind`, never on the message:
+ * after `commit-unknown` the snapshot may exist, so the job's files must stay.
+ */
 export class PaimonCompactError extends Error {
   constructor(payload) {
     const val = payload?.val;

@@ -105,20 +105,22 @@ impl Services<'_> {
 /// the host an empty string it would blame on the component.
 pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| {
-        // TODO(internal-kind): ErrorKind::Internal once it exists (our bug, not caller misuse).
-        Error::illegal_state(format!("cannot serialize the result as JSON: {e}"))
+        // Our own types always serialize: a failure is our bug, not the caller's misuse.
+        Error::internal(format!("cannot serialize the result as JSON: {e}")).with_source(e)
     })
 }
 
 /// A job id as the table layer takes it: exactly 16 bytes, which the host draws at random (the
 /// core has no randomness); new file names and the commit derive from it.
 pub fn job_id(bytes: &[u8]) -> Result<[u8; 16]> {
-    bytes.try_into().map_err(|_| Error {
-        kind: ErrorKind::InvalidOption {
-            key: "job-id".into(),
-            value: format!("{} bytes", bytes.len()),
-        },
-        message: "job-id must be 16 random bytes".into(),
+    bytes.try_into().map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidOption {
+                key: "job-id".into(),
+                value: format!("{} bytes", bytes.len()),
+            },
+            "job-id must be 16 random bytes",
+        )
     })
 }
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::api;
-use crate::error::ErrorKind;
+use crate::error::{ErrorKind, NotCompactable};
 use crate::maintenance::maintain::MaintenanceTask;
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
 use crate::options::{Flavor, TableKind};
@@ -36,17 +36,45 @@ export!(Component);
 // ---------------------------------------------------------------------------------------------
 // Errors and common types
 
-fn storage_error_kind(e: &StorageError) -> wt::StorageError {
-    let m = e.message.clone();
-    match e.kind {
-        StorageErrorKind::NotFound => wt::StorageError::NotFound(m),
-        StorageErrorKind::AlreadyExists => wt::StorageError::AlreadyExists(m),
-        StorageErrorKind::Permission => wt::StorageError::Permission(m),
-        StorageErrorKind::Io => wt::StorageError::Io(m),
+/// The WIT `storage-error` of `kind`, carrying the storage's own words (`detail`).
+fn storage_error_kind(kind: StorageErrorKind, detail: String) -> wt::StorageError {
+    match kind {
+        StorageErrorKind::NotFound => wt::StorageError::NotFound(detail),
+        StorageErrorKind::AlreadyExists => wt::StorageError::AlreadyExists(detail),
+        StorageErrorKind::Permission => wt::StorageError::Permission(detail),
+        StorageErrorKind::Io => wt::StorageError::Io(detail),
     }
 }
 
+fn not_compactable_reason(reason: NotCompactable) -> wt::NotCompactableReason {
+    use wt::NotCompactableReason as W;
+    match reason {
+        NotCompactable::WriteOnly => W::WriteOnly,
+        NotCompactable::TableOption {
+            key,
+            value,
+            because,
+        } => W::TableOption(wt::TableOptionRefusal {
+            key,
+            value,
+            because,
+        }),
+        NotCompactable::UnawareBucketAutoCompaction => W::UnawareBucketAutoCompaction,
+        NotCompactable::DataEvolution { deletion_vectors } => W::DataEvolution(deletion_vectors),
+        NotCompactable::BlobTable => W::BlobTable,
+        NotCompactable::PostponeBucket => W::PostponeBucket,
+        NotCompactable::CoordinatorNeedsUnawareAppend => W::CoordinatorNeedsUnawareAppend,
+    }
+}
+
+/// The core's error as the WIT `error`. The cause does not cross: the message already says
+/// what it said, except that a storage failure's own words also travel in the `io-error`'s
+/// `kind` payload.
 fn to_wit_error(e: crate::Error) -> wt::Error {
+    let detail = std::error::Error::source(&e)
+        .and_then(|s| s.downcast_ref::<StorageError>())
+        .map(|s| s.message.clone())
+        .unwrap_or_default();
     let message = e.message;
     match e.kind {
         ErrorKind::InvalidOption { key, value } => wt::Error::InvalidOption(wt::OptionError {
@@ -56,28 +84,27 @@ fn to_wit_error(e: crate::Error) -> wt::Error {
         }),
         ErrorKind::NotCompactable { reason } => {
             wt::Error::NotCompactable(wt::NotCompactableError {
-                reason_json: serde_json::to_string(&reason).unwrap_or_default(),
+                reason: not_compactable_reason(reason),
                 message,
             })
         }
         ErrorKind::CorruptInput { file } => {
             wt::Error::CorruptInput(wt::CorruptError { file, message })
         }
-        ErrorKind::Io { storage, path } => {
-            let err = StorageError {
-                kind: storage,
-                path: path.clone(),
-                message: message.clone(),
-            };
-            wt::Error::Io(wt::IoError {
-                kind: storage_error_kind(&err),
-                path,
-                message,
-            })
-        }
+        ErrorKind::Io { storage, path } => wt::Error::Io(wt::IoError {
+            kind: storage_error_kind(storage, detail),
+            path,
+            message,
+        }),
+        ErrorKind::CommitUnknown { storage, path } => wt::Error::CommitUnknown(wt::IoError {
+            kind: storage_error_kind(storage, detail),
+            path,
+            message,
+        }),
         ErrorKind::Conflict => wt::Error::Conflict(message),
         ErrorKind::Unsupported => wt::Error::Unsupported(message),
         ErrorKind::IllegalState => wt::Error::IllegalState(message),
+        ErrorKind::Internal => wt::Error::Internal(message),
     }
 }
 
@@ -101,12 +128,26 @@ fn table_kind(k: wt::TableKind) -> TableKind {
 /// The host's storage. Every call crosses the component boundary once.
 struct HostStorage;
 
+/// The host's storage error about `path`. The core's message names the path itself, so a
+/// host's words that only repeat it (`a/b`, or `a/b: reason`) are trimmed to the rest: a
+/// missing file reads `storage: not found: 'a/b'`, not `... 'a/b': a/b`.
 fn from_host(e: ws::StorageError, path: &str) -> StorageError {
     let (kind, message) = match e {
         ws::StorageError::NotFound(m) => (StorageErrorKind::NotFound, m),
         ws::StorageError::AlreadyExists(m) => (StorageErrorKind::AlreadyExists, m),
         ws::StorageError::Permission(m) => (StorageErrorKind::Permission, m),
         ws::StorageError::Io(m) => (StorageErrorKind::Io, m),
+    };
+    let message = if message == path {
+        String::new()
+    } else {
+        match message
+            .strip_prefix(path)
+            .and_then(|m| m.strip_prefix(": "))
+        {
+            Some(rest) => rest.to_string(),
+            None => message,
+        }
     };
     StorageError::new(kind, path, message)
 }

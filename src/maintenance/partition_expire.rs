@@ -550,7 +550,7 @@ fn drop_batch(
         match result {
             Ok(outcome) => return Ok(Some((outcome.snapshot_id, delta.entries.len()))),
             Err(mut e) => {
-                if !e.message.contains(commit::UNKNOWN_OUTCOME) {
+                if !e.commit_may_have_happened() {
                     let failed = written.delete_all(storage);
                     if !failed.is_empty() {
                         e.message = format!(

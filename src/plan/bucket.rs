@@ -116,8 +116,8 @@ pub fn plan_bucket(req: &BucketPlanRequest) -> Result<BucketDecision> {
     let options = CoreOptions::parse_with(req.table_kind, req.flavor, &req.options)?;
     let files: Vec<Arc<DataFileMeta>> = req.files.iter().cloned().map(Arc::new).collect();
     let mode = match req.role {
-        PlannerRole::DedicatedJob => route_job(&options, req.has_blob_column)?,
-        PlannerRole::Writer => route(&options, req.has_blob_column)?,
+        PlannerRole::DedicatedJob => route_job(&options, req.has_blob_column).into_result()?,
+        PlannerRole::Writer => route(&options, req.has_blob_column).into_result()?,
     };
     match mode {
         CompactionMode::MergeTree => {

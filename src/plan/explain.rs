@@ -19,7 +19,7 @@ pub fn explain_options(options: &CoreOptions) -> Value {
             Some(n) => ("force-up-level-0 (gentle)", Some(n)),
         },
     };
-    let mode = super::route_job(options, false).ok();
+    let mode = super::route_job(options, false).mode();
     json!({
         "table_kind": options.table_kind,
         "flavor": options.flavor,

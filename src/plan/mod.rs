@@ -23,6 +23,7 @@ mod unit;
 mod universal;
 mod upgrade_strategy;
 
+pub use crate::error::NotCompactable;
 pub use append_bucketed::{
     full_compact_task, should_requeue_last, AppendDecision, BucketedAppendCompactManager,
 };
@@ -46,8 +47,8 @@ pub use merge_tree_task::{
     TaskSettings,
 };
 pub use off_peak::OffPeakHours;
-pub use reason::{human_bytes, Idle, NotCompactable, RatioStop, RatioWalk, Reason};
-pub use routing::{route, route_job, CompactionMode};
+pub use reason::{human_bytes, Idle, RatioStop, RatioWalk, Reason};
+pub use routing::{route, route_job, CompactionMode, Route};
 pub use strategy::CompactStrategy;
 pub use unit::{CompactUnit, Pick};
 pub use universal::UniversalCompaction;

@@ -28,61 +28,6 @@ pub struct RatioStop {
     pub level: Level,
 }
 
-/// Why a table or bucket is never compacted by this planner (spec §15).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "why", rename_all = "kebab-case")]
-pub enum NotCompactable {
-    /// `write-only = true` in a writer's view: writers skip compaction and leave it to a
-    /// dedicated compaction job (which runs with the option off).
-    WriteOnly,
-    /// A table option whose compaction is another job's, or that this build cannot compact
-    /// correctly (`src/table/guards.rs`).
-    TableOption {
-        key: String,
-        value: String,
-        because: String,
-    },
-    /// `bucket = -1` append tables have no per-bucket auto compaction; the coordinator does it.
-    UnawareBucketAutoCompaction,
-    /// `data-evolution.enabled`: compacted by a different (row-id preserving) planner.
-    DataEvolution { deletion_vectors: bool },
-    /// Tables with BLOB columns skip compaction.
-    BlobTable,
-    /// `bucket = -2`: files wait in a postpone bucket until a rescale job assigns them.
-    PostponeBucket,
-    /// The unaware-bucket coordinator applies to append tables with `bucket = -1` only.
-    CoordinatorNeedsUnawareAppend,
-}
-
-impl fmt::Display for NotCompactable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            NotCompactable::WriteOnly => f.write_str(
-                "the table is write-only ('write-only' = true): its writers skip compaction and \
-                 leave it to a dedicated compaction job (`paimon-compact compact`)",
-            ),
-            NotCompactable::TableOption { key, value, because } => {
-                write!(f, "'{key}' = '{value}': {because}")
-            }
-            NotCompactable::UnawareBucketAutoCompaction => f.write_str(
-                "append tables with 'bucket' = -1 are compacted by the unaware-bucket coordinator, not per bucket",
-            ),
-            NotCompactable::DataEvolution { deletion_vectors } => write!(
-                f,
-                "data-evolution tables{} keep row ids stable and need the data-evolution compaction, which this planner does not do",
-                if *deletion_vectors { " with deletion vectors" } else { "" }
-            ),
-            NotCompactable::BlobTable => f.write_str("tables with BLOB columns skip compaction"),
-            NotCompactable::PostponeBucket => f.write_str(
-                "'bucket' = -2 (postpone) tables are compacted by rescaling, not by this planner",
-            ),
-            NotCompactable::CoordinatorNeedsUnawareAppend => f.write_str(
-                "the unaware-bucket coordinator only handles append tables with 'bucket' = -1",
-            ),
-        }
-    }
-}
-
 /// Why nothing was picked.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "idle", rename_all = "kebab-case")]

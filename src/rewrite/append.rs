@@ -163,7 +163,7 @@ fn plain_schema(schema: &Schema) -> SchemaRef {
 fn file_arrow_schema(input: &InputFile) -> Result<Schema> {
     let fm = input.metadata.file_metadata();
     parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
-        .map_err(|e| parquet_io::corrupt(&input.path, e))
+        .map_err(|e| parquet_io::corrupt_from(&input.path, e))
 }
 
 /// Checks that `input` has the output's columns, by name and in order (Paimon matches by name,
@@ -301,7 +301,7 @@ impl<'s> Outputs<'s, '_> {
         }
         self.open
             .as_mut()
-            .ok_or_else(|| Error::illegal_state("no open output"))
+            .ok_or_else(|| Error::internal("no open output"))
     }
 
     /// The open output and the storage-write counter, borrowed apart so the writer can send
@@ -311,7 +311,7 @@ impl<'s> Outputs<'s, '_> {
         let open = self
             .open
             .as_mut()
-            .ok_or_else(|| Error::illegal_state("no open output"))?;
+            .ok_or_else(|| Error::internal("no open output"))?;
         Ok((open, &mut self.metrics.storage_writes))
     }
 
@@ -597,10 +597,7 @@ pub fn rewrite_append(
     if let Err(e) = run {
         return Err(match outputs.abort() {
             None => e,
-            Some(note) => Error {
-                message: format!("{} (cleanup failed: {note})", e.message),
-                kind: e.kind,
-            },
+            Some(note) => e.with_note(format_args!("cleanup failed: {note}")),
         });
     }
     let done = std::mem::take(&mut outputs.done);

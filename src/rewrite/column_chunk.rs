@@ -31,7 +31,7 @@ use super::codec::PageCompressor;
 use crate::error::{Error, Result};
 
 fn parquet_err(e: parquet::errors::ParquetError) -> Error {
-    Error::illegal_state(format!("writing pages: {e}"))
+    Error::internal(format!("writing pages: {e}")).with_source(e)
 }
 
 /// Where this project's column writers keep finished pages: a [`PageStore`] that can also
@@ -174,7 +174,7 @@ impl ChunkPages {
         let key = self
             .store
             .put_tight(bytes)
-            .map_err(|e| Error::illegal_state(format!("keeping a page: {e}")))?;
+            .map_err(|e| Error::internal(format!("keeping a page: {e}")))?;
         self.pages.push(PendingPage {
             key,
             len: spec.compressed_size,
@@ -391,7 +391,7 @@ impl ChunkSource {
             .stream
             .into_inner()
             .unwrap_or_else(|p| p.into_inner())
-            .ok_or_else(|| Error::illegal_state("an assembled chunk is read once"))?;
+            .ok_or_else(|| Error::internal("an assembled chunk is read once"))?;
         let first = ChunkStream {
             store: stream.store.clone(),
             segments: stream.segments.clone(),

@@ -395,7 +395,7 @@ impl DictColumnWriter {
         let compressor = PageCompressor::new(cfg.compression, cfg.offload.as_ref())?;
         let nullable = descr.max_def_level() > 0;
         if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
-            return Err(Error::illegal_state(format!(
+            return Err(Error::internal(format!(
                 "dictionary passthrough writer given nested column '{}'",
                 descr.path()
             )));
@@ -446,20 +446,20 @@ impl DictColumnWriter {
                     // A dictionary with null entries is not what a Parquet reader produces;
                     // take the general path rather than reason about it.
                     let plain = arrow::compute::cast(array, &DataType::Utf8)
-                        .map_err(|e| Error::illegal_state(format!("decoding dictionary: {e}")))?;
+                        .map_err(|e| Error::internal(format!("decoding dictionary: {e}")))?;
                     return self.write_plain_array(plain.as_string::<i32>());
                 }
                 self.write_dictionary(dict)
             }
             DataType::Dictionary(_, _) => {
                 let plain = arrow::compute::cast(array, &DataType::Utf8)
-                    .map_err(|e| Error::illegal_state(format!("decoding dictionary: {e}")))?;
+                    .map_err(|e| Error::internal(format!("decoding dictionary: {e}")))?;
                 self.write_plain_array(plain.as_string::<i32>())
             }
             DataType::Utf8 => self.write_plain_array(array.as_string::<i32>()),
             DataType::LargeUtf8 => self.write_plain_array(array.as_string::<i64>()),
             DataType::Utf8View => self.write_plain_array(array.as_string_view()),
-            other => Err(Error::illegal_state(format!(
+            other => Err(Error::internal(format!(
                 "dictionary passthrough writer given {other} for '{}'",
                 self.descr.path()
             ))),

@@ -111,6 +111,11 @@ pub(crate) fn corrupt(path: &str, e: impl std::fmt::Display) -> Error {
     Error::corrupt(Some(path), e)
 }
 
+/// [`corrupt`], keeping `e` as the error's cause for native callers.
+pub(crate) fn corrupt_from(path: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    corrupt(path, &e).with_source(e)
+}
+
 /// Reads `ranges` of `path`, coalescing neighbours into one storage call each, and returns one
 /// buffer per coalesced range together with that range.
 pub(crate) fn fetch(
@@ -178,7 +183,7 @@ pub(crate) fn open_input_with(
     }
     let options = ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false);
     let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
-        .map_err(|e| corrupt(path, e))?
+        .map_err(|e| corrupt_from(path, e))?
         .with_page_index_policy(if page_index {
             PageIndexPolicy::Optional
         } else {
@@ -190,14 +195,14 @@ pub(crate) fn open_input_with(
     let (ranges, buffers) = fetch(storage, path, std::slice::from_ref(&footer), io)?;
     decoder
         .push_ranges(ranges, buffers)
-        .map_err(|e| corrupt(path, e))?;
+        .map_err(|e| corrupt_from(path, e))?;
     loop {
-        match decoder.try_decode().map_err(|e| corrupt(path, e))? {
+        match decoder.try_decode().map_err(|e| corrupt_from(path, e))? {
             DecodeResult::NeedsData(ranges) => {
                 let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
                 decoder
                     .push_ranges(ranges, buffers)
-                    .map_err(|e| corrupt(path, e))?;
+                    .map_err(|e| corrupt_from(path, e))?;
             }
             DecodeResult::Data(metadata) => {
                 return Ok(InputFile {
@@ -235,7 +240,7 @@ impl BatchStream {
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);
         }
-        let decoder = builder.build().map_err(|e| corrupt(&input.path, e))?;
+        let decoder = builder.build().map_err(|e| corrupt_from(&input.path, e))?;
         Ok(BatchStream { decoder })
     }
 
@@ -247,12 +252,16 @@ impl BatchStream {
         io: &mut IoCounters,
     ) -> Result<Option<RecordBatch>> {
         loop {
-            match self.decoder.try_decode().map_err(|e| corrupt(path, e))? {
+            match self
+                .decoder
+                .try_decode()
+                .map_err(|e| corrupt_from(path, e))?
+            {
                 DecodeResult::NeedsData(ranges) => {
                     let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
                     self.decoder
                         .push_ranges(ranges, buffers)
-                        .map_err(|e| corrupt(path, e))?;
+                        .map_err(|e| corrupt_from(path, e))?;
                 }
                 DecodeResult::Data(batch) => return Ok(Some(batch)),
                 DecodeResult::Finished => return Ok(None),

@@ -224,7 +224,7 @@ pub(crate) fn writer_for(
         DataType::Float32 => Box::new(PrimitiveDictWriter::<f32>::new(d, c, p, dictionary)?),
         DataType::Float64 => Box::new(PrimitiveDictWriter::<f64>::new(d, c, p, dictionary)?),
         other => {
-            return Err(Error::illegal_state(format!(
+            return Err(Error::internal(format!(
                 "primitive dictionary writer given {other}"
             )))
         }
@@ -268,7 +268,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         dictionary: bool,
     ) -> Result<Self> {
         if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
-            return Err(Error::illegal_state(format!(
+            return Err(Error::internal(format!(
                 "primitive dictionary writer given nested column '{}'",
                 descr.path()
             )));
@@ -502,7 +502,7 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
         if matches!(array.data_type(), DataType::Int8 | DataType::Int16) {
             // Stored as INT32, as arrow-rs stores them.
             let wide = arrow::compute::cast(array, &DataType::Int32)
-                .map_err(|e| Error::illegal_state(format!("widening to INT32: {e}")))?;
+                .map_err(|e| Error::internal(format!("widening to INT32: {e}")))?;
             return self.write(&wide);
         }
         // Each arm hands the native values over; the types match `writer_for`'s choice.
@@ -513,7 +513,7 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
             DataType::Float32 => cast_values(array.as_primitive::<Float32Type>().values()),
             DataType::Float64 => cast_values(array.as_primitive::<Float64Type>().values()),
             other => {
-                return Err(Error::illegal_state(format!(
+                return Err(Error::internal(format!(
                     "primitive dictionary writer for '{}' given {other}",
                     self.descr.path()
                 )))
@@ -521,7 +521,7 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
         }
         .map(|v| (v, array.nulls()))
         .ok_or_else(|| {
-            Error::illegal_state(format!(
+            Error::internal(format!(
                 "primitive dictionary writer for '{}' given {}",
                 self.descr.path(),
                 array.data_type()

@@ -119,7 +119,7 @@ impl Evolution {
         map: &ColumnMap,
     ) -> Result<Self> {
         if map.len() != output.fields().len() {
-            return Err(Error::illegal_state(format!(
+            return Err(Error::internal(format!(
                 "schema evolution map of '{path}' has {} columns, the output {}",
                 map.len(),
                 output.fields().len()
@@ -181,7 +181,8 @@ impl Evolution {
                 None => Ok(new_null_array(target.data_type(), batch.num_rows())),
             })
             .collect::<Result<Vec<_>>>()?;
-        RecordBatch::try_new(output.clone(), columns).map_err(|e| Error::corrupt(Some(path), e))
+        RecordBatch::try_new(output.clone(), columns)
+            .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))
     }
 }
 
@@ -273,7 +274,7 @@ fn check(
                 return Err(cannot());
             };
             if children.len() != to.len() {
-                return Err(Error::illegal_state(format!(
+                return Err(Error::internal(format!(
                     "schema evolution map of '{path}' has {} fields for '{name}', the output {}",
                     children.len(),
                     to.len()
@@ -432,7 +433,8 @@ fn same(array: &ArrayRef, target: &DataType, path: &str) -> Result<ArrayRef> {
             |k, t| same(k, t, path),
             |v, t| same(v, t, path),
         ),
-        _ => arrow::compute::cast(array, target).map_err(|e| Error::corrupt(Some(path), e)),
+        _ => arrow::compute::cast(array, target)
+            .map_err(|e| Error::corrupt(Some(path), &e).with_source(e)),
     }
 }
 
@@ -455,7 +457,7 @@ fn rebuild_struct(
 ) -> Result<ArrayRef> {
     StructArray::try_new_with_length(fields.clone(), columns, nulls.cloned(), len)
         .map(|s| Arc::new(s) as ArrayRef)
-        .map_err(|e| Error::corrupt(Some(path), e))
+        .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))
 }
 
 /// A list (or large list) array as the list type `target`, its values converted by `values`.
@@ -473,7 +475,7 @@ fn rebuild_list(
     let array = match array.data_type() {
         DataType::LargeList(f) => {
             narrowed = arrow::compute::cast(array, &DataType::List(f.clone()))
-                .map_err(|e| Error::corrupt(Some(path), e))?;
+                .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))?;
             &narrowed
         }
         _ => array,
@@ -489,7 +491,7 @@ fn rebuild_list(
         list.nulls().cloned(),
     )
     .map(|l| Arc::new(l) as ArrayRef)
-    .map_err(|e| Error::corrupt(Some(path), e))
+    .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))
 }
 
 /// A map array as the map type `target`, its keys and values converted.
@@ -510,7 +512,7 @@ fn rebuild_map(
         values(map.values(), fields[1].data_type())?,
     ];
     let entries = StructArray::try_new(fields.clone(), columns, map.entries().nulls().cloned())
-        .map_err(|e| Error::corrupt(Some(path), e))?;
+        .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))?;
     MapArray::try_new(
         entries_field.clone(),
         map.offsets().clone(),
@@ -519,7 +521,7 @@ fn rebuild_map(
         *sorted,
     )
     .map(|m| Arc::new(m) as ArrayRef)
-    .map_err(|e| Error::corrupt(Some(path), e))
+    .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))
 }
 
 #[cfg(test)]

@@ -371,7 +371,9 @@ impl<'s> ParquetFileWriter<'s> {
         let sink = Sink::default();
         let file =
             SerializedFileWriter::new(sink.clone(), descr.root_schema_ptr(), Arc::new(props))
-                .map_err(|e| Error::illegal_state(format!("creating a Parquet writer: {e}")))?;
+                .map_err(|e| {
+                    Error::internal(format!("creating a Parquet writer: {e}")).with_source(e)
+                })?;
         let stores: Arc<dyn PageStoreFactory> = match &spill {
             Some(s) => s.factory(),
             None => Arc::new(TightPageStoreFactory),
@@ -714,9 +716,7 @@ impl<'s> ParquetFileWriter<'s> {
                     | Slot::Strings(_)
                     | Slot::Primitive(_)
                     | Slot::Mirror { .. } => {
-                        return Err(Error::illegal_state(
-                            "mapped column given to the Arrow writer",
-                        ))
+                        return Err(Error::internal("mapped column given to the Arrow writer"))
                     }
                 }
             }
@@ -773,7 +773,7 @@ impl<'s> ParquetFileWriter<'s> {
                             .get_mut(source)
                             .and_then(Option::take)
                             .ok_or_else(|| {
-                                Error::illegal_state("a mirrored column without its source's chunk")
+                                Error::internal("a mirrored column without its source's chunk")
                             })?;
                     let close = column_chunk::close_as(&close, descr)?;
                     self.mirrored_chunks += 1;

@@ -13,10 +13,15 @@ use crate::error::{Error, Result};
 
 /// Decodes every record of a container file. `file` names it in errors.
 pub fn read_records(bytes: &[u8], file: &str) -> Result<Vec<Value>> {
-    let reader = Reader::new(bytes)
-        .map_err(|e| Error::corrupt(Some(file), format!("not a readable Avro file: {e}")))?;
+    let reader = Reader::new(bytes).map_err(|e| {
+        Error::corrupt(Some(file), format!("not a readable Avro file: {e}")).with_source(e)
+    })?;
     reader
-        .map(|r| r.map_err(|e| Error::corrupt(Some(file), format!("bad Avro record: {e}"))))
+        .map(|r| {
+            r.map_err(|e| {
+                Error::corrupt(Some(file), format!("bad Avro record: {e}")).with_source(e)
+            })
+        })
         .collect()
 }
 
@@ -50,16 +55,17 @@ pub fn write_records(
         .build();
     for r in records {
         w.append(r).map_err(|e| {
-            Error::illegal_state(format!("Avro record does not fit its schema: {e}"))
+            Error::internal(format!("Avro record does not fit its schema: {e}")).with_source(e)
         })?;
     }
     w.into_inner()
-        .map_err(|e| Error::illegal_state(format!("Avro encoding failed: {e}")))
+        .map_err(|e| Error::internal(format!("Avro encoding failed: {e}")).with_source(e))
 }
 
 /// Parses one of the fixed schemas below.
 pub fn parse_schema(json: &str) -> Result<Schema> {
-    Schema::parse_str(json).map_err(|e| Error::illegal_state(format!("built-in Avro schema: {e}")))
+    Schema::parse_str(json)
+        .map_err(|e| Error::internal(format!("built-in Avro schema: {e}")).with_source(e))
 }
 
 /// A decoded record, read field by field with errors that name the file and the field.

@@ -169,7 +169,7 @@ impl BinaryRow {
     /// Encodes values of the given types (the writer side of [`BinaryRow::decode`]).
     pub fn encode(values: &[Datum], types: &[DataType]) -> Result<Self> {
         if values.len() != types.len() {
-            return Err(Error::illegal_state(format!(
+            return Err(Error::internal(format!(
                 "{} values for {} types",
                 values.len(),
                 types.len()

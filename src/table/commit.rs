@@ -139,8 +139,10 @@ pub struct CommitOutcome {
     pub manifest_merge: Option<ManifestMergeReport>,
 }
 
-/// A failed commit whose outcome is unknown: the files must not be deleted.
-pub const UNKNOWN_OUTCOME: &str = "the commit's outcome is unknown";
+/// Part of the message of an [`ErrorKind::CommitUnknown`](crate::ErrorKind::CommitUnknown)
+/// error, for people: programs branch on the kind
+/// ([`Error::commit_may_have_happened`]), never on this text.
+const UNKNOWN_OUTCOME: &str = "the commit's outcome is unknown";
 
 fn codec(table: &Table) -> Result<apache_avro::Codec> {
     avro::codec_for(
@@ -666,17 +668,16 @@ pub fn commit_with_backoff(
                         _ => Err(Error::from(e)),
                     },
                     Err(r) if r.kind == StorageErrorKind::NotFound => Err(Error::from(e)),
-                    Err(r) => Err(Error {
-                        message: format!(
+                    Err(r) => Err(Error::commit_unknown(
+                        r.kind,
+                        &path,
+                        format!(
                             "{} ({UNKNOWN_OUTCOME}: checking '{path}' failed too: {r}; the \
                              job's files are kept)",
-                            Error::from(e).message
+                            Error::from(e.clone()).message
                         ),
-                        kind: crate::ErrorKind::Io {
-                            storage: r.kind,
-                            path: path.clone(),
-                        },
-                    }),
+                    )
+                    .with_source(e)),
                 };
             }
         }

@@ -46,7 +46,7 @@ pub fn read_footer(
         storage.read_range(path, size - 8 - footer_len, footer_len)?
     };
     ParquetMetaDataReader::decode_metadata(&footer)
-        .map_err(|e| Error::corrupt(Some(path), format!("bad Parquet footer: {e}")))
+        .map_err(|e| Error::corrupt(Some(path), format!("bad Parquet footer: {e}")).with_source(e))
 }
 
 /// `Some(0)` when the footer proves the file has no `-U`/`-D` rows, else `None` (unknown).

@@ -132,9 +132,7 @@ fn column(t: &ArrowType, values: &[&Datum]) -> Result<ArrayRef> {
                     Datum::$variant(x) => b.append_value(x.clone()),
                     Datum::Null => b.append_null(),
                     other => {
-                        return Err(Error::illegal_state(format!(
-                            "value {other:?} in a {t} column"
-                        )))
+                        return Err(Error::internal(format!("value {other:?} in a {t} column")))
                     }
                 }
             }
@@ -210,7 +208,7 @@ impl<'s> TableWriter<'s> {
         let mut groups: BTreeMap<(BinaryRow, i32), Group<'_>> = BTreeMap::new();
         for (kind, row) in rows {
             if row.len() != schema.fields.len() {
-                return Err(Error::illegal_state(format!(
+                return Err(Error::internal(format!(
                     "a row of {} values for {} columns",
                     row.len(),
                     schema.fields.len()
@@ -344,18 +342,18 @@ impl<'s> TableWriter<'s> {
         }
         let arrow_schema = Arc::new(Schema::new(fields));
         let batch = RecordBatch::try_new(arrow_schema.clone(), columns)
-            .map_err(|e| Error::illegal_state(format!("demo batch: {e}")))?;
+            .map_err(|e| Error::internal(format!("demo batch: {e}")))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .build();
         let mut buf = Vec::new();
         {
             let mut w = ArrowWriter::try_new(&mut buf, arrow_schema, Some(props))
-                .map_err(|e| Error::illegal_state(format!("demo writer: {e}")))?;
+                .map_err(|e| Error::internal(format!("demo writer: {e}")))?;
             w.write(&batch)
-                .map_err(|e| Error::illegal_state(format!("demo writer: {e}")))?;
+                .map_err(|e| Error::internal(format!("demo writer: {e}")))?;
             w.close()
-                .map_err(|e| Error::illegal_state(format!("demo writer: {e}")))?;
+                .map_err(|e| Error::internal(format!("demo writer: {e}")))?;
         }
         let partition_path = table.partition_path(partition, "demo")?;
         let name = format!("data-{}-0.parquet", self.ids.next_uuid());

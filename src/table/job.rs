@@ -282,7 +282,7 @@ fn clean_up_failed_job(
     leases: &[Lease],
 ) -> Error {
     let mut e = e;
-    if !e.message.contains(commit::UNKNOWN_OUTCOME) {
+    if !e.commit_may_have_happened() {
         let failed = written.delete_all(storage);
         if !failed.is_empty() {
             e.message = format!(

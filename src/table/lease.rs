@@ -109,7 +109,7 @@ fn acquire_at(
 ) -> Result<std::result::Result<Lease, LeaseHeld>> {
     let path = format!("{}/{partition_key}-{generation}", paths.lease_dir());
     let bytes = serde_json::to_vec(&record)
-        .map_err(|e| Error::illegal_state(format!("lease record: {e}")))?;
+        .map_err(|e| Error::internal(format!("lease record: {e}")).with_source(e))?;
     match storage.create_if_absent(&path, &bytes) {
         Ok(()) => {
             // Older generations are dead now; removing them is housekeeping only.

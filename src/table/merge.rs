@@ -161,7 +161,7 @@ fn manifest_record(
     let row = |values: &[Datum]| BinaryRow::encode(values, key_types);
     let mins: Vec<Datum> = o.key_stats.iter().map(|s| s.min.clone()).collect();
     let maxs: Vec<Datum> = o.key_stats.iter().map(|s| s.max.clone()).collect();
-    let count = |v: u64| i64::try_from(v).map_err(|_| Error::illegal_state("count beyond i64"));
+    let count = |v: u64| i64::try_from(v).map_err(|_| Error::internal("count beyond i64"));
     Ok(DataFile {
         file_name: o.meta.file_name.clone(),
         file_size: count(o.meta.file_size)?,

@@ -97,7 +97,7 @@ fn live_file<'b>(b: &'b BucketState, name: &str) -> Result<&'b LiveFile> {
     b.files
         .iter()
         .find(|l| l.entry.file.file_name == name)
-        .ok_or_else(|| Error::illegal_state(format!("planned file '{name}' is not live")))
+        .ok_or_else(|| Error::internal(format!("planned file '{name}' is not live")))
 }
 
 fn add_entry(b: &BucketState, file: DataFile) -> ManifestEntry {
@@ -643,7 +643,7 @@ impl Run<'_, '_> {
                 let bm = keep.entry(file.clone()).or_default();
                 for &p in positions {
                     let p = u32::try_from(p).map_err(|_| {
-                        Error::illegal_state(format!(
+                        Error::unsupported(format!(
                             "row position {p} of '{file}' is beyond a 32-bit deletion vector"
                         ))
                     })?;

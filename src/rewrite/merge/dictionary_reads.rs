@@ -174,18 +174,16 @@ impl DictionaryReads {
         let target = dictionary_type();
         let mut columns = batch.columns().to_vec();
         for &c in &self.cols {
-            let column = columns.get_mut(c).ok_or_else(|| {
-                Error::illegal_state(format!("'{path}': a batch without column {c}"))
-            })?;
+            let column = columns
+                .get_mut(c)
+                .ok_or_else(|| Error::internal(format!("'{path}': a batch without column {c}")))?;
             if *column.data_type() != target {
                 *column = cast(column, &target).map_err(|e| {
-                    Error::illegal_state(format!(
-                        "'{path}': reading column {c} as a dictionary: {e}"
-                    ))
+                    Error::internal(format!("'{path}': reading column {c} as a dictionary: {e}"))
                 })?;
             }
         }
         RecordBatch::try_new(self.batch_schema.clone(), columns)
-            .map_err(|e| Error::illegal_state(format!("'{path}': dictionary columns: {e}")))
+            .map_err(|e| Error::internal(format!("'{path}': dictionary columns: {e}")))
     }
 }

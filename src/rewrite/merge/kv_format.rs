@@ -387,7 +387,7 @@ pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
     };
     use std::sync::Arc;
     let mismatch =
-        |d: &Datum| Error::illegal_state(format!("value {d:?} computed for a {data_type} column"));
+        |d: &Datum| Error::internal(format!("value {d:?} computed for a {data_type} column"));
     macro_rules! prim {
         ($builder:ty, $variant:ident) => {{
             let mut b = <$builder>::new();
@@ -427,7 +427,7 @@ pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
             Arc::new(
                 b.finish()
                     .with_precision_and_scale(*p, *s)
-                    .map_err(|e| Error::illegal_state(e.to_string()))?,
+                    .map_err(|e| Error::internal(e.to_string()))?,
             )
         }
         DataType::Timestamp(unit, tz) => {

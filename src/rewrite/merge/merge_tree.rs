@@ -172,7 +172,7 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
     let fm = input.metadata.file_metadata();
     parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
         .map(|s| plain(&s))
-        .map_err(|e| parquet_io::corrupt(&input.path, e))
+        .map_err(|e| parquet_io::corrupt_from(&input.path, e))
 }
 
 /// Reads inputs with the push decoder in windows of this many rows (`0`: whole row groups)
@@ -205,24 +205,24 @@ fn open_with_offset_index(
         ));
     }
     let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
-        .map_err(|e| parquet_io::corrupt(path, e))?
+        .map_err(|e| parquet_io::corrupt_from(path, e))?
         .with_page_index_policy(PageIndexPolicy::Skip)
         .with_offset_index_policy(PageIndexPolicy::Optional);
     let tail = size - size.min(FOOTER_PREFETCH)..size;
     let (ranges, buffers) = parquet_io::fetch(storage, path, std::slice::from_ref(&tail), io)?;
     decoder
         .push_ranges(ranges, buffers)
-        .map_err(|e| parquet_io::corrupt(path, e))?;
+        .map_err(|e| parquet_io::corrupt_from(path, e))?;
     loop {
         match decoder
             .try_decode()
-            .map_err(|e| parquet_io::corrupt(path, e))?
+            .map_err(|e| parquet_io::corrupt_from(path, e))?
         {
             DecodeResult::NeedsData(ranges) => {
                 let (ranges, buffers) = parquet_io::fetch(storage, path, &ranges, io)?;
                 decoder
                     .push_ranges(ranges, buffers)
-                    .map_err(|e| parquet_io::corrupt(path, e))?;
+                    .map_err(|e| parquet_io::corrupt_from(path, e))?;
             }
             DecodeResult::Data(metadata) => {
                 return Ok(InputFile {
@@ -917,7 +917,9 @@ fn assemble(
     schema: &SchemaRef,
     whole_rows: bool,
 ) -> Result<RecordBatch> {
-    let fail = |e: arrow::error::ArrowError| Error::illegal_state(format!("assembling rows: {e}"));
+    let fail = |e: arrow::error::ArrowError| {
+        Error::internal(format!("assembling rows: {e}")).with_source(e)
+    };
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     let sources = |c: usize| -> Vec<&dyn Array> {
         arena
@@ -1305,10 +1307,7 @@ pub fn rewrite_merge_tree(
         return Err(if failures.is_empty() {
             e
         } else {
-            Error {
-                message: format!("{} (cleanup failed: {})", e.message, failures.join("; ")),
-                kind: e.kind,
-            }
+            e.with_note(format_args!("cleanup failed: {}", failures.join("; ")))
         });
     }
     metrics.retracts_dropped = sinks.retracts_dropped;
@@ -1385,7 +1384,7 @@ fn flush(
                 let slot = old
                     .get_mut(*s)
                     .and_then(Option::take)
-                    .ok_or_else(|| Error::illegal_state("a cursor's batch is missing"))?;
+                    .ok_or_else(|| Error::internal("a cursor's batch is missing"))?;
                 let n = merge.arena.push(slot);
                 remap.insert(*s, n);
                 n

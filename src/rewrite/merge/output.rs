@@ -193,7 +193,7 @@ impl<'s> RollingOutput<'s> {
             let open = self
                 .open
                 .as_mut()
-                .ok_or_else(|| Error::illegal_state("no open output"))?;
+                .ok_or_else(|| Error::internal("no open output"))?;
             let rest = batch.num_rows() - offset;
             let estimated = open.writer.estimated_size();
             // A new file starts with a small step, so a target smaller than one batch of
@@ -262,7 +262,7 @@ impl<'s> RollingOutput<'s> {
         let size = sink.finish()?;
         let (min_key, max_key) = match (first_key, last_key) {
             (Some(a), Some(b)) => (a, b),
-            _ => return Err(Error::illegal_state("an output file without keys")),
+            _ => return Err(Error::internal("an output file without keys")),
         };
         let key_stats = stats
             .min
@@ -363,7 +363,7 @@ fn update_stats(
         open.stats.nulls[i] += col.null_count() as u64;
         let encode = |a: &ArrayRef| {
             conv.convert_columns(std::slice::from_ref(a))
-                .map_err(|e| Error::illegal_state(format!("key statistics: {e}")))
+                .map_err(|e| Error::internal(format!("key statistics: {e}")))
         };
         // The extreme rows and their row-format bytes (what the file's bounds compare).
         let (lo, hi) = if i == 0 && col.null_count() == 0 {
@@ -371,7 +371,7 @@ fn update_stats(
             // extremes are the first and last rows, encoded alone instead of every row.
             let ends = encode(
                 &arrow::compute::concat(&[col.slice(0, 1).as_ref(), col.slice(n - 1, 1).as_ref()])
-                    .map_err(|e| Error::illegal_state(format!("key statistics: {e}")))?,
+                    .map_err(|e| Error::internal(format!("key statistics: {e}")))?,
             )?;
             let bytes = |r: usize| ends.row(r).as_ref().to_vec();
             (Some((0, bytes(0))), Some((n - 1, bytes(1))))

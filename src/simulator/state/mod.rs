@@ -26,7 +26,7 @@ use crate::meta::{DataFileMeta, Level};
 use crate::options::CoreOptions;
 use crate::plan::{
     route, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode,
-    MergeTreeCompactManager, PlanContext, Reason,
+    MergeTreeCompactManager, PlanContext, Reason, Route,
 };
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -45,11 +45,8 @@ impl SimEnv {
         config.validate()?;
         let options = config.core_options()?;
         let not_compactable = match route(&options, false) {
-            Ok(_) => None,
-            Err(e) => match e.kind {
-                crate::ErrorKind::NotCompactable { reason } => Some(reason.to_string()),
-                _ => return Err(e),
-            },
+            Route::Compact(_) => None,
+            Route::NotCompactable(reason) => Some(reason.to_string()),
         };
         let lanes = match (&config.replay, config.table) {
             (Some(r), _) => r
@@ -465,7 +462,7 @@ fn new_planner(env: &SimEnv, files: Vec<Arc<DataFileMeta>>) -> Result<Planner> {
     if env.not_compactable.is_some() {
         return Ok(Planner::None);
     }
-    Ok(match route(&env.options, false)? {
+    Ok(match route(&env.options, false).into_result()? {
         CompactionMode::MergeTree => {
             Planner::MergeTree(Box::new(MergeTreeCompactManager::new(&env.options, files)?))
         }

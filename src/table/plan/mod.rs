@@ -290,7 +290,7 @@ pub(super) fn plan_state(
     };
     let routed = match guards::refusal(&table.schema.options, table.options.bucket) {
         Some(e) => Err(e),
-        None => route_job(&table.options, table.schema.has_blob_column()),
+        None => route_job(&table.options, table.schema.has_blob_column()).into_result(),
     };
     let mode = match routed {
         Ok(m) => m,
