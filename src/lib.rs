@@ -5,6 +5,7 @@
 //! * [`options`] — table options, parsed once into a typed struct.
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
 //! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
+//! * [`io`] — the storage shared by an operation, with the host's services beside it.
 //! * `rewrite` — the Parquet rewriters (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
 //! * `maintenance` — expiry of snapshots, changelogs, partitions, tags and consumers, and
@@ -19,6 +20,7 @@ pub mod bindings;
 pub mod conformance;
 pub mod error;
 pub mod host_codec;
+pub mod io;
 #[cfg(feature = "rewrite")]
 pub mod maintenance;
 pub mod meta;

@@ -9,8 +9,8 @@ use paimon_compact::plan::{
     human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason,
 };
 
+use paimon_compact::storage::Storage;
 use paimon_compact_host::local_storage::LocalDirStorage;
-use paimon_compact_host::storage::HostStorage;
 use paimon_compact_host::{clock, Compactor, PlanSummary, TableJob};
 use std::path::PathBuf;
 
@@ -107,7 +107,7 @@ pub fn run(
         )),
     };
     std::fs::create_dir_all(&dir)?;
-    let storage: Arc<dyn HostStorage> = Arc::new(LocalDirStorage::new(&dir));
+    let storage: Arc<dyn Storage> = Arc::new(LocalDirStorage::new(&dir));
     let tables = compactor.write_demo_tables(storage.clone(), "", clock::now().0, 42)?;
     if !compact {
         println!(

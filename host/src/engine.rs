@@ -7,11 +7,11 @@ use paimon_compact::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::meta::{DataFileMeta, Level};
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::{self, BucketDecision, BucketPlanRequest, TaskAction};
-use paimon_compact::storage::StorageErrorKind;
+use paimon_compact::storage::{Storage, StorageErrorKind};
 use paimon_compact::{Error as CoreError, ErrorKind};
 
 use crate::error::HostError;
-use crate::storage::{HostStorage, ProgressFn};
+use crate::storage::ProgressFn;
 use crate::wasm::{
     wit_compactor as wc, wit_planner as wp, wit_table as wtc, wit_types as wt, WasmRuntime,
 };
@@ -380,7 +380,7 @@ impl Compactor {
 
     pub fn compact_append(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         job: &AppendJob,
         progress: Option<ProgressFn>,
     ) -> Result<AppendSummary, HostError> {
@@ -411,7 +411,7 @@ impl Compactor {
                     creation_time_ms: job.creation_time_ms,
                     collect_value_stats: false,
                 };
-                let r = rewrite_append(storage.as_ref(), &req, &options)?;
+                let r = rewrite_append(&storage, &req, &options)?;
                 Ok(AppendSummary {
                     outputs: r
                         .outputs
@@ -543,7 +543,7 @@ impl Compactor {
     /// Plans a whole table (reads only).
     pub fn plan_table(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         table_path: &str,
         job: &TableJob,
     ) -> Result<TablePlan, HostError> {
@@ -581,7 +581,7 @@ impl Compactor {
     /// maintenance (unless `job.skip_maintenance`).
     pub fn compact_table(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         table_path: &str,
         job: &TableJob,
         progress: Option<ProgressFn>,
@@ -613,7 +613,7 @@ impl Compactor {
                     )
                 };
                 Ok(paimon_compact::maintenance::maintain::compact_and_maintain(
-                    storage.as_ref(),
+                    &storage,
                     table_path,
                     &opts,
                     &maintain,
@@ -639,7 +639,7 @@ impl Compactor {
     /// Runs one maintenance task on a table (`dry_run`: report only).
     pub fn maintain(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         table_path: &str,
         task: MaintenanceTask,
         request: &MaintenanceRequest,
@@ -700,7 +700,7 @@ impl Compactor {
     /// Writes the built-in demo tables under `root`.
     pub fn write_demo_tables(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         root: &str,
         now_ms: i64,
         seed: u64,

@@ -2,8 +2,10 @@
 //! adapted to the core's [`Storage`] trait. Conversions only; no logic.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::error::ErrorKind;
+use crate::io::Io;
 use crate::meta::{DataFileMeta, Key, Level, SequenceNumber};
 use crate::options::{CoreOptions, Flavor, TableKind};
 use crate::plan::{self, BucketDecision, BucketPlanRequest, StrategyState, TaskAction};
@@ -96,7 +98,9 @@ fn table_kind(k: wt::TableKind) -> TableKind {
 // ---------------------------------------------------------------------------------------------
 // Storage: the host's import behind the core's trait
 
-/// The host's storage. Every call crosses the component boundary once.
+/// The host's storage. Every call crosses the component boundary once. A unit value (the
+/// import is global), so clones are the same storage and it can be shared ([`host_io`]).
+#[derive(Clone, Copy)]
 struct HostStorage;
 
 fn from_host(e: ws::StorageError, path: &str) -> StorageError {
@@ -155,14 +159,15 @@ impl crate::host_codec::HostCodec for HostZstd {
     }
 }
 
-impl Storage for HostStorage {
-    fn host_codec(&self) -> Option<std::sync::Arc<dyn crate::host_codec::HostCodec>> {
-        // Asked once per rewrite; a host without zstd keeps the component's own.
-        wcodec::offers(wcodec::Algorithm::Zstd).then(|| {
-            std::sync::Arc::new(HostZstd) as std::sync::Arc<dyn crate::host_codec::HostCodec>
-        })
-    }
+/// The host's storage and, beside it, its zstd when it offers one (asked once per call that
+/// may rewrite; a host without zstd keeps the component's own).
+fn host_io() -> Io {
+    let codec = wcodec::offers(wcodec::Algorithm::Zstd)
+        .then(|| Arc::new(HostZstd) as Arc<dyn crate::host_codec::HostCodec>);
+    Io::new(Arc::new(HostStorage)).with_host_codec(codec)
+}
 
+impl Storage for HostStorage {
     fn size(&self, path: &str) -> StorageResult<u64> {
         ws::size(path).map_err(|e| from_host(e, path))
     }
@@ -185,7 +190,7 @@ impl Storage for HostStorage {
             .map_err(|e| from_host(e, prefix))
     }
 
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         let writer = ws::create_writer(path).map_err(|e| from_host(e, path))?;
         Ok(Box::new(HostWriter {
             writer: Some(writer),
@@ -399,7 +404,7 @@ impl wc::Guest for Component {
             unit: "files".into(),
             message: format!("rewriting {total} files into {}", req.output_dir),
         });
-        let result = rewrite_append(&HostStorage, &req, &options).map_err(to_wit_error)?;
+        let result = rewrite_append(&host_io(), &req, &options).map_err(to_wit_error)?;
         wpr::report(&wpr::ProgressEvent {
             phase: "rewrite".into(),
             done: total,
@@ -526,7 +531,7 @@ impl wtc::GuestCompactionJob for TableJob {
             )
         };
         let job = crate::maintenance::maintain::compact_and_maintain(
-            &HostStorage,
+            &host_io(),
             &self.table_path,
             &opts,
             &maintain,

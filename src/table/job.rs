@@ -28,6 +28,7 @@ use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
 use super::schema::TableSchema;
 use super::scope::{JobScope, ResolvedScope};
 use crate::error::{Error, ErrorKind, Result};
+use crate::io::{Io, ToIo};
 use crate::meta::{DataFileMeta, Level, Levels};
 use crate::options::{ChangelogProducer, TableKind};
 use crate::plan::{
@@ -1199,11 +1200,14 @@ pub struct CompactReport {
 }
 
 /// Compacts the table at `table_path`; see the module documentation.
+/// `storage`: see [`crate::io`].
 pub fn compact_table(
-    storage: &dyn Storage,
+    storage: &dyn ToIo,
     table_path: &str,
     opts: &CompactOptions<'_>,
 ) -> Result<CompactReport> {
+    let io = storage.to_io();
+    let storage = io.storage.as_ref();
     let now = || opts.clock.map_or(0, |c| c());
     let t0 = now();
     let internal = plan_state(
@@ -1312,6 +1316,7 @@ pub fn compact_table(
     let mut written = WrittenFiles::default();
     let mut run = Run {
         storage,
+        io: &io,
         table: &state.table,
         state: &state,
         opts,
@@ -1531,6 +1536,8 @@ fn totals(buckets: &[BucketMetrics], partitions: &[BucketMetrics]) -> Totals {
 /// The state of a running job.
 struct Run<'s, 'a> {
     storage: &'s dyn Storage,
+    /// The same storage, shared, with the host's services (what the rewriters take).
+    io: &'s Io,
     table: &'s Table,
     state: &'s TableState,
     opts: &'s CompactOptions<'a>,
@@ -1721,7 +1728,7 @@ impl Run<'_, '_> {
             creation_time_ms: self.opts.context.now_ms,
             collect_value_stats: true,
         };
-        let result = match rewrite_append(self.storage, &req, &self.table.options) {
+        let result = match rewrite_append(self.io, &req, &self.table.options) {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &prefix);
@@ -1994,7 +2001,7 @@ impl Run<'_, '_> {
             higher_levels,
             creation_time_ms: self.opts.context.now_ms,
         };
-        let mut result = match rewriter.rewrite(self.storage, &req) {
+        let mut result = match rewriter.rewrite(self.io, &req) {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &req.file_prefix);

@@ -13,7 +13,6 @@ use super::manifest::DataFile;
 use super::scan::Table;
 use crate::error::Result;
 use crate::meta::{DataFileMeta, Level};
-use crate::storage::Storage;
 
 /// One input file of a merge.
 #[derive(Clone, Debug)]
@@ -74,7 +73,7 @@ pub struct MergeRewriteResult {
 pub trait MergeTreeRewriter {
     fn rewrite(
         &self,
-        storage: &dyn Storage,
+        io: &crate::io::Io,
         request: &MergeRewriteRequest<'_>,
     ) -> Result<MergeRewriteResult>;
 }

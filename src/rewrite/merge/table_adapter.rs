@@ -11,7 +11,6 @@ use arrow::datatypes::{DataType as ArrowType, Field, Schema, SchemaRef};
 use super::{rewrite_merge_tree, MergeInput, MergeOutputFile, MergeTreeRewrite};
 use crate::error::{Error, Result};
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
-use crate::storage::Storage;
 use crate::table::binary_row::{BinaryRow, Datum};
 use crate::table::manifest::{DataFile, SimpleStats};
 use crate::table::merge_rewriter::{
@@ -124,9 +123,10 @@ pub fn manifest_record(
 impl MergeTreeRewriter for PrimaryKeyRewriter {
     fn rewrite(
         &self,
-        storage: &dyn Storage,
+        io: &crate::io::Io,
         request: &MergeRewriteRequest<'_>,
     ) -> Result<MergeRewriteResult> {
+        let storage = io.storage.as_ref();
         let table = request.table;
         let all: Vec<&MergeRewriteInput> = request.sections.iter().flatten().flatten().collect();
         // A lookup merge below the max level must see the levels above the output (older
@@ -197,7 +197,7 @@ impl MergeTreeRewriter for PrimaryKeyRewriter {
             write_data: request.write_data,
             creation_time_ms: request.creation_time_ms,
         };
-        let r = rewrite_merge_tree(storage, &req, &table.options)?;
+        let r = rewrite_merge_tree(io, &req, &table.options)?;
         let written: Vec<String> = r
             .outputs
             .iter()
