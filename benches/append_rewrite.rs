@@ -35,6 +35,7 @@ use paimon_compact::storage::{
 // ---- local-directory storage (bench only) ----------------------------------------------------
 
 /// Files under a root directory; writes go to `<path>.tmp` and are renamed on finish.
+#[derive(Clone)]
 struct DirStorage {
     root: PathBuf,
 }
@@ -125,7 +126,7 @@ impl Storage for DirStorage {
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         let dest = self.root.join(path);
         if let Some(parent) = dest.parent() {
             fs::create_dir_all(parent).map_err(|e| io_err(path, e))?;

@@ -40,6 +40,7 @@ use paimon_compact::table::binary_row::Datum;
 
 // ---- local-directory storage (bench only) ----------------------------------------------------
 
+#[derive(Clone)]
 struct DirStorage {
     root: PathBuf,
 }
@@ -129,7 +130,7 @@ impl Storage for DirStorage {
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         let dest = self.root.join(path);
         let tmp = dest.with_extension("tmp");
         let out =

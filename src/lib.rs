@@ -8,6 +8,7 @@
 //! * [`options`] — table options, parsed once into a typed struct.
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
 //! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
+//! * [`io`] — the storage shared by an operation, with the host's services beside it.
 //! * `rewrite` — the Parquet rewriters (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
 //! * `types`, `value` and `deletion_vectors` — Paimon's data types (and their Arrow form),
@@ -26,6 +27,7 @@ pub mod bindings;
 pub mod deletion_vectors;
 pub mod error;
 pub mod host_codec;
+pub mod io;
 #[cfg(feature = "rewrite")]
 pub mod maintenance;
 pub mod meta;

@@ -6,6 +6,12 @@
 //! on. The component imports it from the host (local directory, object store, memory, browser
 //! files); native code and tests use the same trait. [`MemoryStorage`] is the reference
 //! implementation.
+//!
+//! A storage is `Send + Sync` and its writers are owned (they do not borrow it), so one storage
+//! can be shared as an `Arc<dyn Storage>` by everything that must keep it: the rewriters hand
+//! it to arrow-rs's page stores and chunk readers, which must be `'static`, and parallel work
+//! shares one handle. Services that are not storage (the host's codec) travel beside it, in
+//! [`crate::io::Io`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -72,7 +78,10 @@ pub struct ObjectMeta {
 }
 
 /// A file being written. Nothing is visible at the path until `finish`; `abort` discards.
-pub trait StorageWriter {
+///
+/// `Send`: a writer may be kept by an owner that moves between threads (a host's resource
+/// table, a page store arrow-rs requires to be `Send`).
+pub trait StorageWriter: Send {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
     /// Makes the file visible; returns its size.
     fn finish(self: Box<Self>) -> StorageResult<u64>;
@@ -80,15 +89,19 @@ pub trait StorageWriter {
 }
 
 /// Object-store shaped storage. Paths are `/`-separated and relative to the storage's root.
-pub trait Storage {
+///
+/// `Send + Sync`, so it can be shared (`Arc<dyn Storage>`) by the writers and readers of one
+/// operation and across threads; calls on a shared storage may come from any of them.
+pub trait Storage: Send + Sync {
     /// The size of a file.
     fn size(&self, path: &str) -> StorageResult<u64>;
     /// `len` bytes from `offset` (fewer only at the end of the file).
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>>;
     /// Files whose path starts with `prefix`, sorted by path.
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>>;
-    /// Starts writing a file (replacing it on `finish` if it exists).
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>>;
+    /// Starts writing a file (replacing it on `finish` if it exists). The writer is owned: it
+    /// may outlive this borrow of the storage.
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>>;
     fn delete(&self, path: &str) -> StorageResult<()>;
     /// Atomically creates a file with `bytes`, or fails with `AlreadyExists`.
     fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()>;
@@ -97,14 +110,6 @@ pub trait Storage {
     fn read_all(&self, path: &str) -> StorageResult<Vec<u8>> {
         let size = self.size(path)?;
         self.read_range(path, 0, size)
-    }
-
-    /// A codec the host runs natively for the rewriter (see [`crate::host_codec`]); `None`,
-    /// the default, means the rewriter compresses and decompresses by itself. Not a storage
-    /// concern as such, but the storage is the host's one handle into the core, so the host's
-    /// other services ride on it rather than on a second object threaded everywhere.
-    fn host_codec(&self) -> Option<std::sync::Arc<dyn crate::host_codec::HostCodec>> {
-        None
     }
 
     /// Writes a whole (small) file.
@@ -147,19 +152,9 @@ impl MemoryStorage {
     pub fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
         self.files().get(path).cloned()
     }
-
-    /// Starts writing `path`; the file appears on `finish`.
-    pub fn open_writer(&self, path: &str) -> MemoryWriter {
-        MemoryWriter {
-            storage: self.clone(),
-            path: path.to_string(),
-            buf: Vec::new(),
-        }
-    }
 }
 
-/// A [`MemoryStorage`] writer. Owned (it shares the files, not a borrow of the storage), so
-/// hosts can keep it between calls.
+/// A [`MemoryStorage`] writer. Owned: it shares the files, not a borrow of the storage.
 pub struct MemoryWriter {
     storage: MemoryStorage,
     path: String,
@@ -211,8 +206,12 @@ impl Storage for MemoryStorage {
             .collect())
     }
 
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
-        Ok(Box::new(self.open_writer(path)))
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
+        Ok(Box::new(MemoryWriter {
+            storage: self.clone(),
+            path: path.to_string(),
+            buf: Vec::new(),
+        }))
     }
 
     fn delete(&self, path: &str) -> StorageResult<()> {

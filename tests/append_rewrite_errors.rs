@@ -6,7 +6,7 @@
 #[path = "append_rewrite_support.rs"]
 mod support;
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray};
@@ -24,17 +24,32 @@ use paimon_compact::storage::{
 use paimon_compact::{Error, ErrorKind};
 use support::*;
 
+/// A count shared by a storage's clones (the rewriter works on a clone of its storage).
+#[derive(Clone, Default)]
+struct Count(Arc<AtomicU64>);
+
+impl Count {
+    fn get(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+    /// Counts one more; returns the new count.
+    fn bump(&self) -> u64 {
+        self.0.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
 /// Storage that fails the k-th read or the k-th write (a `write` or `finish` call), and counts
 /// what happened to outputs.
+#[derive(Clone)]
 struct Faulty {
     inner: MemoryStorage,
     fail_read: Option<u64>,
     fail_write: Option<u64>,
-    reads: Cell<u64>,
-    writes: Cell<u64>,
-    finished: Cell<u64>,
-    aborted: Cell<u64>,
-    deleted: Cell<u64>,
+    reads: Count,
+    writes: Count,
+    finished: Count,
+    aborted: Count,
+    deleted: Count,
 }
 
 impl Faulty {
@@ -43,17 +58,16 @@ impl Faulty {
             inner: inner.clone(),
             fail_read: None,
             fail_write: None,
-            reads: Cell::new(0),
-            writes: Cell::new(0),
-            finished: Cell::new(0),
-            aborted: Cell::new(0),
-            deleted: Cell::new(0),
+            reads: Count::default(),
+            writes: Count::default(),
+            finished: Count::default(),
+            aborted: Count::default(),
+            deleted: Count::default(),
         }
     }
 
     fn tick_write(&self, path: &str) -> StorageResult<()> {
-        self.writes.set(self.writes.get() + 1);
-        if Some(self.writes.get()) == self.fail_write {
+        if Some(self.writes.bump()) == self.fail_write {
             return Err(StorageError::new(
                 StorageErrorKind::Io,
                 path,
@@ -64,24 +78,24 @@ impl Faulty {
     }
 }
 
-struct FaultyWriter<'a> {
-    inner: Box<dyn StorageWriter + 'a>,
-    parent: &'a Faulty,
+struct FaultyWriter {
+    inner: Box<dyn StorageWriter>,
+    parent: Faulty,
     path: String,
 }
 
-impl StorageWriter for FaultyWriter<'_> {
+impl StorageWriter for FaultyWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
         self.parent.tick_write(&self.path)?;
         self.inner.write(chunk)
     }
     fn finish(self: Box<Self>) -> StorageResult<u64> {
         self.parent.tick_write(&self.path)?;
-        self.parent.finished.set(self.parent.finished.get() + 1);
+        self.parent.finished.bump();
         self.inner.finish()
     }
     fn abort(self: Box<Self>) -> StorageResult<()> {
-        self.parent.aborted.set(self.parent.aborted.get() + 1);
+        self.parent.aborted.bump();
         self.inner.abort()
     }
 }
@@ -91,8 +105,7 @@ impl Storage for Faulty {
         self.inner.size(path)
     }
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
-        self.reads.set(self.reads.get() + 1);
-        if Some(self.reads.get()) == self.fail_read {
+        if Some(self.reads.bump()) == self.fail_read {
             return Err(StorageError::new(
                 StorageErrorKind::Io,
                 path,
@@ -104,15 +117,15 @@ impl Storage for Faulty {
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         Ok(Box::new(FaultyWriter {
             inner: self.inner.create_writer(path)?,
-            parent: self,
+            parent: self.clone(),
             path: path.to_string(),
         }))
     }
     fn delete(&self, path: &str) -> StorageResult<()> {
-        self.deleted.set(self.deleted.get() + 1);
+        self.deleted.bump();
         self.inner.delete(path)
     }
     fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {

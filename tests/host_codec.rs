@@ -1,4 +1,4 @@
-//! zstd run by the host (`Storage::host_codec`, the component's `codec` import): the append
+//! zstd run by the host (`Io::host_codec`, the component's `codec` import): the append
 //! rewrite and the merge hand every zstd page they read and write to it, the files come out
 //! byte for byte as with the built-in codec, and a failing host codec is a typed error that
 //! leaves no output behind. The wasmtime host's own codec is checked in `host/tests`.
@@ -17,10 +17,11 @@ use parquet::file::properties::{WriterProperties, WriterVersion};
 
 use merge_support::{full_merge_request, put_file, put_file_with, Rec};
 use paimon_compact::host_codec::{HostCodec, HostCodecMetrics};
+use paimon_compact::io::{Io, ToIo};
 use paimon_compact::rewrite::merge::{rewrite_merge_tree, RowKind};
 use paimon_compact::rewrite::rewrite_append;
 use paimon_compact::rewrite::RewriteInput;
-use paimon_compact::storage::{MemoryStorage, ObjectMeta, Storage, StorageResult, StorageWriter};
+use paimon_compact::storage::MemoryStorage;
 use paimon_compact::ErrorKind;
 
 /// zstd as a native host would run it, failing the n-th compression or decompression when told.
@@ -50,33 +51,15 @@ impl HostCodec for NativeZstd {
     }
 }
 
-/// Memory storage whose host offers `codec`.
+/// Memory storage whose host offers `codec`: the storage, and the codec beside it.
 struct Offering {
     inner: MemoryStorage,
     codec: Arc<NativeZstd>,
 }
 
-impl Storage for Offering {
-    fn size(&self, path: &str) -> StorageResult<u64> {
-        self.inner.size(path)
-    }
-    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
-        self.inner.read_range(path, offset, len)
-    }
-    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
-        self.inner.create_writer(path)
-    }
-    fn delete(&self, path: &str) -> StorageResult<()> {
-        self.inner.delete(path)
-    }
-    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
-        self.inner.create_if_absent(path, bytes)
-    }
-    fn host_codec(&self) -> Option<Arc<dyn HostCodec>> {
-        Some(self.codec.clone())
+impl ToIo for Offering {
+    fn to_io(&self) -> Io {
+        Io::new(Arc::new(self.inner.clone())).with_host_codec(Some(self.codec.clone()))
     }
 }
 

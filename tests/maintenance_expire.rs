@@ -74,7 +74,7 @@ fn commit(st: &dyn Storage, c: i64, time: i64) -> i64 {
 }
 
 /// A COMPACT snapshot at `time` (the job folds each partition's files into one).
-fn compact(st: &dyn Storage, time: i64, seed: u8) -> i64 {
+fn compact(st: &dyn paimon_compact::io::ToIo, time: i64, seed: u8) -> i64 {
     let mut o = CompactOptions::new(PlanContext::at(time, 3), [seed; 16]);
     o.full = true;
     let report = compact_table(st, T, &o).unwrap();
@@ -414,7 +414,7 @@ impl Storage for Recording {
         self.paths.lock().unwrap().push(prefix.into());
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.inner.create_writer(path)
     }
     fn delete(&self, path: &str) -> StorageResult<()> {

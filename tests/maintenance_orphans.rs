@@ -94,7 +94,7 @@ fn pk_table(st: &dyn Storage, options: &[(&str, &str)], commits: i64) {
     }
 }
 
-fn compact(st: &dyn Storage, seed: u8, full: bool) -> i64 {
+fn compact(st: &dyn paimon_compact::io::ToIo, seed: u8, full: bool) -> i64 {
     let mut o = CompactOptions::new(PlanContext::at(NOW - 9 * DAY, 3), [seed; 16]);
     o.full = full;
     let r = compact_table(st, T, &o).unwrap();
@@ -208,7 +208,7 @@ impl Storage for BrokenReads {
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.inner.create_writer(path)
     }
     fn delete(&self, path: &str) -> StorageResult<()> {
@@ -239,7 +239,7 @@ impl Storage for TimedStorage {
         }
         Ok(l)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.inner.create_writer(path)
     }
     fn delete(&self, path: &str) -> StorageResult<()> {

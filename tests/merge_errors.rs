@@ -5,7 +5,7 @@
 
 mod merge_support;
 
-use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use merge_support::*;
@@ -69,7 +69,7 @@ fn bucket(st: &MemoryStorage) -> Vec<Vec<Vec<RewriteInput>>> {
 }
 
 fn run(
-    st: &dyn Storage,
+    st: &dyn paimon_compact::io::ToIo,
     req: &MergeTreeRewrite,
     o: &CoreOptions,
 ) -> Result<MergeTreeRewriteResult, Error> {
@@ -452,17 +452,18 @@ fn an_upgrade_without_rewrite_produces_only_changelog() {
 
 // ---- fault injection -----------------------------------------------------------------------
 
-/// Fails the k-th storage call (reads, writer creation, writes, finishes).
+/// Fails the k-th storage call (reads, writer creation, writes, finishes). Clones share the
+/// count (the rewriter works on a clone).
+#[derive(Clone)]
 struct Failing {
     inner: MemoryStorage,
     fail_at: usize,
-    calls: Cell<usize>,
+    calls: Arc<AtomicUsize>,
 }
 
 impl Failing {
     fn tick(&self, path: &str) -> StorageResult<()> {
-        let n = self.calls.get() + 1;
-        self.calls.set(n);
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.fail_at {
             Err(StorageError::new(StorageErrorKind::Io, path, "injected"))
         } else {
@@ -471,13 +472,13 @@ impl Failing {
     }
 }
 
-struct FailingWriter<'a> {
-    st: &'a Failing,
-    inner: Box<dyn StorageWriter + 'a>,
+struct FailingWriter {
+    st: Failing,
+    inner: Box<dyn StorageWriter>,
     path: String,
 }
 
-impl StorageWriter for FailingWriter<'_> {
+impl StorageWriter for FailingWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
         self.st.tick(&self.path)?;
         self.inner.write(chunk)
@@ -503,10 +504,10 @@ impl Storage for Failing {
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.tick(path)?;
         Ok(Box::new(FailingWriter {
-            st: self,
+            st: self.clone(),
             inner: self.inner.create_writer(path)?,
             path: path.to_string(),
         }))
@@ -593,7 +594,7 @@ fn fail_every_call(
             let failing = Failing {
                 inner: st.clone(),
                 fail_at: k,
-                calls: Cell::new(0),
+                calls: Arc::new(AtomicUsize::new(0)),
             };
             match rewrite_merge_tree(&failing, &req, &o) {
                 Ok(r) => {

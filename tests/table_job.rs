@@ -6,7 +6,7 @@
 mod table_support;
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use paimon_compact::plan::PlanContext;
 use paimon_compact::storage::{MemoryStorage, Storage};
@@ -286,11 +286,11 @@ fn racing_compactors_exactly_one_commits() {
     let hook = HookStorage {
         inner: st.clone(),
         trigger: "/bucket-0/data-".into(),
-        hook: Mutex::new(Some(Box::new(move || {
+        hook: Arc::new(Mutex::new(Some(Box::new(move || {
             let mut a = CompactOptions::new(PlanContext::at(NOW, 3), [1; 16]);
             a.lease_ttl_ms = None;
             compact_table(&other, "t", &a).unwrap();
-        }))),
+        })))),
     };
     let mut b = opts(2);
     b.lease_ttl_ms = None;
@@ -322,7 +322,7 @@ fn commit_when(st: &MemoryStorage, trigger: &str, id: i64, v: &str) -> HookStora
     HookStorage {
         inner: st.clone(),
         trigger: trigger.into(),
-        hook: Mutex::new(Some(Box::new(move || {
+        hook: Arc::new(Mutex::new(Some(Box::new(move || {
             let mut w = TableWriter::new(&writer_st, "t", [id.unsigned_abs() as u8; 16]);
             let row = vec![
                 Datum::BigInt(id),
@@ -330,7 +330,7 @@ fn commit_when(st: &MemoryStorage, trigger: &str, id: i64, v: &str) -> HookStora
                 Datum::String(v),
             ];
             w.commit(&[(RowKind::Insert, row)], NOW + 50).unwrap();
-        }))),
+        })))),
     }
 }
 

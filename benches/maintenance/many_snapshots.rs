@@ -33,6 +33,7 @@ use paimon_compact::table::{compact_table, CompactOptions};
 
 // ---- local-directory storage (generator only) ------------------------------------------------
 
+#[derive(Clone)]
 struct DirStorage {
     root: PathBuf,
 }
@@ -153,7 +154,7 @@ impl Storage for DirStorage {
         out.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(out)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         let dest = self.prepare(path)?;
         let mut tmp = dest.clone().into_os_string();
         tmp.push(".tmp");

@@ -9,8 +9,8 @@ use paimon_compact::plan::{
     human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason, WriteStall,
 };
 
+use paimon_compact::storage::Storage;
 use paimon_compact_host::local_storage::LocalDirStorage;
-use paimon_compact_host::storage::HostStorage;
 use paimon_compact_host::{clock, Compactor, Decision, Now, TableJob};
 use std::path::PathBuf;
 
@@ -138,7 +138,7 @@ pub fn run(
         )),
     };
     std::fs::create_dir_all(&dir)?;
-    let storage: Arc<dyn HostStorage> = Arc::new(LocalDirStorage::new(&dir));
+    let storage: Arc<dyn Storage> = Arc::new(LocalDirStorage::new(&dir));
     let tables = compactor.write_demo_tables(storage.clone(), "", clock::now().0, 42)?;
     if !compact {
         println!(

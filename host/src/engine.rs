@@ -23,12 +23,12 @@ use paimon_compact::meta::DataFileMeta;
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::plan::{self, BucketPlanRequest, WriteStall};
-use paimon_compact::storage::{MemoryStorage, StorageErrorKind};
+use paimon_compact::storage::{MemoryStorage, Storage, StorageErrorKind};
 use paimon_compact::table::TablePlan;
 use paimon_compact::{Error as CoreError, ErrorKind, NotCompactable};
 
 use crate::error::HostError;
-use crate::storage::{HostStorage, Progress, ProgressFn};
+use crate::storage::{Progress, ProgressFn};
 use crate::wasm::{
     wit_compactor as wc, wit_maintenance as wm, wit_planner as wp, wit_table as wtc,
     wit_types as wt, WasmRuntime,
@@ -107,11 +107,12 @@ fn with_progress<R>(progress: Option<ProgressFn>, f: impl FnOnce(&Services<'_>) 
     };
     f(&Services {
         progress: Some(&report),
+        ..Services::default()
     })
 }
 
 /// Storage for the calls that touch none (the planner's).
-fn no_storage() -> Arc<dyn HostStorage> {
+fn no_storage() -> Arc<dyn Storage> {
     Arc::new(MemoryStorage::new())
 }
 
@@ -213,7 +214,7 @@ impl Compactor {
     /// Rewrites an append bucket's files (`compact-append-files`).
     pub fn compact_append(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         request: &AppendRequest,
         progress: Option<ProgressFn>,
     ) -> Result<AppendResult, HostError> {
@@ -237,7 +238,7 @@ impl Compactor {
     /// Plans a whole table (reads only).
     pub fn plan_table(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         table_path: &str,
         job: &TableJob,
     ) -> Result<TablePlan, HostError> {
@@ -263,7 +264,7 @@ impl Compactor {
     /// maintenance (unless `job.skip_maintenance`).
     pub fn compact_table(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         table_path: &str,
         job: &TableJob,
         progress: Option<ProgressFn>,
@@ -291,7 +292,7 @@ impl Compactor {
     /// Runs one maintenance task on a table (`request.dry_run`: report only).
     pub fn maintain(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         table_path: &str,
         task: MaintenanceTask,
         request: &MaintenanceRequest,
@@ -315,7 +316,7 @@ impl Compactor {
     /// Writes the built-in demo tables under `root`.
     pub fn write_demo_tables(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         root: &str,
         now_ms: i64,
         seed: u64,

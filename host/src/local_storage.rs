@@ -158,28 +158,6 @@ impl Drop for LocalWriter {
     }
 }
 
-impl LocalDirStorage {
-    /// The writer, owned (no borrow of the storage), so hosts can keep it in a resource table.
-    pub fn open_writer(&self, path: &str) -> StorageResult<LocalWriter> {
-        let target = self.resolve(path)?;
-        if let Some(dir) = target.parent() {
-            fs::create_dir_all(dir).map_err(|e| io_error(e, path))?;
-        }
-        let temp = self.temp_path(&target);
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)
-            .map_err(|e| io_error(e, path))?;
-        Ok(LocalWriter {
-            file: Some(file),
-            temp,
-            target,
-            path: path.to_string(),
-        })
-    }
-}
-
 /// Up to `len` bytes of `f` from `offset` (fewer at the end of the file). On Unix by
 /// positioned reads, one `pread` per range where it fits: `read_to_end` starts at 8 KiB and
 /// doubles, a system call per step (about six for a 256 KiB page window). The buffer grows
@@ -306,8 +284,24 @@ impl Storage for LocalDirStorage {
         Ok(out)
     }
 
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
-        Ok(Box::new(self.open_writer(path)?))
+    /// Writes a temporary file next to the target, renamed into place on `finish`.
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
+        let target = self.resolve(path)?;
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(|e| io_error(e, path))?;
+        }
+        let temp = self.temp_path(&target);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| io_error(e, path))?;
+        Ok(Box::new(LocalWriter {
+            file: Some(file),
+            temp,
+            target,
+            path: path.to_string(),
+        }))
     }
 
     fn delete(&self, path: &str) -> StorageResult<()> {

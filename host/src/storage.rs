@@ -1,16 +1,14 @@
-//! Storage as the host hands it to the component: the core's trait, with writers the host can
-//! own (they live in the guest's resource table between calls). Plus a fault-injecting wrapper
-//! for tests.
+//! What the host hands the component besides its storage (progress events), and a
+//! fault-injecting storage wrapper for tests. The storage itself is the core's trait, shared as
+//! an `Arc<dyn Storage>`; its writers are owned, so they live in the guest's resource table
+//! between calls.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use paimon_compact::storage::{
-    MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
-    StorageWriter,
+    ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult, StorageWriter,
 };
-
-use crate::local_storage::LocalDirStorage;
 
 /// A progress event from the component.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -23,24 +21,6 @@ pub struct Progress {
 }
 
 pub type ProgressFn = Box<dyn FnMut(Progress) + Send>;
-
-/// Storage a host can serve to the component.
-pub trait HostStorage: Storage + Send + Sync {
-    /// Like `create_writer`, but owned: the writer does not borrow the storage.
-    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>>;
-}
-
-impl HostStorage for LocalDirStorage {
-    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
-        Ok(Box::new(LocalDirStorage::open_writer(self, path)?))
-    }
-}
-
-impl HostStorage for MemoryStorage {
-    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
-        Ok(Box::new(MemoryStorage::open_writer(self, path)))
-    }
-}
 
 /// Fails chosen storage calls: the k-th call (counting every method, writer calls included), or
 /// every call whose path contains a marker. For fault-injection tests.
@@ -97,32 +77,9 @@ impl<S> FaultyStorage<S> {
     }
 }
 
-struct FaultyWriter<'a, S> {
-    inner: Box<dyn StorageWriter + Send>,
-    owner: &'a FaultyStorage<S>,
-    path: String,
-}
-
-impl<S> StorageWriter for FaultyWriter<'_, S> {
-    fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
-        self.owner.check(&self.path)?;
-        self.inner.write(chunk)
-    }
-    fn finish(self: Box<Self>) -> StorageResult<u64> {
-        if let Err(e) = self.owner.check(&self.path) {
-            let _ = self.inner.abort();
-            return Err(e);
-        }
-        self.inner.finish()
-    }
-    fn abort(self: Box<Self>) -> StorageResult<()> {
-        self.inner.abort()
-    }
-}
-
-/// An owned faulty writer (for the component's resource table).
-struct OwnedFaultyWriter {
-    inner: Box<dyn StorageWriter + Send>,
+/// A writer of a [`FaultyStorage`]: its calls count and fail as the storage's do.
+struct FaultyWriter {
+    inner: Box<dyn StorageWriter>,
     calls: Arc<AtomicUsize>,
     fail_at: Option<usize>,
     fail_kind: StorageErrorKind,
@@ -130,7 +87,7 @@ struct OwnedFaultyWriter {
     path: String,
 }
 
-impl OwnedFaultyWriter {
+impl FaultyWriter {
     fn check(&self) -> StorageResult<()> {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if self.fail_at == Some(n) || self.fail_path {
@@ -144,7 +101,7 @@ impl OwnedFaultyWriter {
     }
 }
 
-impl StorageWriter for OwnedFaultyWriter {
+impl StorageWriter for FaultyWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
         self.check()?;
         self.inner.write(chunk)
@@ -161,7 +118,7 @@ impl StorageWriter for OwnedFaultyWriter {
     }
 }
 
-impl<S: HostStorage> Storage for FaultyStorage<S> {
+impl<S: Storage> Storage for FaultyStorage<S> {
     fn size(&self, path: &str) -> StorageResult<u64> {
         self.check(path)?;
         self.inner.size(path)
@@ -174,11 +131,17 @@ impl<S: HostStorage> Storage for FaultyStorage<S> {
         self.check(prefix)?;
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.check(path)?;
         Ok(Box::new(FaultyWriter {
-            inner: self.inner.open_writer(path)?,
-            owner: self,
+            inner: self.inner.create_writer(path)?,
+            calls: self.calls.clone(),
+            fail_at: self.fail_at,
+            fail_kind: self.fail_kind,
+            fail_path: self
+                .fail_path_containing
+                .as_deref()
+                .is_some_and(|m| path.contains(m)),
             path: path.to_string(),
         }))
     }
@@ -189,22 +152,5 @@ impl<S: HostStorage> Storage for FaultyStorage<S> {
     fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
         self.check(path)?;
         self.inner.create_if_absent(path, bytes)
-    }
-}
-
-impl<S: HostStorage> HostStorage for FaultyStorage<S> {
-    fn open_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + Send>> {
-        self.check(path)?;
-        Ok(Box::new(OwnedFaultyWriter {
-            inner: self.inner.open_writer(path)?,
-            calls: self.calls.clone(),
-            fail_at: self.fail_at,
-            fail_kind: self.fail_kind,
-            fail_path: self
-                .fail_path_containing
-                .as_deref()
-                .is_some_and(|m| path.contains(m)),
-            path: path.to_string(),
-        }))
     }
 }

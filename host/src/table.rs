@@ -9,18 +9,16 @@ use paimon_compact::plan::{human_bytes, UpgradeStrategy};
 use std::process::ExitCode;
 
 use paimon_compact::maintenance::maintain::{JobReport, MaintenanceReport};
+use paimon_compact::storage::Storage;
 use paimon_compact::table::{CompactReport, JobScope, JobStatus, PlannedAction, TablePlan};
 use paimon_compact_host::local_storage::LocalDirStorage;
-use paimon_compact_host::storage::{HostStorage, ProgressFn};
+use paimon_compact_host::storage::ProgressFn;
 use paimon_compact_host::{Compactor, HostError, Now, TableJob};
 
 /// Storage rooted at the table's parent directory, and the table's path inside it. `file:`
 /// URIs are served under `allow_external` and under every local directory the table's schemas
 /// name in `data-file.external-paths` (where Paimon writers put external data files).
-pub fn open(
-    dir: &Path,
-    allow_external: &[PathBuf],
-) -> Result<(Arc<dyn HostStorage>, String), String> {
+pub fn open(dir: &Path, allow_external: &[PathBuf]) -> Result<(Arc<dyn Storage>, String), String> {
     let dir: PathBuf = dir
         .canonicalize()
         .map_err(|e| format!("cannot open table {}: {e}", dir.display()))?;

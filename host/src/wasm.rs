@@ -6,14 +6,16 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use paimon_compact::storage::{StorageError as CoreStorageError, StorageErrorKind, StorageWriter};
+use paimon_compact::storage::{
+    Storage, StorageError as CoreStorageError, StorageErrorKind, StorageWriter,
+};
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceTable};
 use wasmtime::{Config, Engine, ProfilingStrategy, Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use crate::error::HostError;
-use crate::storage::{HostStorage, ProgressFn};
+use crate::storage::ProgressFn;
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -33,7 +35,7 @@ use paimon::compact::storage as wit_storage;
 pub use paimon::compact::types as wit_types;
 
 /// A writer the guest holds a handle to.
-pub struct WriterSlot(Option<Box<dyn StorageWriter + Send>>);
+pub struct WriterSlot(Option<Box<dyn StorageWriter>>);
 
 /// Bounds on one guest call.
 #[derive(Clone, Copy, Debug)]
@@ -68,7 +70,7 @@ pub struct LoadInfo {
 pub struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
-    storage: Arc<dyn HostStorage>,
+    storage: Arc<dyn Storage>,
     progress: Option<ProgressFn>,
     max_memory: usize,
     memory_denied: bool,
@@ -158,7 +160,7 @@ impl wit_storage::Host for HostState {
         &mut self,
         path: String,
     ) -> Result<Resource<WriterSlot>, wit_types::StorageError> {
-        let w = self.storage.open_writer(&path).map_err(to_wit)?;
+        let w = self.storage.create_writer(&path).map_err(to_wit)?;
         self.table
             .push(WriterSlot(Some(w)))
             .map_err(|e| wit_types::StorageError::Io(format!("{path}: {e}")))
@@ -325,7 +327,7 @@ impl WasmRuntime {
     /// Instantiates the component for one call and runs `f` on it, under the limits.
     pub fn call<R>(
         &self,
-        storage: Arc<dyn HostStorage>,
+        storage: Arc<dyn Storage>,
         progress: Option<ProgressFn>,
         f: impl FnOnce(&CompactorComponent, &mut Store<HostState>) -> wasmtime::Result<R>,
     ) -> Result<R, HostError> {

@@ -142,7 +142,7 @@ pub fn compact_append_files(
         "files",
         format!("rewriting {total} files into {}", req.output_dir),
     );
-    let result = rewrite_append(storage.as_ref(), &req, &options)?;
+    let result = rewrite_append(&services.io(storage), &req, &options)?;
     services.report(
         "rewrite",
         total,

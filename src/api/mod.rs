@@ -77,6 +77,17 @@ pub struct ProgressEvent {
 pub struct Services<'a> {
     /// Receives progress events; must return quickly. `None` reports nothing.
     pub progress: Option<&'a (dyn Fn(ProgressEvent) + Sync)>,
+    /// The host's native zstd, when it offers one ([`crate::host_codec`]); `None`: the
+    /// rewriters compress and decompress by themselves.
+    pub host_codec: Option<std::sync::Arc<dyn crate::host_codec::HostCodec>>,
+}
+
+impl Services<'_> {
+    /// `storage` shared with the host services the rewriters take.
+    #[cfg(feature = "rewrite")]
+    pub(crate) fn io(&self, storage: std::sync::Arc<dyn crate::storage::Storage>) -> crate::io::Io {
+        crate::io::Io::new(storage).with_host_codec(self.host_codec.clone())
+    }
 }
 
 impl Services<'_> {
@@ -162,6 +173,7 @@ mod tests {
         let sink = |e: ProgressEvent| seen.lock().unwrap().push(e);
         Services {
             progress: Some(&sink),
+            ..Services::default()
         }
         .report("p", 1, 2, "files", "m".into());
         Services::none().report("p", 1, 2, "files", "m".into());

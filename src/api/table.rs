@@ -138,7 +138,7 @@ pub fn compact_table(
         )
     };
     let report = compact_and_maintain(
-        storage.as_ref(),
+        &services.io(storage),
         table_path,
         &opts,
         &maintain,

@@ -125,7 +125,9 @@ fn table_kind(k: wt::TableKind) -> TableKind {
 // ---------------------------------------------------------------------------------------------
 // Storage: the host's import behind the core's trait
 
-/// The host's storage. Every call crosses the component boundary once.
+/// The host's storage. Every call crosses the component boundary once. A unit value (the
+/// import is global), so clones are the same storage and it can be shared.
+#[derive(Clone, Copy)]
 struct HostStorage;
 
 /// The host's storage error about `path`. The core's message names the path itself, so a
@@ -199,13 +201,6 @@ impl crate::host_codec::HostCodec for HostZstd {
 }
 
 impl Storage for HostStorage {
-    fn host_codec(&self) -> Option<std::sync::Arc<dyn crate::host_codec::HostCodec>> {
-        // Asked once per rewrite; a host without zstd keeps the component's own.
-        wcodec::offers(wcodec::Algorithm::Zstd).then(|| {
-            std::sync::Arc::new(HostZstd) as std::sync::Arc<dyn crate::host_codec::HostCodec>
-        })
-    }
-
     fn size(&self, path: &str) -> StorageResult<u64> {
         ws::size(path).map_err(|e| from_host(e, path))
     }
@@ -228,7 +223,7 @@ impl Storage for HostStorage {
             .map_err(|e| from_host(e, prefix))
     }
 
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         let writer = ws::create_writer(path).map_err(|e| from_host(e, path))?;
         Ok(Box::new(HostWriter {
             writer: Some(writer),
@@ -267,6 +262,9 @@ fn report_progress(e: api::ProgressEvent) {
 fn services() -> api::Services<'static> {
     api::Services {
         progress: Some(&report_progress),
+        // Asked once per call that may rewrite; a host without zstd keeps the component's own.
+        host_codec: wcodec::offers(wcodec::Algorithm::Zstd)
+            .then(|| Arc::new(HostZstd) as Arc<dyn crate::host_codec::HostCodec>),
     }
 }
 

@@ -230,12 +230,14 @@ pub struct JobReport {
 /// does; their files go with the partition's expiration. `settings` supplies the clock for
 /// that test even when `run_maintenance` is false.
 pub fn compact_and_maintain(
-    storage: &dyn Storage,
+    storage: &dyn crate::io::ToIo,
     table_path: &str,
     opts: &crate::table::CompactOptions<'_>,
     settings: &MaintenanceSettings<'_>,
     run_maintenance: bool,
 ) -> Result<JobReport> {
+    let io = storage.to_io();
+    let storage = io.storage.as_ref();
     let (table, _) = Table::load_for_job(storage, table_path, &opts.scope.options)?;
     let skip = PartitionExpireConfig::from_options(&table.schema.options)?
         .filter(PartitionExpireConfig::skips_expired_in_compaction);
@@ -249,7 +251,7 @@ pub fn compact_and_maintain(
         opts.skip_expired_partitions = Some(&test);
     }
     let opts = &opts;
-    let compaction = crate::table::compact_table(storage, table_path, opts)?;
+    let compaction = crate::table::compact_table(&io, table_path, opts)?;
     let maintain = run_maintenance.then_some(settings);
     let mut report = JobReport {
         compaction,

@@ -30,6 +30,7 @@ use super::stats::{self, ColumnStats};
 use super::writer::{discard_outputs, field_leaves, ParquetFileWriter};
 use crate::error::{Error, ErrorKind, Result};
 use crate::host_codec::CodecOffload;
+use crate::io::ToIo;
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
 use crate::options::CoreOptions;
 use crate::plan::should_requeue_last;
@@ -232,10 +233,10 @@ fn attribute(e: Error, input: &str) -> Error {
 }
 
 /// Sends output bytes to `sink`, counting the calls.
-fn to_storage<'a, 's>(
-    sink: &'a mut Box<dyn StorageWriter + 's>,
+fn to_storage<'a>(
+    sink: &'a mut Box<dyn StorageWriter>,
     writes: &'a mut u64,
-) -> impl FnMut(&[u8]) -> Result<()> + use<'a, 's> {
+) -> impl FnMut(&[u8]) -> Result<()> + Send + use<'a> {
     move |piece| {
         *writes += 1;
         sink.write(piece).map_err(Error::from)
@@ -243,32 +244,32 @@ fn to_storage<'a, 's>(
 }
 
 /// An output file being written.
-struct OpenOutput<'s> {
+struct OpenOutput {
     path: String,
     name: String,
-    sink: Box<dyn StorageWriter + 's>,
-    writer: ParquetFileWriter<'s>,
+    sink: Box<dyn StorageWriter>,
+    writer: ParquetFileWriter,
     rows: u64,
 }
 
 /// The outputs of one rewrite: the file being written and the ones finished.
 struct Outputs<'s, 'r> {
-    storage: &'s dyn Storage,
+    storage: &'s Arc<dyn Storage>,
     req: &'r AppendRewrite,
     settings: &'r Settings,
     schema: SchemaRef,
     descr: Arc<SchemaDescriptor>,
     mapped: Vec<bool>,
     arrow_dictionaries: Vec<bool>,
-    open: Option<OpenOutput<'s>>,
+    open: Option<OpenOutput>,
     done: Vec<RewrittenFile>,
     next_index: u64,
     next_seq: i64,
     metrics: RewriteMetrics,
 }
 
-impl<'s> Outputs<'s, '_> {
-    fn ensure_open(&mut self) -> Result<&mut OpenOutput<'s>> {
+impl Outputs<'_, '_> {
+    fn ensure_open(&mut self) -> Result<&mut OpenOutput> {
         if self.open.is_none() {
             let name = format!("{}{}.parquet", self.req.file_prefix, self.next_index);
             self.next_index += 1;
@@ -277,10 +278,9 @@ impl<'s> Outputs<'s, '_> {
             } else {
                 format!("{}/{}", self.req.output_dir, name)
             };
-            let spill = self
-                .settings
-                .spill_threshold
-                .map(|budget| PageSpill::new(self.storage, format!("{path}.spill"), budget));
+            let spill = self.settings.spill_threshold.map(|budget| {
+                PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget)
+            });
             let writer = ParquetFileWriter::new(
                 self.schema.clone(),
                 &self.descr,
@@ -306,7 +306,7 @@ impl<'s> Outputs<'s, '_> {
 
     /// The open output and the storage-write counter, borrowed apart so the writer can send
     /// bytes to the output's storage writer while it encodes.
-    fn open_parts(&mut self) -> Result<(&mut OpenOutput<'s>, &mut u64)> {
+    fn open_parts(&mut self) -> Result<(&mut OpenOutput, &mut u64)> {
         self.ensure_open()?;
         let open = self
             .open
@@ -449,7 +449,7 @@ impl<'s> Outputs<'s, '_> {
     /// anything that could not be cleaned up.
     fn abort(&mut self) -> Option<String> {
         let failures = discard_outputs(
-            self.storage,
+            self.storage.as_ref(),
             self.open.take().map(|o| (o.path, o.sink)),
             self.done.drain(..).map(|f| f.path),
         );
@@ -492,12 +492,15 @@ fn output_schema(
     }
 }
 
-/// Rewrites the inputs into new files; see the module documentation.
+/// Rewrites the inputs into new files; see the module documentation. `storage`: see
+/// [`crate::io`].
 pub fn rewrite_append(
-    storage: &dyn Storage,
+    storage: &dyn ToIo,
     req: &AppendRewrite,
     options: &CoreOptions,
 ) -> Result<AppendRewriteResult> {
+    let shared = storage.to_io();
+    let storage = &shared.storage;
     let format = options
         .file_format_for_level(req.output_level.get())
         .to_string();
@@ -507,7 +510,7 @@ pub fn rewrite_append(
             req.output_level.get()
         )));
     }
-    let settings = Settings::new(options, storage.host_codec().map(CodecOffload::new))?;
+    let settings = Settings::new(options, shared.host_codec.clone().map(CodecOffload::new))?;
     let mut metrics = RewriteMetrics::default();
     metrics.fast_copy.requested = settings.fast_copy;
     metrics.passthrough.requested = options.parquet.dictionary_passthrough;
@@ -532,7 +535,7 @@ pub fn rewrite_append(
 
     let mut io = IoCounters::default();
     let first_input =
-        parquet_io::open_input_with(storage, &first.path, &mut io, settings.fast_copy)?;
+        parquet_io::open_input_with(storage.as_ref(), &first.path, &mut io, settings.fast_copy)?;
     let (schema, descr) = output_schema(req, &first_input)?;
     let policy = PassthroughPolicy::new(options, &format, &schema);
     metrics.passthrough.veto = policy.veto.clone();
@@ -582,7 +585,7 @@ pub fn rewrite_append(
             let file = match first_input.take() {
                 Some(f) => f,
                 None => parquet_io::open_input_with(
-                    storage,
+                    storage.as_ref(),
                     &input.path,
                     &mut io,
                     outputs.settings.fast_copy,
@@ -640,12 +643,12 @@ fn rewrite_evolved(
 
 /// The batches of one input file: the push decoder's, or page by page when the host's zstd
 /// decompresses (arrow-rs's push decoder decompresses with its own codec).
-enum Decoder<'s> {
+enum Decoder {
     Pushed(BatchStream),
-    Paged(PageStream<'s>),
+    Paged(PageStream),
 }
 
-impl Decoder<'_> {
+impl Decoder {
     fn next(
         &mut self,
         storage: &dyn Storage,
@@ -702,7 +705,7 @@ fn decode_into(
     };
     let mut decoded = 0u64;
     let output = out.schema.clone();
-    while let Some(batch) = stream.next(out.storage, path, io)? {
+    while let Some(batch) = stream.next(out.storage.as_ref(), path, io)? {
         decoded += batch.num_rows() as u64;
         out.metrics.batches += 1;
         match evolution {
@@ -790,8 +793,12 @@ fn rewrite_one(
             Ok(()) => {
                 for (i, rg) in file.metadata.row_groups().iter().enumerate() {
                     let range = fast_copy::row_group_range(rg);
-                    let (_, mut buffers) =
-                        parquet_io::fetch(out.storage, path, std::slice::from_ref(&range), io)?;
+                    let (_, mut buffers) = parquet_io::fetch(
+                        out.storage.as_ref(),
+                        path,
+                        std::slice::from_ref(&range),
+                        io,
+                    )?;
                     let window = FileWindow {
                         base: range.start,
                         bytes: buffers.pop().unwrap_or_default(),

@@ -54,7 +54,6 @@ mod primitive_dictionary_writer;
 pub mod schema_evolution;
 mod statistics_truncation;
 pub mod stats;
-mod storage_ref;
 mod writer;
 
 pub use append::{

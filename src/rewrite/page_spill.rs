@@ -8,12 +8,9 @@
 //! the rest to a temporary object next to the output (`<output>.spill`), read back page by page
 //! when the row group is assembled and deleted right after. Nothing changes in the file.
 //!
-//! The store is created by arrow-rs through a `'static` factory, but the rewriters only
-//! borrow their storage. [`PageSpill`] ties the erased borrow to the writer's lifetime: the
-//! factory and every store live inside the [`super::writer::ParquetFileWriter`] that owns the
-//! `PageSpill<'s>`, so they cannot outlive the storage.
+//! The store is created by arrow-rs through a `'static` factory, so the spill owns a handle to
+//! the storage (`Arc<dyn Storage>`).
 
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::Bytes;
@@ -21,7 +18,6 @@ use parquet::arrow::arrow_writer::{PageKey, PageStore, PageStoreArgs, PageStoreF
 use parquet::errors::ParquetError;
 
 use super::column_chunk::ChunkPageStore;
-use super::storage_ref::StorageRef;
 use crate::storage::{Storage, StorageError, StorageWriter};
 
 /// Key of the spill budget (a memory size; `0` never spills).
@@ -49,7 +45,7 @@ pub(crate) fn spill_threshold(
 }
 
 struct SpillState {
-    storage: StorageRef,
+    storage: Arc<dyn Storage>,
     path: String,
     budget: usize,
     /// Page bytes of the row group in progress held in memory.
@@ -64,11 +60,6 @@ struct SpillState {
     spilled_bytes: u64,
 }
 
-// SAFETY: arrow-rs requires page stores to be `Send` for its parallel column writers; this
-// crate writes columns on one thread, so the state is never used from two threads, and the
-// mutex serialises every access anyway.
-unsafe impl Send for SpillState {}
-
 impl SpillState {
     fn fail(&mut self, e: StorageError) -> ParquetError {
         let msg = e.to_string();
@@ -78,8 +69,7 @@ impl SpillState {
 
     fn append(&mut self, page: &[u8]) -> Result<u64, ParquetError> {
         if self.writer.is_none() {
-            let storage = self.storage.get();
-            match storage.create_writer(&self.path) {
+            match self.storage.create_writer(&self.path) {
                 Ok(w) => self.writer = Some(w),
                 Err(e) => return Err(self.fail(e)),
             }
@@ -102,8 +92,7 @@ impl SpillState {
             }
             self.finished = true;
         }
-        let storage = self.storage.get();
-        match storage.read_range(&self.path, offset, len) {
+        match self.storage.read_range(&self.path, offset, len) {
             Ok(b) if b.len() as u64 == len => Ok(Bytes::from(b)),
             Ok(b) => Err(ParquetError::General(format!(
                 "spill object '{}' returned {} bytes at {offset}, {len} expected",
@@ -122,8 +111,7 @@ impl SpillState {
             w.abort()?;
         }
         if std::mem::take(&mut self.finished) {
-            let storage = self.storage.get();
-            storage.delete(&self.path)?;
+            self.storage.delete(&self.path)?;
         }
         Ok(())
     }
@@ -253,22 +241,17 @@ impl PageStoreFactory for SpillPageStoreFactory {
 
 /// The spill of one output file: the page store factory for its writer, and the hooks the
 /// writer calls after each row group and on errors.
-pub(crate) struct PageSpill<'s> {
+pub(crate) struct PageSpill {
     state: Arc<Mutex<SpillState>>,
-    _storage: PhantomData<&'s dyn Storage>,
 }
 
-impl<'s> PageSpill<'s> {
+impl PageSpill {
     /// Spills beyond `budget` bytes of pages to `path` (next to the output, under its name so a
     /// caller's clean-up of the output's prefix also finds it).
-    pub(crate) fn new(storage: &'s dyn Storage, path: String, budget: usize) -> Self {
-        // SAFETY (of the erasure): the state holding it lives in this `PageSpill<'s>` and in
-        // the writers and stores created from it, all owned by the file writer that owns the
-        // `PageSpill`, so every use ends before 's does.
-        let erased = unsafe { StorageRef::erase(storage) };
+    pub(crate) fn new(storage: Arc<dyn Storage>, path: String, budget: usize) -> Self {
         PageSpill {
             state: Arc::new(Mutex::new(SpillState {
-                storage: erased,
+                storage,
                 path,
                 budget,
                 resident: 0,
@@ -278,7 +261,6 @@ impl<'s> PageSpill<'s> {
                 error: None,
                 spilled_bytes: 0,
             })),
-            _storage: PhantomData,
         }
     }
 

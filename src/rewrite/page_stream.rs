@@ -16,14 +16,12 @@
 //! are cut from that window without another call. Memory grows by at most one window per
 //! column of each open file (a merge of 10 runs of 9 columns: 23 MB at the default).
 //!
-//! arrow-rs asks for a `'static + Send + Sync` chunk reader; the storage borrow is erased
-//! ([`StorageRef`]) inside a [`PageStream<'s>`], which owns the reader and so everything the
-//! erased borrow reaches. A storage failure is kept aside and reported as itself (a typed
+//! arrow-rs asks for a `'static + Send + Sync` chunk reader, so it owns a handle to the storage
+//! (`Arc<dyn Storage>`). A storage failure is kept aside and reported as itself (a typed
 //! storage error naming the file), not as the Parquet error the reader turns it into.
 
 use std::fmt::Display;
 use std::io::Read;
-use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use arrow::array::RecordBatch;
@@ -37,7 +35,6 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use super::host_decompression::{self, OffloadedRowGroups};
 use super::parquet_io::{corrupt, InputFile, IoCounters, BATCH_SIZE};
-use super::storage_ref::StorageRef;
 use crate::error::{Error, Result};
 use crate::host_codec::CodecOffload;
 use crate::storage::{Storage, StorageError};
@@ -76,7 +73,7 @@ struct ChunkState {
 }
 
 struct Inner {
-    storage: StorageRef,
+    storage: Arc<dyn Storage>,
     path: String,
     size: u64,
     state: Mutex<ChunkState>,
@@ -84,12 +81,6 @@ struct Inner {
     /// Byte ranges of the file's column chunks (start, end, leaf), sorted by start.
     chunks: Vec<(u64, u64, usize)>,
 }
-
-// SAFETY: arrow-rs requires chunk readers to be `Send + Sync`. The merge reads on one thread
-// (arrow-rs's sync reader spawns none), the mutable state is behind a mutex, and the storage
-// is only reached through `&self` calls made by that reader.
-unsafe impl Send for Inner {}
-unsafe impl Sync for Inner {}
 
 impl Inner {
     fn lock(&self) -> MutexGuard<'_, ChunkState> {
@@ -152,7 +143,7 @@ impl Inner {
 
     /// One storage call for exactly `len` bytes at `offset`.
     fn fetch(&self, offset: u64, len: u64) -> parquet::errors::Result<Bytes> {
-        match self.storage.get().read_range(&self.path, offset, len) {
+        match self.storage.read_range(&self.path, offset, len) {
             Ok(bytes) => {
                 let mut st = self.lock();
                 st.io.reads += 1;
@@ -228,18 +219,17 @@ impl Read for HeaderRead {
 }
 
 /// Decoded batches of one input file, each column one page in memory at a time.
-pub(crate) struct PageStream<'s> {
+pub(crate) struct PageStream {
     reader: ParquetRecordBatchReader,
     inner: Arc<Inner>,
-    _storage: PhantomData<&'s dyn Storage>,
 }
 
-impl<'s> PageStream<'s> {
+impl PageStream {
     /// Batches of `input` read as `metadata` says, skipping the rows `selection` leaves out.
     /// `read_ahead`: bytes of a column chunk fetched at a time ([`READ_AHEAD_OPTION`]).
     /// `offload`: the host's zstd, which then decompresses the file's zstd pages.
     pub(crate) fn new(
-        storage: &'s dyn Storage,
+        storage: &Arc<dyn Storage>,
         input: &InputFile,
         metadata: ArrowReaderMetadata,
         selection: Option<RowSelection>,
@@ -260,9 +250,7 @@ impl<'s> PageStream<'s> {
         let inner = Arc::new(Inner {
             read_ahead,
             chunks,
-            // SAFETY (of the erasure): every clone of `inner` lives in this `PageStream<'s>` or
-            // in the reader it owns, all dropped before 's ends.
-            storage: unsafe { StorageRef::erase(storage) },
+            storage: storage.clone(),
             path: input.path.clone(),
             size: input.size,
             state: Mutex::new(ChunkState::default()),
@@ -300,11 +288,7 @@ impl<'s> PageStream<'s> {
             }
         }
         .map_err(|e| fail(&inner, e))?;
-        Ok(PageStream {
-            reader,
-            inner,
-            _storage: PhantomData,
-        })
+        Ok(PageStream { reader, inner })
     }
 
     /// The next batch, or `None` at the end of the file.

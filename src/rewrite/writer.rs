@@ -46,9 +46,9 @@ fn write_err(e: impl std::fmt::Display) -> Error {
 
 /// Undoes a rewrite's outputs: aborts the file being written (`open`: its path and writer) and
 /// deletes the finished ones; returns a line per object that could not be cleaned up.
-pub(crate) fn discard_outputs<'s>(
+pub(crate) fn discard_outputs(
     storage: &dyn Storage,
-    open: Option<(String, Box<dyn crate::storage::StorageWriter + 's>)>,
+    open: Option<(String, Box<dyn crate::storage::StorageWriter>)>,
     done: impl IntoIterator<Item = String>,
 ) -> Vec<String> {
     let mut failures = Vec::new();
@@ -151,8 +151,9 @@ impl Write for Sink {
     }
 }
 
-/// Where finished output bytes go (the storage writer of the file).
-pub(crate) type Drain<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
+/// Where finished output bytes go (the storage writer of the file). `Send`, as arrow-rs asks of
+/// the chunk readers that reach it ([`Draining`]).
+pub(crate) type Drain<'a> = dyn FnMut(&[u8]) -> Result<()> + Send + 'a;
 
 /// Splices one of this project's chunks into the row group, sending the sink's bytes on to
 /// storage every [`SINK_CHUNK`] bytes as the chunk passes through, instead of once it is all
@@ -194,12 +195,6 @@ struct Draining<'a, 'o> {
     out: &'a Mutex<&'a mut Drain<'o>>,
     failed: &'a Mutex<Option<Error>>,
 }
-
-// SAFETY: arrow-rs asks chunk readers to be `Send + Sync`; this one lives for one
-// `append_column` call on the writing thread (the row group reads it there and spawns nothing),
-// and the storage writer it reaches is only called through the mutex.
-unsafe impl Send for Draining<'_, '_> {}
-unsafe impl Sync for Draining<'_, '_> {}
 
 impl Length for Draining<'_, '_> {
     fn len(&self) -> u64 {
@@ -300,7 +295,7 @@ impl InProgress {
 }
 
 /// Writes one output file.
-pub(crate) struct ParquetFileWriter<'s> {
+pub(crate) struct ParquetFileWriter {
     file: SerializedFileWriter<Sink>,
     sink: Sink,
     factory: ArrowRowGroupWriterFactory,
@@ -329,7 +324,7 @@ pub(crate) struct ParquetFileWriter<'s> {
     /// Chunks written as copies of their source's (see [`Self::with_mirrored_fields`]).
     pub(crate) mirrored_chunks: u64,
     /// Where pages beyond the memory budget go (`None`: all pages stay in memory).
-    spill: Option<PageSpill<'s>>,
+    spill: Option<PageSpill>,
     /// For each top-level field, the earlier field whose values it repeats, row for row, so
     /// its chunks are copies of that field's (see [`Self::with_mirrored_fields`]).
     mirror_of: Vec<Option<usize>>,
@@ -351,7 +346,7 @@ pub(crate) fn field_leaves(descr: &SchemaDescriptor) -> Vec<Range<usize>> {
     ranges
 }
 
-impl<'s> ParquetFileWriter<'s> {
+impl ParquetFileWriter {
     /// `schema` is the output Arrow schema (no dictionary types), `descr` the Parquet schema to
     /// write (normally the inputs' own, so field ids and physical types carry over), `mapped`
     /// the top-level fields the dictionary-mapping writer takes.
@@ -362,7 +357,7 @@ impl<'s> ParquetFileWriter<'s> {
         mapped: Vec<bool>,
         arrow_dictionaries: Vec<bool>,
         dict_cfg: Arc<DictWriterConfig>,
-        spill: Option<PageSpill<'s>>,
+        spill: Option<PageSpill>,
     ) -> Result<Self> {
         let original = props;
         let mut props = props.clone();
@@ -969,7 +964,7 @@ mod tests {
             .set_max_row_group_bytes(Some(64 * 1024))
             .build();
         let spill = spill.map(|(st, budget)| {
-            PageSpill::new(st as &dyn Storage, "out.parquet.spill".into(), budget)
+            PageSpill::new(Arc::new(st.clone()), "out.parquet.spill".into(), budget)
         });
         let fields = schema.fields().len();
         let mut w = ParquetFileWriter::new(

@@ -27,14 +27,18 @@ use super::report::{BucketMetrics, CompactOptions, CompactReport, PhaseTimes, Sk
 use super::run::run_buckets;
 use super::scan::{Table, TableState};
 use crate::error::{Error, Result};
+use crate::io::ToIo;
 use crate::storage::Storage;
 
 /// Compacts the table at `table_path`; see the module documentation.
+/// `storage`: see [`crate::io`].
 pub fn compact_table(
-    storage: &dyn Storage,
+    storage: &dyn ToIo,
     table_path: &str,
     opts: &CompactOptions<'_>,
 ) -> Result<CompactReport> {
+    let io = storage.to_io();
+    let storage = io.storage.as_ref();
     let now = || opts.clock.map_or(0, |c| c());
     let t0 = now();
     let InternalPlan {
@@ -69,7 +73,7 @@ pub fn compact_table(
     let mut t3 = t2;
     let result = (|| -> Result<(Option<CommitOutcome>, Vec<BucketMetrics>)> {
         let (delta, metrics) = run_buckets(
-            storage,
+            &io,
             &state,
             &buckets,
             &leases.leased_out,

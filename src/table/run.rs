@@ -17,6 +17,7 @@ use super::plan::{evolved_schema, level_stats, PlannedBucket, Work};
 use super::report::{BucketMetrics, CompactOptions};
 use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
 use crate::error::{Error, Result};
+use crate::io::Io;
 use crate::meta::{DataFileMeta, Level, Levels};
 use crate::options::ChangelogProducer;
 use crate::plan::{MergeTreeDecision, TaskAction, UpgradeStrategy};
@@ -29,7 +30,7 @@ use crate::storage::Storage;
 /// them), then rewrites the deletion vectors that changed. Returns the commit's delta and the
 /// metrics of each bucket; `ids` names the new files and `written` tracks them.
 pub(super) fn run_buckets(
-    storage: &dyn Storage,
+    io: &Io,
     state: &TableState,
     buckets: &[PlannedBucket],
     skip: &BTreeSet<BinaryRow>,
@@ -38,7 +39,8 @@ pub(super) fn run_buckets(
     written: &mut WrittenFiles,
 ) -> Result<(CommitDelta, Vec<BucketMetrics>)> {
     let mut run = Run {
-        storage,
+        storage: io.storage.as_ref(),
+        io,
         table: &state.table,
         state,
         opts,
@@ -65,6 +67,8 @@ pub(super) fn run_buckets(
 /// The state of a running job.
 struct Run<'s, 'a> {
     storage: &'s dyn Storage,
+    /// The same storage, shared, with the host's services (what the rewriters take).
+    io: &'s Io,
     table: &'s Table,
     state: &'s TableState,
     opts: &'s CompactOptions<'a>,
@@ -255,7 +259,7 @@ impl Run<'_, '_> {
             creation_time_ms: self.opts.context.now_ms,
             collect_value_stats: true,
         };
-        let result = match rewrite_append(self.storage, &req, &self.table.options) {
+        let result = match rewrite_append(self.io, &req, &self.table.options) {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &prefix);
@@ -532,7 +536,7 @@ impl Run<'_, '_> {
             write_data,
             creation_time_ms,
         };
-        let result = rewrite_merge_tree(self.storage, &req, &self.table.options).and_then(|r| {
+        let result = rewrite_merge_tree(self.io, &req, &self.table.options).and_then(|r| {
             let outputs = super::merge::manifest_records(self.table, &r.outputs, creation_time_ms);
             let changelog =
                 super::merge::manifest_records(self.table, &r.changelog, creation_time_ms);

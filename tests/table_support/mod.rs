@@ -62,13 +62,13 @@ impl FaultyStorage {
     }
 }
 
-struct FaultyWriter<'a> {
+struct FaultyWriter {
     outer: FaultyStorage,
-    inner: Box<dyn StorageWriter + 'a>,
+    inner: Box<dyn StorageWriter>,
     path: String,
 }
 
-impl StorageWriter for FaultyWriter<'_> {
+impl StorageWriter for FaultyWriter {
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()> {
         self.outer.tick(&self.path)?;
         self.inner.write(chunk)
@@ -96,7 +96,7 @@ impl Storage for FaultyStorage {
         self.tick(prefix)?;
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.tick(path)?;
         Ok(Box::new(FaultyWriter {
             outer: self.clone(),
@@ -114,12 +114,16 @@ impl Storage for FaultyStorage {
     }
 }
 
+/// The action of a [`HookStorage`], taken once; shared by the storage's clones.
+pub type Hook = Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>;
+
 /// Runs `hook` once, on the first call whose path contains `trigger` (to let another writer
-/// act while a job is running).
+/// act while a job is running). Clones share the hook.
+#[derive(Clone)]
 pub struct HookStorage {
     pub inner: MemoryStorage,
     pub trigger: String,
-    pub hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+    pub hook: Hook,
 }
 
 impl HookStorage {
@@ -143,7 +147,7 @@ impl Storage for HookStorage {
     fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         self.inner.list(prefix)
     }
-    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter + '_>> {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.maybe(path);
         self.inner.create_writer(path)
     }

@@ -142,7 +142,7 @@ impl Arena {
 
 /// Reads input files: footers, schema checks, batches, and their conversion to slots.
 pub(crate) struct Reader<'s> {
-    storage: &'s dyn Storage,
+    storage: &'s Arc<dyn Storage>,
     pub(crate) io: IoCounters,
     layout: KvLayout,
     schema: SchemaRef,
@@ -241,7 +241,7 @@ impl<'s> Reader<'s> {
     /// file of an older schema version (`columns`), that its column map applies. The schema
     /// returned is the one to decode the file with.
     fn open(&mut self, path: &str, columns: Option<&ColumnMap>) -> Result<(InputFile, Schema)> {
-        let file = open_with_offset_index(self.storage, path, &mut self.io)?;
+        let file = open_with_offset_index(self.storage.as_ref(), path, &mut self.io)?;
         let schema = file_schema(&file)?;
         let respelled = match columns {
             Some(_) => None,
@@ -330,7 +330,7 @@ impl<'s> Reader<'s> {
         path: &str,
     ) -> Result<Option<RecordBatch>> {
         loop {
-            match stream.next(self.storage, path, &mut self.io)? {
+            match stream.next(self.storage.as_ref(), path, &mut self.io)? {
                 Some(b) if b.num_rows() == 0 => continue,
                 Some(b) => return self.evolve(b, path).map(Some),
                 None => return Ok(None),
@@ -439,18 +439,18 @@ impl<'s> Reader<'s> {
 }
 
 /// An input file being read window by window.
-struct OpenRunFile<'s> {
+struct OpenRunFile {
     input: usize,
     file: InputFile,
     schema: SchemaRef,
     rows: u64,
-    source: RunSource<'s>,
+    source: RunSource,
 }
 
 /// How an open run file is decoded.
-enum RunSource<'s> {
+enum RunSource {
     /// Page by page through storage (the default).
-    Pages(Option<PageStream<'s>>),
+    Pages(Option<PageStream>),
     /// Push-decoder windows of `window` rows ([`READ_WINDOW_OPTION`]).
     Windows {
         next_row: u64,
@@ -460,11 +460,11 @@ enum RunSource<'s> {
 }
 
 /// One sorted run of a section, read file after file.
-struct RunCursor<'s> {
+struct RunCursor {
     /// Input indices of the run's files, in key order.
     files: Vec<usize>,
     next_file: usize,
-    open: Option<OpenRunFile<'s>>,
+    open: Option<OpenRunFile>,
     slot: usize,
     row: usize,
     len: usize,
@@ -482,7 +482,7 @@ struct Merge<'s, 'r> {
     inputs: Vec<&'r RewriteInput>,
     reader: Reader<'s>,
     arena: Arena,
-    cursors: Vec<RunCursor<'s>>,
+    cursors: Vec<RunCursor>,
     heap: Vec<usize>,
     metrics: MergeMetrics,
     /// `None`: page by page; `Some(rows)`: windows of the push decoder.
@@ -803,7 +803,7 @@ impl Merge<'_, '_> {
 #[inline(always)]
 fn chunk_group(
     chunk: &mut SortedChunk,
-    cursors: &[RunCursor<'_>],
+    cursors: &[RunCursor],
     arena: &Arena,
     group: &mut Vec<Record>,
 ) -> Option<(usize, usize)> {
@@ -1021,11 +1021,14 @@ impl Columns for ArenaColumns<'_> {
 }
 
 /// Merges the request's sections into new files; see the module documentation.
+/// `storage`: see [`crate::io`].
 pub fn rewrite_merge_tree(
-    storage: &dyn Storage,
+    storage: &dyn crate::io::ToIo,
     req: &MergeTreeRewrite,
     options: &CoreOptions,
 ) -> Result<MergeTreeRewriteResult> {
+    let shared = storage.to_io();
+    let storage = &shared.storage;
     let inputs: Vec<&RewriteInput> = req.sections.iter().flatten().flatten().collect();
     let mode = changelog_mode(
         options,
@@ -1086,7 +1089,7 @@ pub fn rewrite_merge_tree(
     let mut io = IoCounters::default();
     let (schema, descr, schema_file) = match &req.schema {
         None => {
-            let first_file = parquet_io::open_input(storage, &first.path, &mut io)?;
+            let first_file = parquet_io::open_input(storage.as_ref(), &first.path, &mut io)?;
             let schema = Arc::new(file_schema(&first_file)?);
             (
                 schema,
@@ -1098,7 +1101,7 @@ pub fn rewrite_merge_tree(
             // An input of the latest version: its own schema and Parquet schema (field ids)
             // are the target, and the older inputs are mapped onto it.
             Some(latest) => {
-                let file = parquet_io::open_input(storage, &latest.path, &mut io)?;
+                let file = parquet_io::open_input(storage.as_ref(), &latest.path, &mut io)?;
                 let schema = Arc::new(file_schema(&file)?);
                 let descr = file.metadata.file_metadata().schema_descr_ptr();
                 (schema, descr, Some(file.metadata))
@@ -1176,8 +1179,9 @@ pub fn rewrite_merge_tree(
     let props = props.build();
     let compression = parquet_io::compression(options)?;
     crate::rewrite::codec::PageCompressor::new(compression, None)?;
-    let offload = storage
-        .host_codec()
+    let offload = shared
+        .host_codec
+        .clone()
         .map(crate::host_codec::CodecOffload::new);
     let dict_cfg = Arc::new(
         DictWriterConfig::new(compression, &props, options)?.with_offload(offload.clone()),

@@ -64,11 +64,11 @@ struct KeyStats {
     nulls: Vec<u64>,
 }
 
-struct Open<'s> {
+struct Open {
     path: String,
     name: String,
-    sink: Box<dyn StorageWriter + 's>,
-    writer: ParquetFileWriter<'s>,
+    sink: Box<dyn StorageWriter>,
+    writer: ParquetFileWriter,
     rows: u64,
     min_seq: i64,
     max_seq: i64,
@@ -80,12 +80,12 @@ struct Open<'s> {
 
 /// One stream of output files (data, or changelog).
 pub(crate) struct RollingOutput<'s> {
-    storage: &'s dyn Storage,
+    storage: &'s Arc<dyn Storage>,
     settings: Arc<OutputSettings>,
     dir: String,
     prefix: String,
     next_index: u64,
-    open: Option<Open<'s>>,
+    open: Option<Open>,
     pub(crate) done: Vec<MergeOutputFile>,
     /// One single-column row converter per key column (byte-comparable min/max).
     converters: Vec<RowConverter>,
@@ -94,10 +94,10 @@ pub(crate) struct RollingOutput<'s> {
     pub(crate) mirrored_chunks: u64,
 }
 
-fn to_storage<'a, 's>(
-    sink: &'a mut Box<dyn StorageWriter + 's>,
+fn to_storage<'a>(
+    sink: &'a mut Box<dyn StorageWriter>,
     writes: &'a mut u64,
-) -> impl FnMut(&[u8]) -> Result<()> + use<'a, 's> {
+) -> impl FnMut(&[u8]) -> Result<()> + Send + use<'a> {
     move |piece| {
         *writes += 1;
         sink.write(piece).map_err(Error::from)
@@ -106,7 +106,7 @@ fn to_storage<'a, 's>(
 
 impl<'s> RollingOutput<'s> {
     pub(crate) fn new(
-        storage: &'s dyn Storage,
+        storage: &'s Arc<dyn Storage>,
         settings: Arc<OutputSettings>,
         dir: &str,
         prefix: &str,
@@ -151,7 +151,7 @@ impl<'s> RollingOutput<'s> {
         let n = s.key_cols.len();
         let spill = s
             .spill_threshold
-            .map(|budget| PageSpill::new(self.storage, format!("{path}.spill"), budget));
+            .map(|budget| PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget));
         let writer = ParquetFileWriter::new(
             s.schema.clone(),
             &s.descr,
@@ -303,7 +303,7 @@ impl<'s> RollingOutput<'s> {
     /// Aborts the open file and deletes the finished ones; a note on what could not be undone.
     pub(crate) fn abort(&mut self) -> Vec<String> {
         discard_outputs(
-            self.storage,
+            self.storage.as_ref(),
             self.open.take().map(|o| (o.path, o.sink)),
             self.done.drain(..).map(|f| f.path),
         )
@@ -331,7 +331,7 @@ fn extremes(rows: &Rows, col: &dyn Array) -> (Option<usize>, Option<usize>) {
 
 /// Folds the rows of `part` into the open file's metadata.
 fn update_stats(
-    open: &mut Open<'_>,
+    open: &mut Open,
     part: &RecordBatch,
     s: &OutputSettings,
     converters: &[RowConverter],
