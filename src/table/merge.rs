@@ -16,7 +16,9 @@ use super::scan::Table;
 use super::schema::{DataField, DataType, TableSchema};
 use crate::error::{Error, Result};
 use crate::meta::Level;
-use crate::rewrite::merge::{kv_format, MergeOutputFile};
+use crate::rewrite::merge::{
+    kv_format, rewrite_merge_tree, MergeOutputFile, MergeTreeRewrite, MergeTreeRewriteResult,
+};
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
@@ -130,10 +132,33 @@ fn column_map(latest: &TableSchema, old: &TableSchema) -> Vec<Option<ColumnSourc
     map
 }
 
+/// Runs the merge and describes the files it wrote as manifest records: `(result, data files,
+/// changelog files)`. If the records cannot be made, the files are deleted again (a failed
+/// deletion is left to the caller's sweep of the request's prefixes).
+pub(crate) fn merge(
+    io: &crate::io::Io,
+    table: &Table,
+    req: &MergeTreeRewrite,
+) -> Result<(MergeTreeRewriteResult, Vec<DataFile>, Vec<DataFile>)> {
+    let storage = io.storage.as_ref();
+    let r = rewrite_merge_tree(io, req, &table.options)?;
+    let outputs = manifest_records(table, &r.outputs, req.creation_time_ms);
+    let changelog = manifest_records(table, &r.changelog, req.creation_time_ms);
+    match (outputs, changelog) {
+        (Ok(o), Ok(c)) => Ok((r, o, c)),
+        (Err(e), _) | (_, Err(e)) => {
+            for f in r.outputs.iter().chain(&r.changelog) {
+                let _ = storage.delete(&f.path);
+            }
+            Err(e)
+        }
+    }
+}
+
 /// The manifest records of files a merge wrote. They have the latest schema's fields whatever
 /// the inputs' versions, so they are recorded under it with value statistics computed against
 /// its fields.
-pub(crate) fn manifest_records(
+fn manifest_records(
     table: &Table,
     files: &[MergeOutputFile],
     creation_time_ms: i64,

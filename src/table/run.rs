@@ -21,7 +21,7 @@ use crate::io::Io;
 use crate::meta::{DataFileMeta, Level, Levels};
 use crate::options::ChangelogProducer;
 use crate::plan::{MergeTreeDecision, TaskAction, UpgradeStrategy};
-use crate::rewrite::merge::{rewrite_merge_tree, MergeTreeRewrite};
+use crate::rewrite::merge::MergeTreeRewrite;
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
 use crate::storage::Storage;
@@ -536,21 +536,7 @@ impl Run<'_, '_> {
             write_data,
             creation_time_ms,
         };
-        let result = rewrite_merge_tree(self.io, &req, &self.table.options).and_then(|r| {
-            let outputs = super::merge::manifest_records(self.table, &r.outputs, creation_time_ms);
-            let changelog =
-                super::merge::manifest_records(self.table, &r.changelog, creation_time_ms);
-            match (outputs, changelog) {
-                (Ok(o), Ok(c)) => Ok((r, o, c)),
-                (Err(e), _) | (_, Err(e)) => {
-                    for f in r.outputs.iter().chain(&r.changelog) {
-                        let _ = self.storage.delete(&f.path);
-                    }
-                    Err(e)
-                }
-            }
-        });
-        let (r, mut outputs, mut changelog) = match result {
+        let (r, mut outputs, mut changelog) = match super::merge::merge(self.io, self.table, &req) {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &req.file_prefix);
