@@ -1351,17 +1351,14 @@ pub fn compact_table(
             commit_identifier: i64::MAX,
         };
         let delta = std::mem::take(&mut run.delta);
-        commit::commit_with_backoff(
-            storage,
-            &state.table,
-            Some(planned_on),
-            &delta,
-            &settings,
-            run.ids,
-            run.written,
-            opts.sleep,
-        )
-        .map(Some)
+        let request = commit::CommitRequest {
+            table: &state.table,
+            planned_on: Some(planned_on),
+            delta: &delta,
+            settings: &settings,
+            sleep: opts.sleep,
+        };
+        commit::commit_with_backoff(storage, &request, run.ids, run.written).map(Some)
     })();
     let metrics = std::mem::take(&mut run.metrics);
     drop(run);
