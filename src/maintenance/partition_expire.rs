@@ -537,16 +537,14 @@ fn drop_batch(
             return Ok(None);
         }
         let mut written = WrittenFiles::default();
-        let result = commit::commit_with_backoff(
-            storage,
+        let request = commit::CommitRequest {
             table,
-            state.snapshot_id(),
-            &delta,
-            &settings,
-            ids,
-            &mut written,
-            commit.sleep,
-        );
+            planned_on: state.snapshot_id(),
+            delta: &delta,
+            settings: &settings,
+            sleep: commit.sleep,
+        };
+        let result = commit::commit_with_backoff(storage, &request, ids, &mut written);
         match result {
             Ok(outcome) => return Ok(Some((outcome.snapshot_id, delta.entries.len()))),
             Err(mut e) => {

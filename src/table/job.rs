@@ -227,17 +227,14 @@ fn commit_phase(
         merge_manifests: true,
         commit_identifier: i64::MAX,
     };
-    commit::commit_with_backoff(
-        storage,
+    let request = commit::CommitRequest {
         table,
-        Some(planned_on),
+        planned_on: Some(planned_on),
         delta,
-        &settings,
-        ids,
-        written,
-        opts.sleep,
-    )
-    .map(Some)
+        settings: &settings,
+        sleep: opts.sleep,
+    };
+    commit::commit_with_backoff(storage, &request, ids, written).map(Some)
 }
 
 /// Phase 5 after a commit (or a run with nothing to commit): keeps the planner state of the
