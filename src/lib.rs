@@ -6,7 +6,9 @@
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
 //! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
 //! * [`io`] — the storage shared by an operation, with the host's services beside it.
-//! * `rewrite` — the Parquet rewriters (feature `rewrite`).
+//! * `parquet_io` — the Parquet layer: reading and writing Parquet through storage, knowing
+//!   nothing of Paimon (feature `rewrite`, crate-internal).
+//! * `rewrite` — the Paimon rewriters over it (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
 //! * `maintenance` — expiry of snapshots, changelogs, partitions, tags and consumers, and
 //!   orphan-file removal (feature `rewrite`).
@@ -25,6 +27,8 @@ pub mod io;
 pub mod maintenance;
 pub mod meta;
 pub mod options;
+#[cfg(feature = "rewrite")]
+pub(crate) mod parquet_io;
 pub mod plan;
 #[cfg(feature = "rewrite")]
 pub mod rewrite;

@@ -16,7 +16,7 @@ use super::merge_tree::{Arena, Reader};
 use super::MergeInput;
 use crate::error::Result;
 use crate::meta::Key;
-use crate::rewrite::parquet_io::BatchStream;
+use crate::parquet_io::read::BatchStream;
 
 struct OpenFile {
     /// Index into the higher-level inputs.
