@@ -9,7 +9,9 @@
 //! * [`storage`] — the one trait through which the core reads and writes bytes.
 //! * [`host_codec`] — zstd run by the host for the component, when the host offers it.
 //! * [`io`] — the storage shared by an operation, with the host's services beside it.
-//! * `rewrite` — the Parquet rewriters (feature `rewrite`).
+//! * `parquet_io` — the Parquet layer: reading and writing Parquet through storage, knowing
+//!   nothing of Paimon (feature `rewrite`, crate-internal).
+//! * `rewrite` — the Paimon rewriters over it (feature `rewrite`).
 //! * `table` — real Paimon tables: scan, plan, compact, commit (feature `rewrite`).
 //! * `types`, `value` and `deletion_vectors` — Paimon's data types (and their Arrow form),
 //!   typed values and deletion-vector files, shared by `rewrite` and `table` (feature
@@ -32,6 +34,8 @@ pub mod io;
 pub mod maintenance;
 pub mod meta;
 pub mod options;
+#[cfg(feature = "rewrite")]
+pub(crate) mod parquet_io;
 pub mod plan;
 #[cfg(feature = "rewrite")]
 pub mod rewrite;

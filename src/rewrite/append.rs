@@ -18,32 +18,32 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::SchemaDescriptor;
 
 use super::dictionary_passthrough::PassthroughPolicy;
-use super::dictionary_writer::DictWriterConfig;
+use super::engine_settings::{dict_writers, spill_threshold};
 use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
 use super::input::RewriteInput;
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
-use super::page_spill::{spill_threshold, PageSpill};
-use super::page_stream::PageStream;
-use super::parquet_io::{self, BatchStream, InputFile, IoCounters};
 use super::schema_evolution::{same_but_spelling, ColumnSource, Evolution};
 use super::stats::{self, ColumnStats};
-use super::writer::{discard_outputs, field_leaves, ParquetFileWriter};
+use super::writer_settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host_codec::CodecOffload;
 use crate::io::ToIo;
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
 use crate::options::CoreOptions;
+use crate::parquet_io::codec::PageCompressor;
+use crate::parquet_io::dictionary::{DictConfig, DictWriterCounters};
+use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
+use crate::parquet_io::page_stream::PageStream;
+use crate::parquet_io::read::{self, BatchStream, IoCounters};
+use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
+use crate::parquet_io::writer::{field_leaves, FileSpec, Forwarded, ParquetFileWriter};
 use crate::plan::should_requeue_last;
-use crate::storage::{Storage, StorageWriter};
+use crate::storage::Storage;
 
 /// Which writer takes forwarded dictionaries: `mapping` (default: keys mapped to output ids
 /// once per input dictionary) or `arrow` (arrow-rs's writer, which hashes every row; kept only
 /// to measure the difference).
 pub const PASSTHROUGH_WRITER_OPTION: &str = "paimon-compact.append.passthrough-writer";
-
-/// Rolling is checked at least every this many rows once a file nears its target, like Paimon's
-/// rolling writer (which checks every 1000 records).
-const ROLL_CHECK_ROWS: usize = 1024;
 
 /// What to rewrite and where.
 #[derive(Clone, Debug)]
@@ -92,7 +92,7 @@ pub struct AppendRewriteResult {
 struct Settings {
     props: WriterProperties,
     compression: Compression,
-    dict_cfg: Arc<DictWriterConfig>,
+    dict_cfg: Arc<DictConfig>,
     fast_copy: bool,
     /// Forwarded dictionaries go to arrow-rs's writer (re-hashed per row) instead of the
     /// mapping writer: only to measure what the mapping writer saves.
@@ -108,10 +108,10 @@ struct Settings {
 
 impl Settings {
     fn new(options: &CoreOptions, offload: Option<Arc<CodecOffload>>) -> Result<Self> {
-        let props = parquet_io::writer_properties(options)?;
-        let compression = parquet_io::compression(options)?;
+        let props = writer_settings::writer_properties(options)?;
+        let compression = writer_settings::compression(options)?;
         // Fail on an unwritable codec now, not after outputs exist.
-        super::codec::PageCompressor::new(compression, None)?;
+        PageCompressor::new(compression, None)?;
         let fast_copy = match options.raw.get(FAST_COPY_OPTION) {
             None => false,
             Some(v) => crate::options::parse_bool(FAST_COPY_OPTION, v)?,
@@ -129,7 +129,8 @@ impl Settings {
                 }
             };
         let dict_cfg = Arc::new(
-            DictWriterConfig::new(compression, &props, options)?.with_offload(offload.clone()),
+            DictConfig::new(compression, &props, dict_writers(options)?)
+                .with_offload(offload.clone()),
         );
         Ok(Settings {
             props,
@@ -164,7 +165,7 @@ fn plain_schema(schema: &Schema) -> SchemaRef {
 fn file_arrow_schema(input: &InputFile) -> Result<Schema> {
     let fm = input.metadata.file_metadata();
     parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
-        .map_err(|e| parquet_io::corrupt_from(&input.path, e))
+        .map_err(|e| read::corrupt(&input.path, e))
 }
 
 /// Checks that `input` has the output's columns, by name and in order (Paimon matches by name,
@@ -173,7 +174,7 @@ fn check_columns(input: &InputFile, file_schema: &Schema, output: &Schema) -> Re
     let theirs = file_schema.fields();
     let ours = output.fields();
     if theirs.len() != ours.len() {
-        return Err(parquet_io::corrupt(
+        return Err(read::corrupt(
             &input.path,
             format!(
                 "schema does not match the table: {} columns, the table has {}",
@@ -184,7 +185,7 @@ fn check_columns(input: &InputFile, file_schema: &Schema, output: &Schema) -> Re
     }
     for (t, o) in theirs.iter().zip(ours) {
         if t.name() != o.name() && !t.name().eq_ignore_ascii_case(o.name()) {
-            return Err(parquet_io::corrupt(
+            return Err(read::corrupt(
                 &input.path,
                 format!(
                     "schema does not match the table: column '{}' where the table has '{}'",
@@ -232,193 +233,36 @@ fn attribute(e: Error, input: &str) -> Error {
     }
 }
 
-/// Sends output bytes to `sink`, counting the calls.
-fn to_storage<'a>(
-    sink: &'a mut Box<dyn StorageWriter>,
-    writes: &'a mut u64,
-) -> impl FnMut(&[u8]) -> Result<()> + Send + use<'a> {
-    move |piece| {
-        *writes += 1;
-        sink.write(piece).map_err(Error::from)
-    }
-}
-
-/// An output file being written.
-struct OpenOutput {
-    path: String,
-    name: String,
-    sink: Box<dyn StorageWriter>,
-    writer: ParquetFileWriter,
-    rows: u64,
-}
-
-/// The outputs of one rewrite: the file being written and the ones finished.
-struct Outputs<'s, 'r> {
-    storage: &'s Arc<dyn Storage>,
+/// What the append rewrite records about each output file: its sequence numbers (renumbered
+/// from the first input's), its manifest entry and statistics, and the writer's counters.
+struct AppendFiles<'r> {
     req: &'r AppendRewrite,
-    settings: &'r Settings,
-    schema: SchemaRef,
-    descr: Arc<SchemaDescriptor>,
-    mapped: Vec<bool>,
-    arrow_dictionaries: Vec<bool>,
-    open: Option<OpenOutput>,
-    done: Vec<RewrittenFile>,
-    next_index: u64,
     next_seq: i64,
-    metrics: RewriteMetrics,
+    /// The dictionary writers' counters of forwarded columns, over every file.
+    counters: DictWriterCounters,
+    dictionary_arrays_decoded: u64,
+    output_files: u64,
+    output_bytes: u64,
+    output_rows: u64,
 }
 
-impl Outputs<'_, '_> {
-    fn ensure_open(&mut self) -> Result<&mut OpenOutput> {
-        if self.open.is_none() {
-            let name = format!("{}{}.parquet", self.req.file_prefix, self.next_index);
-            self.next_index += 1;
-            let path = if self.req.output_dir.is_empty() {
-                name.clone()
-            } else {
-                format!("{}/{}", self.req.output_dir, name)
-            };
-            let spill = self.settings.spill_threshold.map(|budget| {
-                PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget)
-            });
-            let writer = ParquetFileWriter::new(
-                self.schema.clone(),
-                &self.descr,
-                &self.settings.props,
-                self.mapped.clone(),
-                self.arrow_dictionaries.clone(),
-                self.settings.dict_cfg.clone(),
-                spill,
-            )?;
-            let sink = self.storage.create_writer(&path)?;
-            self.open = Some(OpenOutput {
-                path,
-                name,
-                sink,
-                writer,
-                rows: 0,
-            });
-        }
-        self.open
-            .as_mut()
-            .ok_or_else(|| Error::internal("no open output"))
+impl Recorder for AppendFiles<'_> {
+    type File = ();
+    type Done = RewrittenFile;
+
+    fn start(&mut self) {}
+
+    fn flushed(&mut self, writer: &ParquetFileWriter) {
+        self.counters.add(&writer.counters);
+        self.dictionary_arrays_decoded += writer.dictionary_arrays_decoded;
     }
 
-    /// The open output and the storage-write counter, borrowed apart so the writer can send
-    /// bytes to the output's storage writer while it encodes.
-    fn open_parts(&mut self) -> Result<(&mut OpenOutput, &mut u64)> {
-        self.ensure_open()?;
-        let open = self
-            .open
-            .as_mut()
-            .ok_or_else(|| Error::internal("no open output"))?;
-        Ok((open, &mut self.metrics.storage_writes))
-    }
-
-    fn write_batch(&mut self, batch: &RecordBatch, input: &str) -> Result<()> {
-        let target = self.settings.target_file_size;
-        let mut offset = 0;
-        while offset < batch.num_rows() {
-            let (open, writes) = self.open_parts()?;
-            let rest = batch.num_rows() - offset;
-            // Near the target, write in small steps so the file stops close to it.
-            let estimated = open.writer.estimated_size();
-            let step = match estimated.checked_div(open.rows) {
-                Some(per_row) if estimated + per_row * rest as u64 >= target => {
-                    rest.min(ROLL_CHECK_ROWS)
-                }
-                _ => rest,
-            };
-            let part = batch.slice(offset, step);
-            let sink = &mut open.sink;
-            open.writer
-                .write(&part, &mut to_storage(sink, writes))
-                .map_err(|e| attribute(e, input))?;
-            open.rows += step as u64;
-            offset += step;
-            self.roll_if_full()?;
-        }
-        Ok(())
-    }
-
-    fn copy_row_group(
-        &mut self,
-        rg: &parquet::file::metadata::RowGroupMetaData,
-        window: &FileWindow,
-        indexes: &parquet::file::metadata::page_index::RowGroupPageIndex,
-        input: &str,
-    ) -> Result<()> {
-        let target = self.settings.target_file_size;
-        let size = rg.compressed_size().max(0) as u64;
-        if let Some(open) = self.open.as_ref() {
-            if open.rows > 0 && open.writer.estimated_size() + size > target {
-                self.roll()?;
-            }
-        }
-        let (open, writes) = self.open_parts()?;
-        let sink = &mut open.sink;
-        open.writer
-            .append_row_group(rg, window, indexes, &mut to_storage(sink, writes))
-            .map_err(|e| attribute(e, input))?;
-        open.rows += rg.num_rows().max(0) as u64;
-        self.roll_if_full()
-    }
-
-    fn roll_if_full(&mut self) -> Result<()> {
-        let full = self
-            .open
-            .as_ref()
-            .is_some_and(|o| o.writer.estimated_size() >= self.settings.target_file_size);
-        if full {
-            self.roll()?;
-        }
-        Ok(())
-    }
-
-    /// Finishes the open output (if it has rows) and records it.
-    fn roll(&mut self) -> Result<()> {
-        let Some(open) = self.open.take() else {
-            return Ok(());
-        };
-        let OpenOutput {
-            path,
-            name,
-            mut sink,
-            mut writer,
-            rows,
-        } = open;
-        if rows == 0 {
-            sink.abort()?;
-            return Ok(());
-        }
-        let flushed =
-            writer.flush_row_group(&mut to_storage(&mut sink, &mut self.metrics.storage_writes));
-        let passthrough = &mut self.metrics.passthrough;
-        passthrough.dictionaries_mapped += writer.counters.dictionaries_mapped;
-        passthrough.rows_mapped += writer.counters.rows_mapped;
-        passthrough.rows_hashed += writer.counters.rows_hashed;
-        passthrough.rows_plain += writer.counters.rows_plain;
-        passthrough.fallbacks_to_plain += writer.counters.fallbacks;
-        passthrough.dictionary_arrays_decoded += writer.dictionary_arrays_decoded;
-        let finished = match flushed {
-            Ok(()) => writer.finish(&mut to_storage(&mut sink, &mut self.metrics.storage_writes)),
-            Err(e) => Err(e),
-        };
-        let metadata = match finished {
-            Ok((x, spilled)) => {
-                self.metrics.spilled_bytes += spilled;
-                x
-            }
-            Err(e) => {
-                let _ = sink.abort();
-                return Err(e);
-            }
-        };
-        let size = sink.finish()?;
+    fn finish(&mut self, file: FinishedFile<()>) -> Result<RewrittenFile> {
+        let (rows, size) = (file.rows, file.size);
         let min_seq = self.next_seq;
         self.next_seq += rows as i64;
         let meta = DataFileMeta {
-            file_name: name,
+            file_name: file.name,
             file_size: size,
             row_count: rows,
             min_key: Key::default(),
@@ -431,30 +275,92 @@ impl Outputs<'_, '_> {
             file_source: FileSource::Compact,
             has_deletion_vector: false,
         };
-        self.metrics.output_files += 1;
-        self.metrics.output_bytes += size;
-        self.metrics.output_rows += rows;
-        self.done.push(RewrittenFile {
-            path,
+        self.output_files += 1;
+        self.output_bytes += size;
+        self.output_rows += rows;
+        Ok(RewrittenFile {
+            path: file.path,
             meta,
             value_stats: self
                 .req
                 .collect_value_stats
-                .then(|| stats::collect(&metadata)),
-        });
-        Ok(())
+                .then(|| stats::collect(&file.metadata)),
+        })
+    }
+
+    fn path(done: &RewrittenFile) -> &str {
+        &done.path
+    }
+}
+
+/// The outputs of one rewrite: the rolling files and what the rewrite measured.
+struct Outputs<'s, 'r> {
+    storage: &'s Arc<dyn Storage>,
+    settings: &'r Settings,
+    schema: SchemaRef,
+    descr: Arc<SchemaDescriptor>,
+    files: RollingWriter<'s, AppendFiles<'r>>,
+    metrics: RewriteMetrics,
+}
+
+impl Outputs<'_, '_> {
+    fn write_batch(&mut self, batch: &RecordBatch, input: &str) -> Result<()> {
+        self.files.write(batch, &|e| attribute(e, input))
+    }
+
+    fn copy_row_group(
+        &mut self,
+        rg: &parquet::file::metadata::RowGroupMetaData,
+        window: &FileWindow,
+        indexes: &parquet::file::metadata::page_index::RowGroupPageIndex,
+        input: &str,
+    ) -> Result<()> {
+        self.files
+            .splice(rg, window, indexes, &|e| attribute(e, input))
     }
 
     /// Undoes everything: aborts the open output, deletes the finished ones. Returns a note on
     /// anything that could not be cleaned up.
     fn abort(&mut self) -> Option<String> {
-        let failures = discard_outputs(
-            self.storage.as_ref(),
-            self.open.take().map(|o| (o.path, o.sink)),
-            self.done.drain(..).map(|f| f.path),
-        );
+        let failures = self.files.abort();
         (!failures.is_empty()).then(|| failures.join("; "))
     }
+
+    /// The finished files and the metrics, once every input is written.
+    fn finish(self) -> (Vec<RewrittenFile>, RewriteMetrics) {
+        let Outputs {
+            files, mut metrics, ..
+        } = self;
+        let recorded = &files.recorder;
+        let passthrough = &mut metrics.passthrough;
+        passthrough.dictionaries_mapped += recorded.counters.dictionaries_mapped;
+        passthrough.rows_mapped += recorded.counters.rows_mapped;
+        passthrough.rows_hashed += recorded.counters.rows_hashed;
+        passthrough.rows_plain += recorded.counters.rows_plain;
+        passthrough.fallbacks_to_plain += recorded.counters.fallbacks;
+        passthrough.dictionary_arrays_decoded += recorded.dictionary_arrays_decoded;
+        metrics.output_files += recorded.output_files;
+        metrics.output_bytes += recorded.output_bytes;
+        metrics.output_rows += recorded.output_rows;
+        metrics.storage_writes += files.storage_writes;
+        metrics.spilled_bytes += files.spilled_bytes;
+        (files.done, metrics)
+    }
+}
+
+/// Opens an input: its size and footer, with the page index when fast copy may carry it over.
+fn open_input(
+    storage: &dyn Storage,
+    path: &str,
+    io: &mut IoCounters,
+    fast_copy: bool,
+) -> Result<InputFile> {
+    let policy = if fast_copy {
+        FooterPolicy::SPLICE
+    } else {
+        FooterPolicy::ROWS
+    };
+    read_footer(storage, path, policy, io)
 }
 
 /// The output schema and Parquet schema, from the table schema or the first input.
@@ -534,8 +440,7 @@ pub fn rewrite_append(
     }
 
     let mut io = IoCounters::default();
-    let first_input =
-        parquet_io::open_input_with(storage.as_ref(), &first.path, &mut io, settings.fast_copy)?;
+    let first_input = open_input(storage.as_ref(), &first.path, &mut io, settings.fast_copy)?;
     let (schema, descr) = output_schema(req, &first_input)?;
     let policy = PassthroughPolicy::new(options, &format, &schema);
     metrics.passthrough.veto = policy.veto.clone();
@@ -556,26 +461,50 @@ pub fn rewrite_append(
                 .push(field.name().clone());
         }
     }
+    let forwarded = policy
+        .mapped
+        .iter()
+        .map(
+            |&mapped| match (mapped, settings.arrow_passthrough_writer) {
+                (false, _) => Forwarded::No,
+                (true, false) => Forwarded::Mapped,
+                (true, true) => Forwarded::Arrow,
+            },
+        )
+        .collect();
+    let spec = FileSpec {
+        forwarded,
+        spill_budget: settings.spill_threshold,
+        ..FileSpec::new(
+            schema.clone(),
+            descr.clone(),
+            settings.props.clone(),
+            settings.dict_cfg.clone(),
+        )
+    };
+    let recorder = AppendFiles {
+        req,
+        next_seq: first.meta.min_sequence_number.0,
+        counters: DictWriterCounters::default(),
+        dictionary_arrays_decoded: 0,
+        output_files: 0,
+        output_bytes: 0,
+        output_rows: 0,
+    };
+    let files = RollingWriter::new(
+        storage,
+        Arc::new(spec),
+        &req.output_dir,
+        &req.file_prefix,
+        settings.target_file_size,
+        recorder,
+    );
     let mut outputs = Outputs {
         storage,
-        req,
         settings: &settings,
         schema: schema.clone(),
         descr: descr.clone(),
-        mapped: if settings.arrow_passthrough_writer {
-            vec![false; policy.mapped.len()]
-        } else {
-            policy.mapped.clone()
-        },
-        arrow_dictionaries: if settings.arrow_passthrough_writer {
-            policy.mapped.clone()
-        } else {
-            vec![false; policy.mapped.len()]
-        },
-        open: None,
-        done: Vec::new(),
-        next_index: 0,
-        next_seq: first.meta.min_sequence_number.0,
+        files,
         metrics,
     };
 
@@ -584,7 +513,7 @@ pub fn rewrite_append(
         for input in &req.inputs {
             let file = match first_input.take() {
                 Some(f) => f,
-                None => parquet_io::open_input_with(
+                None => open_input(
                     storage.as_ref(),
                     &input.path,
                     &mut io,
@@ -593,7 +522,7 @@ pub fn rewrite_append(
             };
             rewrite_one(&mut outputs, &mut io, &policy, &leaves, input, &file)?;
         }
-        outputs.roll()
+        outputs.files.roll()
     })();
     outputs.metrics.storage_reads = io.reads;
     outputs.metrics.storage_read_bytes = io.bytes;
@@ -603,11 +532,10 @@ pub fn rewrite_append(
             Some(note) => e.with_note(format_args!("cleanup failed: {note}")),
         });
     }
-    let done = std::mem::take(&mut outputs.done);
+    let (done, mut metrics) = outputs.finish();
     let requeue_last = done
         .last()
         .is_some_and(|f| should_requeue_last(f.meta.file_size, options.compaction_file_size));
-    let mut metrics = outputs.metrics;
     metrics.input_files = req.inputs.len() as u64;
     metrics.host_codec = crate::host_codec::metrics_of(settings.offload.as_ref());
     Ok(AppendRewriteResult {
@@ -680,18 +608,18 @@ fn decode_into(
     evolution: Option<&Evolution>,
 ) -> Result<()> {
     let path = file.path.as_str();
-    let reader = parquet_io::reader_metadata(file, hint)?;
+    let reader = read::reader_metadata(file, hint)?;
     let sel = match deleted {
         Some(d) => {
-            parquet_io::check_deletion_vector(path, d, rows)?;
-            Some(parquet_io::deletion_selection(d, rows, 0..rows))
+            read::check_deletion_vector(path, d, rows)?;
+            Some(read::deletion_selection(d, rows, 0..rows))
         }
         None => None,
     };
     // With the host's zstd and a zstd file, pages are read one column chunk per storage call
     // (the push decoder's granularity) through page readers that hand zstd bodies to the host.
     let offload = (out.settings.offload.as_ref())
-        .filter(|_| super::host_decompression::has_zstd(reader.metadata()));
+        .filter(|_| crate::parquet_io::host_decompression::has_zstd(reader.metadata()));
     let mut stream = match offload {
         Some(offload) => Decoder::Paged(PageStream::new(
             out.storage,
@@ -715,7 +643,7 @@ fn decode_into(
     }
     let expected = rows - deleted.map_or(0, |d| d.len() as u64);
     if decoded != expected {
-        return Err(parquet_io::corrupt(
+        return Err(read::corrupt(
             path,
             format!("decoded {decoded} rows where {expected} were expected"),
         ));
@@ -737,7 +665,7 @@ fn rewrite_one(
     let path = input.path.as_str();
     let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
     if input.meta.row_count != 0 && input.meta.row_count != rows {
-        return Err(parquet_io::corrupt(
+        return Err(read::corrupt(
             path,
             format!(
                 "the manifest says {} rows, the file has {rows}",
@@ -793,12 +721,8 @@ fn rewrite_one(
             Ok(()) => {
                 for (i, rg) in file.metadata.row_groups().iter().enumerate() {
                     let range = fast_copy::row_group_range(rg);
-                    let (_, mut buffers) = parquet_io::fetch(
-                        out.storage.as_ref(),
-                        path,
-                        std::slice::from_ref(&range),
-                        io,
-                    )?;
+                    let (_, mut buffers) =
+                        read::fetch(out.storage.as_ref(), path, std::slice::from_ref(&range), io)?;
                     let window = FileWindow {
                         base: range.start,
                         bytes: buffers.pop().unwrap_or_default(),

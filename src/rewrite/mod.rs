@@ -6,6 +6,10 @@
 //! * [`merge`] — primary-key compaction: the k-way merge of sorted runs.
 //! * [`input`] — [`RewriteInput`], the input file both take.
 //!
+//! The Parquet machinery they share (file and column writers, rolling files, footers, page
+//! reads and spills) is the Parquet layer below them (`crate::parquet_io`), which knows
+//! nothing of Paimon; this module decides what to write, and with which settings.
+//!
 //! Everything reads and writes through [`crate::storage::Storage`] by ranges, holds about one
 //! row group of input and one of output in memory, and uses no threads, clocks or file system,
 //! so the same code runs natively, in a WASI component and in the browser.
@@ -21,13 +25,13 @@
 //!   measure what the mapping writer saves;
 //! * `paimon-compact.write.spill-threshold` (a memory size, default `48 mb`; `0` never spills):
 //!   encoded pages of an output row group beyond it go to a temporary object next to the output
-//!   ([`page_spill`]), bounding memory whatever `parquet.block.size` is;
+//!   (the Parquet layer's page spill), bounding memory whatever `parquet.block.size` is;
 //! * [`PRIMITIVE_DICTIONARY_OPTION`] and [`STRING_DICTIONARY_OPTION`] (default
 //!   `paimon-compact`): which writer dictionary-encodes primitive and STRING columns, this
-//!   project's ([`primitive_dictionary_writer`], [`dictionary_writer`]) or `arrow`;
+//!   project's (the Parquet layer's dictionary writers) or `arrow`;
 //! * [`READ_AHEAD_OPTION`] (`paimon-compact.merge.read-ahead`, default `256 kb`) and
 //!   `paimon-compact.merge.read-window-rows`: how the primary-key merge reads its inputs
-//!   ([`page_stream`]);
+//!   (page by page, with read-ahead);
 //! * [`merge::READ_DICTIONARIES_OPTION`] (`paimon-compact.merge.read-dictionaries`, default
 //!   `true`): dictionary-encoded STRING value columns merged as dictionary arrays;
 //! * [`merge::SORTED_CHUNKS_OPTION`] (`paimon-compact.merge.sorted-chunks`, default `true`):
@@ -37,35 +41,26 @@
 //! `CoreOptions` keeps them in `raw` (a `compaction.` key would be rejected as a typo).
 
 pub mod append;
-mod codec;
-mod column_chunk;
-mod dictionary_ids;
 mod dictionary_passthrough;
-mod dictionary_writer;
+mod engine_settings;
 mod fast_copy;
-mod host_decompression;
 pub mod input;
 pub mod merge;
 pub mod metrics;
-pub(crate) mod page_spill;
-mod page_stream;
-mod parquet_io;
-mod primitive_dictionary_writer;
 pub mod schema_evolution;
-mod statistics_truncation;
 pub mod stats;
-mod writer;
+mod writer_settings;
 
 pub use append::{
     rewrite_append, AppendRewrite, AppendRewriteResult, RewrittenFile, PASSTHROUGH_WRITER_OPTION,
 };
-pub use dictionary_writer::STRING_DICTIONARY_OPTION;
+pub use engine_settings::{
+    PRIMITIVE_DICTIONARY_OPTION, READ_AHEAD_OPTION, STRING_DICTIONARY_OPTION,
+};
 pub use fast_copy::FAST_COPY_OPTION;
 pub use input::RewriteInput;
 pub use metrics::{
     FastCopyMetrics, FastCopyRefusal, FastCopyRefusalReason, NotForwarded, NotForwardedReason,
     PassthroughFile, PassthroughMetrics, PassthroughVeto, RewriteMetrics,
 };
-pub use page_stream::READ_AHEAD_OPTION;
-pub use primitive_dictionary_writer::PRIMITIVE_DICTIONARY_OPTION;
 pub use stats::{ColumnStats, StatValue};

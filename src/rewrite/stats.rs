@@ -104,7 +104,7 @@ fn less(a: &StatValue, b: &StatValue, signed_bytes: bool) -> bool {
 /// Statistics per top-level column of `metadata` (nested columns get none).
 pub(crate) fn collect(metadata: &ParquetMetaData) -> Vec<ColumnStats> {
     let descr = metadata.file_metadata().schema_descr();
-    let leaves = super::writer::field_leaves(descr);
+    let leaves = crate::parquet_io::writer::field_leaves(descr);
     let fields = descr.root_schema().get_fields();
     fields
         .iter()

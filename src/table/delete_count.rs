@@ -7,46 +7,25 @@
 //! checked: all row groups with max kind 0 (+I), or all kinds 2 (+U), prove the claim;
 //! anything else makes the count unknown, which the planner treats as "may contain deletes".
 
-use parquet::file::metadata::ParquetMetaDataReader;
+use std::sync::Arc;
+
 use parquet::file::statistics::Statistics;
 
 use crate::error::{Error, Result};
+use crate::parquet_io::footer::{self, FooterPolicy};
+use crate::parquet_io::read::IoCounters;
 use crate::rewrite::merge::kv_format::VALUE_KIND;
 use crate::storage::Storage;
 
-/// Reads the Parquet footer of a file through ranged reads.
+/// Reads the Parquet footer of a file through ranged reads (its column statistics; no page
+/// index).
 pub fn read_footer(
     storage: &dyn Storage,
     path: &str,
 ) -> Result<parquet::file::metadata::ParquetMetaData> {
-    let size = storage.size(path)?;
-    if size < 12 {
-        return Err(Error::corrupt(
-            Some(path),
-            format!("{size} bytes is too small for a Parquet file"),
-        ));
-    }
-    let tail_len = size.min(64 * 1024);
-    let tail = storage.read_range(path, size - tail_len, tail_len)?;
-    if tail.len() as u64 != tail_len || &tail[tail.len() - 4..] != b"PAR1" {
-        return Err(Error::corrupt(Some(path), "no Parquet footer magic"));
-    }
-    let n = tail.len();
-    let footer_len =
-        u32::from_le_bytes([tail[n - 8], tail[n - 7], tail[n - 6], tail[n - 5]]) as u64;
-    if footer_len + 8 > size {
-        return Err(Error::corrupt(
-            Some(path),
-            format!("footer of {footer_len} bytes does not fit a {size}-byte file"),
-        ));
-    }
-    let footer = if footer_len + 8 <= tail_len {
-        tail[(tail_len - 8 - footer_len) as usize..n - 8].to_vec()
-    } else {
-        storage.read_range(path, size - 8 - footer_len, footer_len)?
-    };
-    ParquetMetaDataReader::decode_metadata(&footer)
-        .map_err(|e| Error::corrupt(Some(path), format!("bad Parquet footer: {e}")).with_source(e))
+    let mut io = IoCounters::default();
+    let input = footer::read_footer(storage, path, FooterPolicy::STATISTICS, &mut io)?;
+    Ok(Arc::try_unwrap(input.metadata).unwrap_or_else(|shared| (*shared).clone()))
 }
 
 /// `Some(0)` when the footer proves the file has no `-U`/`-D` rows, else `None` (unknown).

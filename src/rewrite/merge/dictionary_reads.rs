@@ -31,9 +31,9 @@ use parquet::schema::types::ColumnPath;
 use super::kv_format::KvLayout;
 use crate::error::{Error, Result};
 use crate::options::{parse_bool, CoreOptions};
+use crate::parquet_io::dictionary::DictConfig;
+use crate::parquet_io::writer::field_leaves;
 use crate::rewrite::dictionary_passthrough::fully_dictionary_encoded;
-use crate::rewrite::dictionary_writer::DictWriterConfig;
-use crate::rewrite::writer::field_leaves;
 
 /// Turns dictionary reads off (`false`), to measure them or to rule them out.
 pub const READ_DICTIONARIES_OPTION: &str = "paimon-compact.merge.read-dictionaries";
@@ -68,7 +68,7 @@ pub(crate) struct Candidates<'a> {
     pub layout: &'a KvLayout,
     pub whole_rows: bool,
     pub props: &'a WriterProperties,
-    pub dict_cfg: &'a DictWriterConfig,
+    pub dict_cfg: &'a DictConfig,
 }
 
 /// The columns read as dictionaries, and the schema of the batches the merge then handles.
@@ -96,7 +96,8 @@ impl DictionaryReads {
             None => true,
             Some(v) => parse_bool(READ_DICTIONARIES_OPTION, v)?,
         };
-        let Some(first) = first.filter(|_| enabled && c.whole_rows && c.dict_cfg.strings) else {
+        let Some(first) = first.filter(|_| enabled && c.whole_rows && c.dict_cfg.writers.strings)
+        else {
             return Ok(Self::none(schema));
         };
         let descr = first.file_metadata().schema_descr();

@@ -15,7 +15,7 @@ use super::merge_engine::{Origin, Record};
 use super::merge_tree::{Arena, Reader};
 use crate::error::Result;
 use crate::meta::Key;
-use crate::rewrite::parquet_io::BatchStream;
+use crate::parquet_io::read::BatchStream;
 use crate::rewrite::RewriteInput;
 
 struct OpenFile {

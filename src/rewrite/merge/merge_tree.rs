@@ -32,16 +32,21 @@ use super::kv_format::{
 };
 use super::lookup::LookupLevels;
 use super::merge_engine::{Cell, Columns, MergeFunction, Merged, Origin, Record, Values};
-use super::output::{OutputSettings, RollingOutput};
+use super::output::{key_mirrors, OutputSettings, RollingOutput};
 use super::sorted_chunk::{CursorView, SortedChunk};
 use super::{MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
 use crate::deletion_vectors::DeletionVectorMaintainer;
 use crate::error::{Error, Result};
 use crate::options::{CoreOptions, SequenceSortOrder};
-use crate::rewrite::dictionary_writer::DictWriterConfig;
-use crate::rewrite::page_stream::PageStream;
-use crate::rewrite::parquet_io::{self, BatchStream, InputFile, IoCounters, BATCH_SIZE};
+use crate::parquet_io::codec::PageCompressor;
+use crate::parquet_io::dictionary::DictConfig;
+use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
+use crate::parquet_io::page_stream::PageStream;
+use crate::parquet_io::read::{self, BatchStream, IoCounters, BATCH_SIZE};
+use crate::parquet_io::writer::FileSpec;
+use crate::rewrite::engine_settings::{dict_writers, read_ahead, spill_threshold};
 use crate::rewrite::schema_evolution::{same_but_spelling, ColumnMap, ColumnSource, Evolution};
+use crate::rewrite::writer_settings;
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
 use crate::value::Datum;
@@ -172,7 +177,7 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
     let fm = input.metadata.file_metadata();
     parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
         .map(|s| plain(&s))
-        .map_err(|e| parquet_io::corrupt_from(&input.path, e))
+        .map_err(|e| read::corrupt(&input.path, e))
 }
 
 /// Reads inputs with the push decoder in windows of this many rows (`0`: whole row groups)
@@ -185,63 +190,17 @@ pub const READ_WINDOW_OPTION: &str = "paimon-compact.merge.read-window-rows";
 /// instead of one heap step per row (`false`). Both give the same output.
 pub const SORTED_CHUNKS_OPTION: &str = "paimon-compact.merge.sorted-chunks";
 
-/// The footer is read with one speculative tail read of this size (most footers fit).
-const FOOTER_PREFETCH: u64 = 64 * 1024;
-
-/// Opens an input with its offset index (when the writer wrote one; parquet-mr and arrow-rs do)
-/// but without the column index, which the merge does not use.
-fn open_with_offset_index(
-    storage: &dyn Storage,
-    path: &str,
-    io: &mut IoCounters,
-) -> Result<InputFile> {
-    use parquet::file::metadata::{PageIndexPolicy, ParquetMetaDataPushDecoder};
-    use parquet::DecodeResult;
-    let size = storage.size(path)?;
-    if size < 12 {
-        return Err(parquet_io::corrupt(
-            path,
-            format!("{size} bytes is too small for a Parquet file"),
-        ));
-    }
-    let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
-        .map_err(|e| parquet_io::corrupt_from(path, e))?
-        .with_page_index_policy(PageIndexPolicy::Skip)
-        .with_offset_index_policy(PageIndexPolicy::Optional);
-    let tail = size - size.min(FOOTER_PREFETCH)..size;
-    let (ranges, buffers) = parquet_io::fetch(storage, path, std::slice::from_ref(&tail), io)?;
-    decoder
-        .push_ranges(ranges, buffers)
-        .map_err(|e| parquet_io::corrupt_from(path, e))?;
-    loop {
-        match decoder
-            .try_decode()
-            .map_err(|e| parquet_io::corrupt_from(path, e))?
-        {
-            DecodeResult::NeedsData(ranges) => {
-                let (ranges, buffers) = parquet_io::fetch(storage, path, &ranges, io)?;
-                decoder
-                    .push_ranges(ranges, buffers)
-                    .map_err(|e| parquet_io::corrupt_from(path, e))?;
-            }
-            DecodeResult::Data(metadata) => {
-                return Ok(InputFile {
-                    path: path.to_string(),
-                    size,
-                    metadata: Arc::new(metadata),
-                })
-            }
-            DecodeResult::Finished => return Err(parquet_io::corrupt(path, "no footer")),
-        }
-    }
-}
-
 impl<'s> Reader<'s> {
     /// Opens a file and checks it has the columns (names and types) of the merge, or, for a
     /// file of an older schema version (`columns`), that its column map applies. The schema
     /// returned is the one to decode the file with.
     fn open(&mut self, path: &str, columns: Option<&ColumnMap>) -> Result<(InputFile, Schema)> {
-        let file = open_with_offset_index(self.storage.as_ref(), path, &mut self.io)?;
+        let file = read_footer(
+            self.storage.as_ref(),
+            path,
+            FooterPolicy::PAGES,
+            &mut self.io,
+        )?;
         let schema = file_schema(&file)?;
         let respelled = match columns {
             Some(_) => None,
@@ -320,7 +279,7 @@ impl<'s> Reader<'s> {
         selection: Option<RowSelection>,
     ) -> Result<BatchStream> {
         let (file, schema) = self.open(&input.path, input.columns.as_deref())?;
-        let meta = parquet_io::reader_metadata(&file, Arc::new(schema))?;
+        let meta = read::reader_metadata(&file, Arc::new(schema))?;
         BatchStream::new(&file, meta, selection)
     }
 
@@ -521,7 +480,7 @@ impl Merge<'_, '_> {
                 let (file, schema) = self.reader.open(&inp.path, inp.columns.as_deref())?;
                 let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
                 let deleted = inp.deleted_rows.as_deref().unwrap_or(&[]);
-                parquet_io::check_deletion_vector(&inp.path, deleted, rows)?;
+                read::check_deletion_vector(&inp.path, deleted, rows)?;
                 let source = match self.window_rows {
                     None => RunSource::Pages(None),
                     Some(w) => RunSource::Windows {
@@ -552,8 +511,8 @@ impl Merge<'_, '_> {
             let batch = match &mut of.source {
                 RunSource::Pages(stream) => {
                     let Some(stream) = stream else {
-                        let sel = parquet_io::deletion_selection(deleted, of.rows, 0..of.rows);
-                        let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
+                        let sel = read::deletion_selection(deleted, of.rows, 0..of.rows);
+                        let meta = read::reader_metadata(&of.file, of.schema.clone())?;
                         *stream = Some(PageStream::new(
                             self.reader.storage,
                             &of.file,
@@ -585,8 +544,8 @@ impl Merge<'_, '_> {
                         }
                         let start = *next_row;
                         let end = (start + *window).min(of.rows);
-                        let sel = parquet_io::deletion_selection(deleted, of.rows, start..end);
-                        let meta = parquet_io::reader_metadata(&of.file, of.schema.clone())?;
+                        let sel = read::deletion_selection(deleted, of.rows, start..end);
+                        let meta = read::reader_metadata(&of.file, of.schema.clone())?;
                         *stream = Some(BatchStream::new(&of.file, meta, Some(sel))?);
                         *next_row = end;
                         continue;
@@ -1089,7 +1048,8 @@ pub fn rewrite_merge_tree(
     let mut io = IoCounters::default();
     let (schema, descr, schema_file) = match &req.schema {
         None => {
-            let first_file = parquet_io::open_input(storage.as_ref(), &first.path, &mut io)?;
+            let first_file =
+                read_footer(storage.as_ref(), &first.path, FooterPolicy::ROWS, &mut io)?;
             let schema = Arc::new(file_schema(&first_file)?);
             (
                 schema,
@@ -1101,7 +1061,8 @@ pub fn rewrite_merge_tree(
             // An input of the latest version: its own schema and Parquet schema (field ids)
             // are the target, and the older inputs are mapped onto it.
             Some(latest) => {
-                let file = parquet_io::open_input(storage.as_ref(), &latest.path, &mut io)?;
+                let file =
+                    read_footer(storage.as_ref(), &latest.path, FooterPolicy::ROWS, &mut io)?;
                 let schema = Arc::new(file_schema(&file)?);
                 let descr = file.metadata.file_metadata().schema_descr_ptr();
                 (schema, descr, Some(file.metadata))
@@ -1166,7 +1127,7 @@ pub fn rewrite_merge_tree(
 
     // Keys, sequence numbers and the key's own table columns are distinct in every output file
     // (one row per key): dictionary-encoding them can never pay and costs a hash per value.
-    let mut props = parquet_io::writer_properties(options)?.into_builder();
+    let mut props = writer_settings::writer_properties(options)?.into_builder();
     for &c in layout.key_cols.iter().chain([&layout.seq_col]) {
         props = props.set_column_dictionary_enabled(
             ColumnPath::from(schema.field(c).name().as_str()),
@@ -1177,14 +1138,14 @@ pub fn rewrite_merge_tree(
         props = props.set_column_dictionary_enabled(ColumnPath::from(pk.as_str()), false);
     }
     let props = props.build();
-    let compression = parquet_io::compression(options)?;
-    crate::rewrite::codec::PageCompressor::new(compression, None)?;
+    let compression = writer_settings::compression(options)?;
+    PageCompressor::new(compression, None)?;
     let offload = shared
         .host_codec
         .clone()
         .map(crate::host_codec::CodecOffload::new);
     let dict_cfg = Arc::new(
-        DictWriterConfig::new(compression, &props, options)?.with_offload(offload.clone()),
+        DictConfig::new(compression, &props, dict_writers(options)?).with_offload(offload.clone()),
     );
     let dicts = DictionaryReads::plan(
         &Candidates {
@@ -1197,18 +1158,20 @@ pub fn rewrite_merge_tree(
         },
         schema_file.as_deref(),
     )?;
+    let file = FileSpec {
+        strings_take_dictionaries: true,
+        mirrors: key_mirrors(&schema, &layout.key_cols),
+        spill_budget: spill_threshold(options)?,
+        ..FileSpec::new(schema.clone(), descr, props, dict_cfg)
+    };
     let settings = Arc::new(OutputSettings {
-        schema: schema.clone(),
-        descr,
-        dict_cfg,
-        props,
+        file: Arc::new(file),
         target_file_size: options.target_file_size,
         level: req.output_level,
         creation_time_ms: req.creation_time_ms,
         key_cols: layout.key_cols.clone(),
         seq_col: layout.seq_col,
         kind_col: layout.kind_col,
-        spill_threshold: crate::rewrite::page_spill::spill_threshold(options)?,
     });
     let produce_changelog = matches!(
         mode,
@@ -1266,7 +1229,7 @@ pub fn rewrite_merge_tree(
         heap: Vec::new(),
         metrics: MergeMetrics::default(),
         window_rows,
-        read_ahead: crate::rewrite::page_stream::read_ahead(options)?,
+        read_ahead: read_ahead(options)?,
         offload: offload.clone(),
         chunk: sorted_chunks.then(SortedChunk::default),
         live: Vec::new(),
@@ -1316,16 +1279,18 @@ pub fn rewrite_merge_tree(
     }
     metrics.retracts_dropped = sinks.retracts_dropped;
     if let Some(d) = sinks.data.take() {
+        let d = d.finish();
         metrics.storage_writes += d.storage_writes;
         metrics.spilled_bytes += d.spilled_bytes;
         metrics.mirrored_key_chunks += d.mirrored_chunks;
-        result.outputs = d.done;
+        result.outputs = d.files;
     }
     if let Some(c) = sinks.changelog.take() {
+        let c = c.finish();
         metrics.storage_writes += c.storage_writes;
         metrics.spilled_bytes += c.spilled_bytes;
         metrics.mirrored_key_chunks += c.mirrored_chunks;
-        result.changelog = c.done;
+        result.changelog = c.files;
     }
     metrics.output_files = result.outputs.len() as u64;
     metrics.output_rows = result.outputs.iter().map(|f| f.meta.row_count).sum();

@@ -5,48 +5,39 @@
 use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::datatypes::{Schema, SchemaRef};
+use arrow::datatypes::Schema;
 use arrow::row::{RowConverter, Rows, SortField};
-use parquet::file::properties::WriterProperties;
-use parquet::schema::types::SchemaDescriptor;
 
 use super::kv_format::{datum_at, key_datums, kinds_of, planner_key, KEY_PREFIX};
 use super::{KeyColumnStats, MergeOutputFile};
 use crate::error::{Error, Result};
 use crate::meta::{DataFileMeta, FileSource, Level, SequenceNumber};
-use crate::rewrite::dictionary_writer::DictWriterConfig;
-use crate::rewrite::page_spill::PageSpill;
-use crate::rewrite::writer::{discard_outputs, ParquetFileWriter};
-use crate::storage::{Storage, StorageWriter};
+use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
+use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
+use crate::storage::Storage;
 use crate::value::Datum;
 
-/// Near the target size, rows go in steps of this many so a file stops close to it (Paimon's
-/// rolling writer checks every 1000 records).
-const ROLL_CHECK_ROWS: usize = 1024;
-
-/// Rows written into a new file before its size estimate is trusted.
+/// Rows written into a new file before its size estimate is trusted: a target smaller than one
+/// batch of results still rolls.
 const FIRST_STEP_ROWS: usize = 256;
 
 /// Settings shared by the data and changelog outputs.
 pub(crate) struct OutputSettings {
-    pub schema: SchemaRef,
-    pub descr: Arc<SchemaDescriptor>,
-    pub props: WriterProperties,
-    pub dict_cfg: Arc<DictWriterConfig>,
+    /// What the files are written with (key columns mirrored, dictionary arrays taken as
+    /// they are).
+    pub file: Arc<FileSpec>,
     pub target_file_size: u64,
     pub level: Level,
     pub creation_time_ms: i64,
     pub key_cols: Vec<usize>,
     pub seq_col: usize,
     pub kind_col: usize,
-    /// Encoded pages held in memory per output file before the rest spills (`None`: never).
-    pub spill_threshold: Option<usize>,
 }
 
 /// `(value field, key field)` for each `_KEY_<name>` column whose value column `<name>` the
 /// file also stores: Paimon writes a primary key column twice, and the two hold the same
 /// values row for row, so the writer encodes them once (it checks that they agree).
-fn key_mirrors(schema: &Schema, key_cols: &[usize]) -> Vec<(usize, usize)> {
+pub(crate) fn key_mirrors(schema: &Schema, key_cols: &[usize]) -> Vec<(usize, usize)> {
     key_cols
         .iter()
         .filter_map(|&k| {
@@ -64,12 +55,8 @@ struct KeyStats {
     nulls: Vec<u64>,
 }
 
-struct Open {
-    path: String,
-    name: String,
-    sink: Box<dyn StorageWriter>,
-    writer: ParquetFileWriter,
-    rows: u64,
+/// What is known of the open file from its rows.
+struct FileKeys {
     min_seq: i64,
     max_seq: i64,
     retracts: u64,
@@ -78,98 +65,22 @@ struct Open {
     stats: KeyStats,
 }
 
-/// One stream of output files (data, or changelog).
-pub(crate) struct RollingOutput<'s> {
-    storage: &'s Arc<dyn Storage>,
+/// What the merge records about each output file: its metadata, computed from the rows that
+/// went into it.
+struct MergeFiles {
     settings: Arc<OutputSettings>,
-    dir: String,
-    prefix: String,
-    next_index: u64,
-    open: Option<Open>,
-    pub(crate) done: Vec<MergeOutputFile>,
     /// One single-column row converter per key column (byte-comparable min/max).
     converters: Vec<RowConverter>,
-    pub(crate) storage_writes: u64,
-    pub(crate) spilled_bytes: u64,
-    pub(crate) mirrored_chunks: u64,
+    mirrored_chunks: u64,
 }
 
-fn to_storage<'a>(
-    sink: &'a mut Box<dyn StorageWriter>,
-    writes: &'a mut u64,
-) -> impl FnMut(&[u8]) -> Result<()> + Send + use<'a> {
-    move |piece| {
-        *writes += 1;
-        sink.write(piece).map_err(Error::from)
-    }
-}
+impl Recorder for MergeFiles {
+    type File = FileKeys;
+    type Done = MergeOutputFile;
 
-impl<'s> RollingOutput<'s> {
-    pub(crate) fn new(
-        storage: &'s Arc<dyn Storage>,
-        settings: Arc<OutputSettings>,
-        dir: &str,
-        prefix: &str,
-    ) -> Result<Self> {
-        let converters = settings
-            .key_cols
-            .iter()
-            .map(|&c| {
-                RowConverter::new(vec![SortField::new(
-                    settings.schema.field(c).data_type().clone(),
-                )])
-                .map_err(|e| Error::unsupported(format!("key column type: {e}")))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(RollingOutput {
-            storage,
-            settings,
-            dir: dir.to_string(),
-            prefix: prefix.to_string(),
-            next_index: 0,
-            open: None,
-            done: Vec::new(),
-            converters,
-            storage_writes: 0,
-            spilled_bytes: 0,
-            mirrored_chunks: 0,
-        })
-    }
-
-    fn ensure_open(&mut self) -> Result<()> {
-        if self.open.is_some() {
-            return Ok(());
-        }
-        let name = format!("{}{}.parquet", self.prefix, self.next_index);
-        self.next_index += 1;
-        let path = if self.dir.is_empty() {
-            name.clone()
-        } else {
-            format!("{}/{}", self.dir, name)
-        };
-        let s = &self.settings;
-        let n = s.key_cols.len();
-        let spill = s
-            .spill_threshold
-            .map(|budget| PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget));
-        let writer = ParquetFileWriter::new(
-            s.schema.clone(),
-            &s.descr,
-            &s.props,
-            vec![false; s.schema.fields().len()],
-            vec![false; s.schema.fields().len()],
-            s.dict_cfg.clone(),
-            spill,
-        )?
-        .with_dictionary_inputs()
-        .with_mirrored_fields(&key_mirrors(&s.schema, &s.key_cols));
-        let sink = self.storage.create_writer(&path)?;
-        self.open = Some(Open {
-            path,
-            name,
-            sink,
-            writer,
-            rows: 0,
+    fn start(&mut self) -> FileKeys {
+        let n = self.settings.key_cols.len();
+        FileKeys {
             min_seq: i64::MAX,
             max_seq: i64::MIN,
             retracts: 0,
@@ -180,86 +91,28 @@ impl<'s> RollingOutput<'s> {
                 max: vec![None; n],
                 nulls: vec![0; n],
             },
-        });
-        Ok(())
-    }
-
-    /// Writes merged rows, rolling to a new file at the target size.
-    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let target = self.settings.target_file_size;
-        let mut offset = 0;
-        while offset < batch.num_rows() {
-            self.ensure_open()?;
-            let open = self
-                .open
-                .as_mut()
-                .ok_or_else(|| Error::internal("no open output"))?;
-            let rest = batch.num_rows() - offset;
-            let estimated = open.writer.estimated_size();
-            // A new file starts with a small step, so a target smaller than one batch of
-            // results still rolls; then the average row size decides.
-            let step = match estimated.checked_div(open.rows) {
-                None => rest.min(FIRST_STEP_ROWS),
-                Some(per_row) if estimated + per_row * rest as u64 >= target => {
-                    rest.min(ROLL_CHECK_ROWS)
-                }
-                _ => rest,
-            };
-            let part = batch.slice(offset, step);
-            update_stats(open, &part, &self.settings, &self.converters)?;
-            let sink = &mut open.sink;
-            open.writer
-                .write(&part, &mut to_storage(sink, &mut self.storage_writes))?;
-            open.rows += step as u64;
-            offset += step;
-            if open.writer.estimated_size() >= target {
-                self.roll()?;
-            }
         }
-        Ok(())
     }
 
-    /// Finishes the open file (if it has rows) and records its metadata.
-    pub(crate) fn roll(&mut self) -> Result<()> {
-        let Some(open) = self.open.take() else {
-            return Ok(());
-        };
-        let Open {
-            path,
-            name,
-            mut sink,
-            mut writer,
-            rows,
+    fn record(&mut self, file: &mut FileKeys, part: &RecordBatch) -> Result<()> {
+        update_stats(file, part, &self.settings, &self.converters)
+    }
+
+    fn flushed(&mut self, writer: &ParquetFileWriter) {
+        // Counted before `finish` takes the writer (its last row group is flushed).
+        self.mirrored_chunks += writer.mirrored_chunks;
+    }
+
+    fn finish(&mut self, file: FinishedFile<FileKeys>) -> Result<MergeOutputFile> {
+        let column_stats = crate::rewrite::stats::collect(&file.metadata);
+        let FileKeys {
             min_seq,
             max_seq,
             retracts,
             first_key,
             last_key,
             stats,
-        } = open;
-        if rows == 0 {
-            sink.abort()?;
-            return Ok(());
-        }
-        let finished = {
-            let mut out = to_storage(&mut sink, &mut self.storage_writes);
-            writer.flush_row_group(&mut out).and_then(|()| {
-                // Counted before `finish` takes the writer (its last row group is flushed).
-                self.mirrored_chunks += writer.mirrored_chunks;
-                writer.finish(&mut out)
-            })
-        };
-        let column_stats = match finished {
-            Ok((metadata, spilled)) => {
-                self.spilled_bytes += spilled;
-                crate::rewrite::stats::collect(&metadata)
-            }
-            Err(e) => {
-                let _ = sink.abort();
-                return Err(e);
-            }
-        };
-        let size = sink.finish()?;
+        } = file.state;
         let (min_key, max_key) = match (first_key, last_key) {
             (Some(a), Some(b)) => (a, b),
             _ => return Err(Error::internal("an output file without keys")),
@@ -276,9 +129,9 @@ impl<'s> RollingOutput<'s> {
             })
             .collect();
         let meta = DataFileMeta {
-            file_name: name,
-            file_size: size,
-            row_count: rows,
+            file_name: file.name,
+            file_size: file.size,
+            row_count: file.rows,
             min_key: planner_key(&min_key),
             max_key: planner_key(&max_key),
             min_sequence_number: SequenceNumber(min_seq),
@@ -289,24 +142,96 @@ impl<'s> RollingOutput<'s> {
             file_source: FileSource::Compact,
             has_deletion_vector: false,
         };
-        self.done.push(MergeOutputFile {
-            path,
+        Ok(MergeOutputFile {
+            path: file.path,
             meta,
             min_key,
             max_key,
             key_stats,
             column_stats,
-        });
-        Ok(())
+        })
+    }
+
+    fn path(done: &MergeOutputFile) -> &str {
+        &done.path
+    }
+}
+
+/// One stream of output files (data, or changelog).
+pub(crate) struct RollingOutput<'s>(RollingWriter<'s, MergeFiles>);
+
+/// What one stream of output files wrote, for the merge's metrics.
+pub(crate) struct OutputTotals {
+    pub files: Vec<MergeOutputFile>,
+    pub storage_writes: u64,
+    pub spilled_bytes: u64,
+    pub mirrored_chunks: u64,
+}
+
+impl<'s> RollingOutput<'s> {
+    pub(crate) fn new(
+        storage: &'s Arc<dyn Storage>,
+        settings: Arc<OutputSettings>,
+        dir: &str,
+        prefix: &str,
+    ) -> Result<Self> {
+        let schema = &settings.file.schema;
+        let converters = settings
+            .key_cols
+            .iter()
+            .map(|&c| {
+                RowConverter::new(vec![SortField::new(schema.field(c).data_type().clone())])
+                    .map_err(|e| Error::unsupported(format!("key column type: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let files = MergeFiles {
+            settings: settings.clone(),
+            converters,
+            mirrored_chunks: 0,
+        };
+        Ok(RollingOutput(
+            RollingWriter::new(
+                storage,
+                settings.file.clone(),
+                dir,
+                prefix,
+                settings.target_file_size,
+                files,
+            )
+            .with_first_step(FIRST_STEP_ROWS),
+        ))
+    }
+
+    /// Writes merged rows, rolling to a new file at the target size.
+    pub(crate) fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.0.write(batch, &|e| e)
+    }
+
+    /// Finishes the open file (if it has rows) and records its metadata.
+    pub(crate) fn roll(&mut self) -> Result<()> {
+        self.0.roll()
     }
 
     /// Aborts the open file and deletes the finished ones; a note on what could not be undone.
     pub(crate) fn abort(&mut self) -> Vec<String> {
-        discard_outputs(
-            self.storage.as_ref(),
-            self.open.take().map(|o| (o.path, o.sink)),
-            self.done.drain(..).map(|f| f.path),
-        )
+        self.0.abort()
+    }
+
+    /// The finished files and what writing them took.
+    pub(crate) fn finish(self) -> OutputTotals {
+        let RollingWriter {
+            done,
+            recorder,
+            storage_writes,
+            spilled_bytes,
+            ..
+        } = self.0;
+        OutputTotals {
+            files: done,
+            storage_writes,
+            spilled_bytes,
+            mirrored_chunks: recorder.mirrored_chunks,
+        }
     }
 }
 
@@ -331,7 +256,7 @@ fn extremes(rows: &Rows, col: &dyn Array) -> (Option<usize>, Option<usize>) {
 
 /// Folds the rows of `part` into the open file's metadata.
 fn update_stats(
-    open: &mut Open,
+    open: &mut FileKeys,
     part: &RecordBatch,
     s: &OutputSettings,
     converters: &[RowConverter],

@@ -1,14 +1,14 @@
-//! Parquet through the [`Storage`] trait: footers and column chunks read by explicit ranges,
-//! writer settings derived from the table options.
+//! Reading Parquet through the [`Storage`] trait by explicit ranges: coalesced fetches, whole
+//! row groups decoded with arrow-rs's push decoder, deletion vectors as row selections.
 //!
-//! Reading uses arrow-rs's sans-I/O push decoders (`ParquetMetaDataPushDecoder`,
-//! `ParquetPushDecoder`): they answer "I need these byte ranges" and this module fetches them.
-//! The ranges a row group needs are coalesced into one storage call, so over a host boundary a
-//! row group costs one call, never one per page header (parquet's sync reader would issue one
-//! `read` per page). Only the row group being decoded is held in memory.
+//! Reading uses arrow-rs's sans-I/O push decoders (`ParquetPushDecoder`, and
+//! `ParquetMetaDataPushDecoder` in [`super::footer`]): they answer "I need these byte ranges"
+//! and this module fetches them. The ranges a row group needs are coalesced into one storage
+//! call, so over a host boundary a row group costs one call, never one per page header
+//! (parquet's sync reader would issue one `read` per page). Only the row group being decoded is
+//! held in memory.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -17,23 +17,15 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, RowSelection, RowSelector,
 };
 use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder};
-use parquet::basic::{Compression, GzipLevel, ZstdLevel};
-use parquet::file::metadata::{
-    PageIndexPolicy, ParquetMetaData, ParquetMetaDataOptions, ParquetMetaDataPushDecoder,
-};
-use parquet::file::properties::{WriterProperties, WriterVersion};
 use parquet::DecodeResult;
 
+use super::footer::InputFile;
 use crate::error::{Error, Result};
-use crate::options::CoreOptions;
 use crate::storage::Storage;
 
 /// Rows per decoded batch: large enough to amortise per-batch work, small enough that a batch
 /// of wide rows stays a few MB.
 pub(crate) const BATCH_SIZE: usize = 8192;
-
-/// The footer is read with one speculative tail read of this size (most footers fit).
-const FOOTER_PREFETCH: u64 = 64 * 1024;
 
 /// Ranges closer than this are fetched in one call (the gap is read and dropped).
 const COALESCE_GAP: u64 = 64 * 1024;
@@ -43,67 +35,6 @@ const COALESCE_GAP: u64 = 64 * 1024;
 pub(crate) struct IoCounters {
     pub reads: u64,
     pub bytes: u64,
-}
-
-/// The Parquet codec for `file.compression` (Paimon's names; `lz4` is Hadoop-framed LZ4 as in
-/// parquet-mr, `lz4_raw` the raw block format).
-pub(crate) fn compression(options: &CoreOptions) -> Result<Compression> {
-    let name = options.file_compression.as_str();
-    Ok(match name {
-        "none" | "uncompressed" => Compression::UNCOMPRESSED,
-        "snappy" => Compression::SNAPPY,
-        "gzip" => Compression::GZIP(GzipLevel::default()),
-        "lz4" => Compression::LZ4,
-        "lz4_raw" | "lz4-raw" => Compression::LZ4_RAW,
-        "zstd" => Compression::ZSTD(ZstdLevel::try_new(options.zstd_level).map_err(|e| {
-            Error::invalid_option(
-                "file.compression.zstd-level",
-                &options.zstd_level.to_string(),
-                e,
-            )
-        })?),
-        "brotli" | "lzo" => {
-            return Err(Error::unsupported(format!(
-                "file.compression '{name}' cannot be written by this build"
-            )))
-        }
-        _ => {
-            return Err(Error::invalid_option(
-                "file.compression",
-                name,
-                "expected one of: none, snappy, gzip, lz4, lz4_raw, zstd",
-            ))
-        }
-    })
-}
-
-fn usize_option(key: &str, v: u64) -> Result<usize> {
-    usize::try_from(v).map_err(|_| Error::invalid_option(key, &v.to_string(), "too large"))
-}
-
-/// Writer settings from `file.compression`, `file.compression.zstd-level` and the `parquet.*`
-/// options. Row groups are cut by bytes only (`parquet.block.size`), as parquet-mr does.
-pub(crate) fn writer_properties(options: &CoreOptions) -> Result<WriterProperties> {
-    let p = &options.parquet;
-    Ok(WriterProperties::builder()
-        .set_writer_version(WriterVersion::PARQUET_1_0)
-        .set_compression(compression(options)?)
-        .set_max_row_group_row_count(None)
-        .set_max_row_group_bytes(Some(usize_option("parquet.block.size", p.block_size)?))
-        .set_data_page_size_limit(usize_option("parquet.page.size", p.page_size)?)
-        .set_dictionary_page_size_limit(usize_option(
-            "parquet.dictionary.page.size",
-            p.dictionary_page_size,
-        )?)
-        .set_dictionary_enabled(p.enable_dictionary)
-        .build())
-}
-
-/// An input data file: its path, size and decoded footer.
-pub(crate) struct InputFile {
-    pub path: String,
-    pub size: u64,
-    pub metadata: Arc<ParquetMetaData>,
 }
 
 /// Wraps a parquet error as corrupt input of `path`.
@@ -154,66 +85,6 @@ pub(crate) fn fetch(
         buffers.push(Bytes::from(bytes));
     }
     Ok((merged, buffers))
-}
-
-/// Opens an input: its size and footer, with full page encoding statistics (passthrough
-/// eligibility and fast copy need them) and without the page index (not needed to rewrite).
-pub(crate) fn open_input(
-    storage: &dyn Storage,
-    path: &str,
-    io: &mut IoCounters,
-) -> Result<InputFile> {
-    open_input_with(storage, path, io, false)
-}
-
-/// [`open_input`], also loading the page index (column and offset indexes) when the file has
-/// one and `page_index` is set: fast copy carries it over to the output.
-pub(crate) fn open_input_with(
-    storage: &dyn Storage,
-    path: &str,
-    io: &mut IoCounters,
-    page_index: bool,
-) -> Result<InputFile> {
-    let size = storage.size(path)?;
-    if size < 12 {
-        return Err(corrupt(
-            path,
-            format!("{size} bytes is too small for a Parquet file"),
-        ));
-    }
-    let options = ParquetMetaDataOptions::new().with_encoding_stats_as_mask(false);
-    let mut decoder = ParquetMetaDataPushDecoder::try_new(size)
-        .map_err(|e| corrupt_from(path, e))?
-        .with_page_index_policy(if page_index {
-            PageIndexPolicy::Optional
-        } else {
-            PageIndexPolicy::Skip
-        })
-        .with_metadata_options(Some(Arc::new(options)));
-    let tail = size.min(FOOTER_PREFETCH);
-    let footer = size - tail..size;
-    let (ranges, buffers) = fetch(storage, path, std::slice::from_ref(&footer), io)?;
-    decoder
-        .push_ranges(ranges, buffers)
-        .map_err(|e| corrupt_from(path, e))?;
-    loop {
-        match decoder.try_decode().map_err(|e| corrupt_from(path, e))? {
-            DecodeResult::NeedsData(ranges) => {
-                let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
-                decoder
-                    .push_ranges(ranges, buffers)
-                    .map_err(|e| corrupt_from(path, e))?;
-            }
-            DecodeResult::Data(metadata) => {
-                return Ok(InputFile {
-                    path: path.to_string(),
-                    size,
-                    metadata: Arc::new(metadata),
-                })
-            }
-            DecodeResult::Finished => return Err(corrupt(path, "no footer")),
-        }
-    }
 }
 
 /// Arrow metadata for reading `input` as `schema` (the output schema, with dictionary types on

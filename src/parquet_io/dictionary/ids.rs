@@ -1,6 +1,6 @@
 //! The id table both dictionary writers look values up in: open addressing with linear
 //! probing over dictionary ids, slotted by a 64-bit hash of the value (a primitive's bits, a
-//! string's [`super::dictionary_writer`] hash), at most half full.
+//! string's [`super::strings`] hash), at most half full.
 //!
 //! It holds ids only, 4 bytes a slot; the values, and what a probe compares, stay with the
 //! writer. arrow-rs's interner (ahash, a `hashbrown` probe, a `memcmp` call per row) is the

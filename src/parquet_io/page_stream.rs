@@ -1,7 +1,7 @@
 //! Reading an input page by page through storage, for the merge's sorted runs.
 //!
 //! A merge keeps one file of every sorted run open at once, so what it holds per file is what
-//! bounds its memory. The push decoder of [`super::parquet_io::BatchStream`] fetches a row
+//! bounds its memory. The push decoder of [`super::read::BatchStream`] fetches a row
 //! group's column chunks before decoding them (one storage call, but a whole row group in
 //! memory per run); cutting the row group into row windows bounds that, but every window
 //! starts new column readers, so the pages straddling a window edge and every dictionary page
@@ -12,7 +12,7 @@
 //!
 //! One call per page suits a local disk or the component boundary, not an object store, where
 //! every call pays a round trip. So each column reads ahead: a fetch for a page takes up to
-//! [`READ_AHEAD_OPTION`] bytes (default 256 KiB) of that column chunk, and the pages after it
+//! the caller's read-ahead of bytes (256 KiB by default) of that column chunk, and the pages after it
 //! are cut from that window without another call. Memory grows by at most one window per
 //! column of each open file (a merge of 10 runs of 9 columns: 23 MB at the default).
 //!
@@ -33,8 +33,9 @@ use parquet::arrow::{parquet_to_arrow_field_levels, ProjectionMask};
 use parquet::errors::ParquetError;
 use parquet::file::reader::{ChunkReader, Length};
 
+use super::footer::InputFile;
 use super::host_decompression::{self, OffloadedRowGroups};
-use super::parquet_io::{corrupt, InputFile, IoCounters, BATCH_SIZE};
+use super::read::{corrupt, IoCounters, BATCH_SIZE};
 use crate::error::{Error, Result};
 use crate::host_codec::CodecOffload;
 use crate::storage::{Storage, StorageError};
@@ -42,20 +43,6 @@ use crate::storage::{Storage, StorageError};
 /// Bytes fetched at a time for a page header when the file has no offset index (the header's
 /// length is only known once it is parsed; most are well under this).
 const HEADER_FETCH: u64 = 4096;
-
-/// How many bytes of a column chunk one storage call fetches for the merge's page reads (a
-/// memory size; `0`: exactly the bytes asked for, one call per page).
-pub const READ_AHEAD_OPTION: &str = "paimon-compact.merge.read-ahead";
-const DEFAULT_READ_AHEAD: u64 = 256 * 1024;
-
-/// The read-ahead the options ask for.
-pub(crate) fn read_ahead(options: &crate::options::CoreOptions) -> Result<u64> {
-    match options.raw.get(READ_AHEAD_OPTION) {
-        None => Ok(DEFAULT_READ_AHEAD),
-        Some(text) => crate::options::parse_memory_size(text)
-            .map_err(|e| Error::invalid_option(READ_AHEAD_OPTION, text, e)),
-    }
-}
 
 /// Bytes fetched ahead for one column: `data` starts at file offset `start`.
 struct Window {
@@ -226,7 +213,8 @@ pub(crate) struct PageStream {
 
 impl PageStream {
     /// Batches of `input` read as `metadata` says, skipping the rows `selection` leaves out.
-    /// `read_ahead`: bytes of a column chunk fetched at a time ([`READ_AHEAD_OPTION`]).
+    /// `read_ahead`: bytes of a column chunk fetched at a time (`0`: exactly the bytes asked
+    /// for, one call per page).
     /// `offload`: the host's zstd, which then decompresses the file's zstd pages.
     pub(crate) fn new(
         storage: &Arc<dyn Storage>,

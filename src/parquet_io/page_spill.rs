@@ -4,7 +4,7 @@
 //! page of a row group until the group is complete: with Paimon's `parquet.block.size` of
 //! 128 MB that is up to 128 MB of compressed pages per output file, more than everything else
 //! a rewrite holds. arrow-rs's writer keeps those pages in a [`PageStore`]; this one keeps them
-//! in memory up to a budget (`paimon-compact.write.spill-threshold`, default 48 MB) and appends
+//! in memory up to a budget (the caller's, see [`super::writer::FileSpec::spill_budget`]) and appends
 //! the rest to a temporary object next to the output (`<output>.spill`), read back page by page
 //! when the row group is assembled and deleted right after. Nothing changes in the file.
 //!
@@ -19,30 +19,6 @@ use parquet::errors::ParquetError;
 
 use super::column_chunk::ChunkPageStore;
 use crate::storage::{Storage, StorageError, StorageWriter};
-
-/// Key of the spill budget (a memory size; `0` never spills).
-pub const SPILL_THRESHOLD_OPTION: &str = "paimon-compact.write.spill-threshold";
-
-/// The default budget of encoded pages held in memory per output file: what keeps a merge of
-/// 2 GB of sorted runs under 256 MB with everything else it holds (the row group's flush sends
-/// each chunk on to storage as it passes, so the budget is the flush's peak too).
-pub const DEFAULT_SPILL_THRESHOLD: usize = 48 * 1024 * 1024;
-
-/// The spill budget the options ask for (`None`: never spill).
-pub(crate) fn spill_threshold(
-    options: &crate::options::CoreOptions,
-) -> crate::error::Result<Option<usize>> {
-    let Some(text) = options.raw.get(SPILL_THRESHOLD_OPTION) else {
-        return Ok(Some(DEFAULT_SPILL_THRESHOLD));
-    };
-    let bytes = crate::options::parse_memory_size(text)
-        .map_err(|e| crate::error::Error::invalid_option(SPILL_THRESHOLD_OPTION, text, e))?;
-    Ok(match usize::try_from(bytes) {
-        Ok(0) => None,
-        Ok(b) => Some(b),
-        Err(_) => None,
-    })
-}
 
 struct SpillState {
     storage: Arc<dyn Storage>,

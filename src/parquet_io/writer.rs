@@ -2,16 +2,17 @@
 //!
 //! This is arrow-rs's `ArrowWriter` loop (split batches so row groups stay under
 //! `parquet.block.size`, one column writer per leaf) with two additions `ArrowWriter` cannot
-//! offer: a column can be written by the dictionary-mapping writer
-//! ([`DictColumnWriter`]), and a whole input row group can be spliced in without decoding
-//! (fast copy). The bytes go to an in-memory sink that the caller drains to storage after each
-//! call, so at most about one row group of output is in memory.
+//! offer: a column can be written by this layer's dictionary writers
+//! ([`super::dictionary`]), and a whole input row group can be spliced in without decoding
+//! (fast copy). The bytes go to an in-memory [`Sink`] that the caller drains to storage after
+//! each call, so at most about one row group of output is in memory.
+//!
+//! What the writer is built from is a [`FileSpec`]; how each top-level field is written is
+//! decided once, in [`ParquetFileWriter::new`], as a [`FieldWriter`].
 
-use std::io::{Read, Write};
 use std::ops::Range;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use super::page_spill::PageSpill;
 use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, FieldRef, SchemaRef};
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
@@ -23,229 +24,115 @@ use parquet::column::writer::ColumnCloseResult;
 use parquet::file::metadata::page_index::RowGroupPageIndex;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::file::reader::{ChunkReader, Length};
-use parquet::file::writer::{SerializedFileWriter, SerializedRowGroupWriter};
+use parquet::file::reader::ChunkReader;
+use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnDescPtr, SchemaDescriptor};
 
-use super::column_chunk::{self, ChunkPageStore, TightPageStore};
-use super::dictionary_writer::{
-    self, ChunkPages, DictColumnWriter, DictWriterConfig, DictWriterCounters,
-};
-use super::primitive_dictionary_writer::{self, PrimitiveChunkWriter};
+use super::column_chunk::{self, ChunkPageStore, ChunkPages, TightPageStore};
+use super::dictionary::primitives::{self, PrimitiveChunkWriter};
+use super::dictionary::strings::{self, DictColumnWriter};
+use super::dictionary::{DictConfig, DictWriterCounters};
+use super::page_spill::PageSpill;
+use super::sink::{append_draining, Drain, Sink};
 use crate::error::{Error, Result};
-use crate::storage::Storage;
 
 /// Writer failures are about the data being written (a null in a required column, a value the
 /// table type cannot hold): the caller attributes them to the input file being copied.
-fn write_err(e: impl std::fmt::Display) -> Error {
+pub(crate) fn write_err(e: impl std::fmt::Display) -> Error {
     Error::corrupt(
         None,
         format!("cannot be written with the table schema: {e}"),
     )
 }
 
-/// Undoes a rewrite's outputs: aborts the file being written (`open`: its path and writer) and
-/// deletes the finished ones; returns a line per object that could not be cleaned up.
-pub(crate) fn discard_outputs(
-    storage: &dyn Storage,
-    open: Option<(String, Box<dyn crate::storage::StorageWriter>)>,
-    done: impl IntoIterator<Item = String>,
-) -> Vec<String> {
-    let mut failures = Vec::new();
-    if let Some((path, sink)) = open {
-        if let Err(e) = sink.abort() {
-            failures.push(format!("abort '{path}': {e}"));
+/// Whether a top-level field's input dictionaries are forwarded to the writer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Forwarded {
+    /// Not forwarded: a dictionary array reaching the field is decoded first (unless
+    /// [`FileSpec::strings_take_dictionaries`] lets this layer's STRING writer take it).
+    #[default]
+    No,
+    /// Forwarded (dictionary passthrough): [`DictColumnWriter`] maps each input dictionary to
+    /// output ids once; its counters are the passthrough's metrics.
+    Mapped,
+    /// Forwarded to arrow-rs's writer as they are (it hashes every row again): a comparison
+    /// point for the mapping writer only.
+    Arrow,
+}
+
+/// What the files of one rewrite are written with.
+#[derive(Clone, Debug)]
+pub(crate) struct FileSpec {
+    /// The output Arrow schema (no dictionary types).
+    pub schema: SchemaRef,
+    /// The Parquet schema to write (normally the inputs' own, so field ids and physical types
+    /// carry over).
+    pub descr: Arc<SchemaDescriptor>,
+    pub props: WriterProperties,
+    pub dict: Arc<DictConfig>,
+    /// Per top-level field; fields beyond its end are [`Forwarded::No`].
+    pub forwarded: Vec<Forwarded>,
+    /// Dictionary arrays reaching a STRING field this layer's writer takes go to it as they
+    /// are (the merge's dictionary reads) instead of being decoded first (append, where only
+    /// forwarded fields keep their dictionaries).
+    pub strings_take_dictionaries: bool,
+    /// `(field, source)` pairs of fields that hold the same values as an earlier field (see
+    /// [`ParquetFileWriter::new`]).
+    pub mirrors: Vec<(usize, usize)>,
+    /// Encoded pages held in memory per file before the rest spills to storage
+    /// ([`super::page_spill`]); `None`: never.
+    pub spill_budget: Option<usize>,
+}
+
+impl FileSpec {
+    /// `schema` and `descr` written with `props` and `dict`, nothing forwarded, mirrored or
+    /// spilled.
+    pub(crate) fn new(
+        schema: SchemaRef,
+        descr: Arc<SchemaDescriptor>,
+        props: WriterProperties,
+        dict: Arc<DictConfig>,
+    ) -> Self {
+        FileSpec {
+            schema,
+            descr,
+            props,
+            dict,
+            forwarded: Vec::new(),
+            strings_take_dictionaries: false,
+            mirrors: Vec::new(),
+            spill_budget: None,
         }
     }
-    for path in done {
-        if let Err(e) = storage.delete(&path) {
-            failures.push(format!("delete '{path}': {e}"));
-        }
-    }
-    failures
 }
 
-/// Size of the pieces the sink collects output in.
-const SINK_CHUNK: usize = 1 << 20;
-
-/// Drained pieces kept for reuse. A chunk of this project's writers is sent on a piece at a
-/// time ([`append_draining`]), but arrow-rs's own chunks (booleans, binary, STRING with the
-/// dictionary off, ...) are copied into the sink whole before they are, so a flush can fill tens
-/// of pieces at once; allocated afresh each time, their memory went back to the system after
-/// every flush and came back as page faults. Kept, they cost no more than the largest such
-/// chunk's bytes, which the flush held anyway.
-const SINK_SPARE_PIECES: usize = 64;
-
-/// The in-memory end of the Parquet writer, drained to storage as the file grows.
-///
-/// Bytes are kept in fixed-size pieces rather than one growing `Vec` (a doubling buffer would
-/// briefly need twice the data), and the pieces are shared with [`ParquetFileWriter`] so they
-/// can be sent to storage between the column chunks of a row group being flushed: otherwise a
-/// whole row group would sit here while its pages are still in memory too.
-#[derive(Clone, Default)]
-pub(crate) struct Sink {
-    state: Arc<Mutex<SinkState>>,
+/// How one top-level field is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FieldWriter {
+    /// arrow-rs's column writers (nested fields, and what this layer's writers do not take);
+    /// dictionary arrays are decoded first.
+    Arrow,
+    /// arrow-rs's column writer, given forwarded dictionary arrays as they are
+    /// ([`Forwarded::Arrow`]).
+    ArrowDictionaries,
+    /// Forwarded STRING dictionaries, mapped by [`DictColumnWriter`] ([`Forwarded::Mapped`]).
+    Mapped,
+    /// A STRING field that is not forwarded, written by [`DictColumnWriter`] all the same.
+    Strings,
+    /// An INT32/INT64/FLOAT/DOUBLE field written by [`primitives`]; `dictionary`: whether it
+    /// writes a dictionary (`false`: PLAIN throughout).
+    Primitive { dictionary: bool },
 }
 
-#[derive(Default)]
-struct SinkState {
-    /// Pieces written and not yet drained, in order.
-    full: Vec<Vec<u8>>,
-    /// Drained pieces, empty, for the next writes.
-    spare: Vec<Vec<u8>>,
-    /// The most pieces written and not yet drained at once (what the sink's memory peaked at).
-    most_held: usize,
-}
-
-impl Sink {
-    fn lock(&self) -> MutexGuard<'_, SinkState> {
-        // No thread ever panics while holding it; a poisoned lock still holds whole pieces.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Sends every piece written so far to `out`, in order, keeping them for reuse.
-    fn drain(&self, out: &mut Drain<'_>) -> Result<()> {
-        let full = std::mem::take(&mut self.lock().full);
-        for mut piece in full {
-            out(&piece)?;
-            piece.clear();
-            let mut state = self.lock();
-            if state.spare.len() < SINK_SPARE_PIECES {
-                state.spare.push(piece);
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Write for Sink {
-    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
-        let n = buf.len();
-        let mut state = self.lock();
-        let SinkState {
-            full,
-            spare,
-            most_held,
-        } = &mut *state;
-        while !buf.is_empty() {
-            let chunk = match full.last_mut() {
-                Some(c) if c.len() < c.capacity() => c,
-                _ => {
-                    full.push(
-                        spare
-                            .pop()
-                            .unwrap_or_else(|| Vec::with_capacity(SINK_CHUNK)),
-                    );
-                    *most_held = (*most_held).max(full.len());
-                    full.last_mut().expect("just pushed")
-                }
-            };
-            let take = (chunk.capacity() - chunk.len()).min(buf.len());
-            chunk.extend_from_slice(&buf[..take]);
-            buf = &buf[take..];
-        }
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// Where finished output bytes go (the storage writer of the file). `Send`, as arrow-rs asks of
-/// the chunk readers that reach it ([`Draining`]).
-pub(crate) type Drain<'a> = dyn FnMut(&[u8]) -> Result<()> + Send + 'a;
-
-/// Splices one of this project's chunks into the row group, sending the sink's bytes on to
-/// storage every [`SINK_CHUNK`] bytes as the chunk passes through, instead of once it is all
-/// there: a chunk copied whole into the sink first (30 MB for a column of unique strings in a
-/// 128 MB row group) was the peak of a flush, on top of the pages still waiting.
-fn append_draining(
-    rg: &mut SerializedRowGroupWriter<'_, Sink>,
-    chunk: &column_chunk::ChunkSource,
-    close: ColumnCloseResult,
-    sink: &Sink,
-    out: &mut Drain<'_>,
-) -> Result<()> {
-    let failed = Mutex::new(None);
-    let out = Mutex::new(out);
-    let reader = Draining {
-        chunk,
-        sink,
-        out: &out,
-        failed: &failed,
-    };
-    match rg.append_column(&reader, close) {
-        Ok(()) => Ok(()),
-        // A storage failure is reported as itself, not as the Parquet error it became.
-        Err(e) => Err(lock_ignoring_poison(&failed)
-            .take()
-            .unwrap_or_else(|| write_err(e))),
-    }
-}
-
-fn lock_ignoring_poison<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these; what they hold is whole either way.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// A chunk that drains the sink as it is read (see [`append_draining`]).
-struct Draining<'a, 'o> {
-    chunk: &'a column_chunk::ChunkSource,
-    sink: &'a Sink,
-    out: &'a Mutex<&'a mut Drain<'o>>,
-    failed: &'a Mutex<Option<Error>>,
-}
-
-impl Length for Draining<'_, '_> {
-    fn len(&self) -> u64 {
-        self.chunk.len()
-    }
-}
-
-impl<'a, 'o> ChunkReader for Draining<'a, 'o> {
-    type T = DrainingRead<'a, 'o>;
-
-    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
-        Ok(DrainingRead {
-            inner: self.chunk.get_read(start)?,
-            sink: self.sink,
-            out: self.out,
-            failed: self.failed,
-            pending: 0,
-        })
-    }
-
-    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
-        self.chunk.get_bytes(start, length)
-    }
-}
-
-struct DrainingRead<'a, 'o> {
-    inner: column_chunk::ChunkStream,
-    sink: &'a Sink,
-    out: &'a Mutex<&'a mut Drain<'o>>,
-    failed: &'a Mutex<Option<Error>>,
-    /// Bytes read since the sink was last drained.
-    pending: usize,
-}
-
-impl Read for DrainingRead<'_, '_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.pending >= SINK_CHUNK {
-            // What was read before has been written to the sink (in order: the row group
-            // writes each read's bytes before the next read).
-            self.pending = 0;
-            let mut out = lock_ignoring_poison(self.out);
-            if let Err(e) = self.sink.drain(&mut **out) {
-                let msg = e.to_string();
-                lock_ignoring_poison(self.failed).get_or_insert(e);
-                return Err(std::io::Error::other(msg));
-            }
-        }
-        let n = self.inner.read(buf)?;
-        self.pending += n;
-        Ok(n)
-    }
+/// One top-level field of the file.
+#[derive(Clone, Debug)]
+struct Field {
+    writer: FieldWriter,
+    /// Its leaf columns.
+    leaves: Range<usize>,
+    /// The earlier field whose values it repeats, row for row, while that holds: its chunks
+    /// are then copies of that field's (see [`ParquetFileWriter::new`]).
+    mirror_of: Option<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -257,16 +144,16 @@ impl PageStoreFactory for TightPageStoreFactory {
     }
 }
 
+/// The column writer of one leaf in the row group in progress.
 enum Slot {
     Arrow(Box<ArrowColumnWriter>),
     /// A forwarded (passthrough) STRING column; its counters are passthrough's metrics.
     Mapped(Box<DictColumnWriter>),
-    /// A STRING column that is not forwarded, written by the same writer from plain strings.
+    /// A STRING column that is not forwarded, written by the same writer.
     Strings(Box<DictColumnWriter>),
     Primitive(Box<dyn PrimitiveChunkWriter>),
-    /// A column whose values are those of an earlier leaf's (see
-    /// [`ParquetFileWriter::with_mirrored_fields`]): its chunk is that leaf's bytes, recorded
-    /// under this column's descriptor.
+    /// A column whose values are those of an earlier leaf's: its chunk is that leaf's bytes,
+    /// recorded under this column's descriptor.
     Mirror {
         source: usize,
         descr: ColumnDescPtr,
@@ -300,34 +187,18 @@ pub(crate) struct ParquetFileWriter {
     sink: Sink,
     factory: ArrowRowGroupWriterFactory,
     schema: SchemaRef,
-    /// Leaf columns of each top-level field.
-    field_leaves: Vec<Range<usize>>,
-    /// Top-level fields written by the dictionary-mapping writer.
-    mapped: Vec<bool>,
-    /// Top-level INT32/INT64/FLOAT/DOUBLE fields written by the primitive dictionary writer,
-    /// each with whether it writes a dictionary (`false`: PLAIN throughout).
-    primitive: Vec<Option<bool>>,
-    /// Top-level STRING fields not in `mapped` that the dictionary-mapping writer takes anyway.
-    strings: Vec<bool>,
-    /// Top-level fields whose dictionary arrays go to arrow-rs's writer as they are (it hashes
-    /// every row again): the comparison point for the mapping writer, never the default.
-    arrow_dictionaries: Vec<bool>,
-    /// Whether dictionary arrays reaching a `strings` field go to its dictionary writer as
-    /// they are (the merge's dictionary reads) instead of being decoded first (append, where
-    /// only forwarded fields keep their dictionaries).
-    dictionary_inputs: bool,
-    dict_cfg: Arc<DictWriterConfig>,
+    fields: Vec<Field>,
+    /// See [`FileSpec::strings_take_dictionaries`].
+    strings_take_dictionaries: bool,
+    dict_cfg: Arc<DictConfig>,
     max_row_group_bytes: usize,
     in_progress: Option<InProgress>,
     pub(crate) counters: DictWriterCounters,
     pub(crate) dictionary_arrays_decoded: u64,
-    /// Chunks written as copies of their source's (see [`Self::with_mirrored_fields`]).
+    /// Chunks written as copies of their source's.
     pub(crate) mirrored_chunks: u64,
     /// Where pages beyond the memory budget go (`None`: all pages stay in memory).
     spill: Option<PageSpill>,
-    /// For each top-level field, the earlier field whose values it repeats, row for row, so
-    /// its chunks are copies of that field's (see [`Self::with_mirrored_fields`]).
-    mirror_of: Vec<Option<usize>>,
 }
 
 /// The leaf columns of each top-level field of `descr`.
@@ -347,20 +218,29 @@ pub(crate) fn field_leaves(descr: &SchemaDescriptor) -> Vec<Range<usize>> {
 }
 
 impl ParquetFileWriter {
-    /// `schema` is the output Arrow schema (no dictionary types), `descr` the Parquet schema to
-    /// write (normally the inputs' own, so field ids and physical types carry over), `mapped`
-    /// the top-level fields the dictionary-mapping writer takes.
-    pub(crate) fn new(
-        schema: SchemaRef,
-        descr: &SchemaDescriptor,
-        props: &WriterProperties,
-        mapped: Vec<bool>,
-        arrow_dictionaries: Vec<bool>,
-        dict_cfg: Arc<DictWriterConfig>,
-        spill: Option<PageSpill>,
-    ) -> Result<Self> {
-        let original = props;
-        let mut props = props.clone();
+    /// A writer of `spec`, spilling through `spill` when given (its budget is
+    /// `spec.spill_budget`; the caller names the spill object).
+    ///
+    /// Which fields this layer's column writers take: non-nested, not forwarded (to either
+    /// writer), written with page statistics (what those writers write) and no bloom filter
+    /// (which they do not). The STRING writer needs the dictionary on; the primitive one writes
+    /// PLAIN from the start when it is off (so key columns too compress through
+    /// `PageCompressor`, and so through a host codec).
+    ///
+    /// `spec.mirrors` declares fields that should hold the same values as an earlier field: a
+    /// primary-key file stores each key column twice, as `_KEY_k` and as the value column
+    /// `k`. While a row group's batches agree, the field's chunk is the source's pages copied
+    /// again under its own column metadata, so they are encoded and compressed once: a column
+    /// chunk is a function of its values and its column's settings, and both are checked
+    /// equal. Batches are compared before they are written; the first that differs ends the
+    /// row group in progress (its rows all agreed) and the rest of the file writes the field
+    /// itself. Pairs the writer cannot copy (not both this layer's writers, or types, levels or
+    /// settings that differ) are ignored.
+    pub(crate) fn new(spec: &FileSpec, spill: Option<PageSpill>) -> Result<Self> {
+        let schema = spec.schema.clone();
+        let descr = &spec.descr;
+        let original = &spec.props;
+        let mut props = original.clone();
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
         let max_row_group_bytes = props.max_row_group_bytes().unwrap_or(usize::MAX);
         let sink = Sink::default();
@@ -376,11 +256,7 @@ impl ParquetFileWriter {
         let factory =
             ArrowRowGroupWriterFactory::new(&file, schema.clone()).with_page_store_factory(stores);
         let leaves = field_leaves(descr);
-        // Which fields one of this project's column writers may take: non-nested, not
-        // forwarded (to either writer), written with page statistics (what those writers
-        // write) and no bloom filter (which they do not). The STRING writer needs the
-        // dictionary on; the primitive one writes PLAIN from the start when it is off (so
-        // key columns too compress through `PageCompressor`, and so through a host codec).
+        let forwarded = |f: usize| spec.forwarded.get(f).copied().unwrap_or_default();
         let dictionary = |f: usize| {
             leaves
                 .get(f)
@@ -392,72 +268,77 @@ impl ParquetFileWriter {
             };
             let column = descr.column(range.start);
             let path = column.path();
-            !mapped.get(f).copied().unwrap_or(false)
-                && !arrow_dictionaries.get(f).copied().unwrap_or(false)
+            forwarded(f) == Forwarded::No
                 && original.statistics_enabled(path) == EnabledStatistics::Page
                 && original.bloom_filter_properties(path).is_none()
                 && accepts(schema.field(f).data_type(), &column)
         };
-        let fields = schema.fields().len();
-        let primitive = (0..fields)
+        let writers = spec.dict.writers;
+        let fields = (0..schema.fields().len())
             .map(|f| {
-                (dict_cfg.primitive && ours(f, &primitive_dictionary_writer::accepts))
-                    .then(|| dictionary(f))
+                let writer = match forwarded(f) {
+                    Forwarded::Mapped => FieldWriter::Mapped,
+                    Forwarded::Arrow => FieldWriter::ArrowDictionaries,
+                    Forwarded::No if writers.primitives && ours(f, &primitives::accepts) => {
+                        FieldWriter::Primitive {
+                            dictionary: dictionary(f),
+                        }
+                    }
+                    Forwarded::No
+                        if writers.strings
+                            && dictionary(f)
+                            && ours(f, &strings::accepts_strings) =>
+                    {
+                        FieldWriter::Strings
+                    }
+                    Forwarded::No => FieldWriter::Arrow,
+                };
+                Field {
+                    writer,
+                    leaves: leaves.get(f).cloned().unwrap_or(0..0),
+                    mirror_of: None,
+                }
             })
             .collect();
-        let strings = (0..fields)
-            .map(|f| {
-                dict_cfg.strings && dictionary(f) && ours(f, &dictionary_writer::accepts_strings)
-            })
-            .collect();
-        Ok(ParquetFileWriter {
-            field_leaves: leaves,
-            primitive,
-            strings,
+        let mut writer = ParquetFileWriter {
+            fields,
             file,
             sink,
             factory,
             schema,
-            mapped,
-            arrow_dictionaries,
-            dictionary_inputs: false,
-            dict_cfg,
+            strings_take_dictionaries: spec.strings_take_dictionaries,
+            dict_cfg: spec.dict.clone(),
             max_row_group_bytes,
             in_progress: None,
             counters: DictWriterCounters::default(),
             dictionary_arrays_decoded: 0,
             mirrored_chunks: 0,
             spill,
-            mirror_of: vec![None; fields],
-        })
+        };
+        writer.mirror(&spec.mirrors);
+        Ok(writer)
     }
 
-    /// Declares fields that should hold the same values as an earlier field, as `(field,
-    /// source)` pairs: a primary-key file stores each key column twice, as `_KEY_k` and as the
-    /// value column `k`. While a row group's batches agree, the field's chunk is the source's
-    /// pages copied again under its own column metadata, so they are encoded and compressed
-    /// once: a column chunk is a function of its values and its column's settings, and both
-    /// are checked equal. Batches are compared before they are written; the first that
-    /// differs ends the row group in progress (its rows all agreed) and the rest of the file
-    /// writes the field itself. Pairs the writer cannot copy (not both this project's
-    /// writers, or types, levels or settings that differ) are ignored.
-    pub(crate) fn with_mirrored_fields(mut self, pairs: &[(usize, usize)]) -> Self {
+    /// Marks the `(field, source)` pairs the writer can copy (see [`Self::new`]).
+    fn mirror(&mut self, pairs: &[(usize, usize)]) {
         let descr = self.file.schema_descr();
         let props = self.file.properties();
-        let mut mirror_of = std::mem::take(&mut self.mirror_of);
         for &(field, source) in pairs {
-            let (Some(f), Some(s)) = (self.field_leaves.get(field), self.field_leaves.get(source))
-            else {
+            let (Some(f), Some(s)) = (self.fields.get(field), self.fields.get(source)) else {
                 continue;
             };
-            if f.len() != 1 || s.len() != 1 || s.start >= f.start {
+            let (fl, sl) = (&f.leaves, &s.leaves);
+            if fl.len() != 1 || sl.len() != 1 || sl.start >= fl.start {
                 continue;
             }
-            let (fc, sc) = (descr.column(f.start), descr.column(s.start));
+            let (fc, sc) = (descr.column(fl.start), descr.column(sl.start));
             let (fp, sp) = (fc.path(), sc.path());
-            let writers_agree = match (self.primitive[field], self.primitive[source]) {
-                (Some(a), Some(b)) => a == b,
-                (None, None) => self.strings[field] && self.strings[source],
+            let writers_agree = match (f.writer, s.writer) {
+                (
+                    FieldWriter::Primitive { dictionary: a },
+                    FieldWriter::Primitive { dictionary: b },
+                ) => a == b,
+                (FieldWriter::Strings, FieldWriter::Strings) => true,
                 _ => false,
             };
             let same = writers_agree
@@ -475,29 +356,25 @@ impl ParquetFileWriter {
                 && props.compression(fp) == props.compression(sp)
                 && props.statistics_enabled(fp) == props.statistics_enabled(sp);
             if same {
-                mirror_of[field] = Some(source);
+                self.fields[field].mirror_of = Some(source);
             }
         }
-        self.mirror_of = mirror_of;
-        self
+    }
+
+    /// Whether any field is still mirrored.
+    fn mirroring(&self) -> bool {
+        self.fields.iter().any(|f| f.mirror_of.is_some())
     }
 
     /// Whether every mirrored field of `batch` holds its source's values.
     fn mirrors_hold(&self, batch: &RecordBatch) -> bool {
-        self.mirror_of
+        self.fields
             .iter()
             .enumerate()
-            .all(|(f, source)| match source {
+            .all(|(f, field)| match field.mirror_of {
                 None => true,
-                Some(s) => batch.column(f).as_ref() == batch.column(*s).as_ref(),
+                Some(s) => batch.column(f).as_ref() == batch.column(s).as_ref(),
             })
-    }
-
-    /// Lets the STRING fields this project's dictionary writer takes receive dictionary arrays
-    /// as they are: it maps each dictionary's entries once instead of every row's bytes.
-    pub(crate) fn with_dictionary_inputs(mut self) -> Self {
-        self.dictionary_inputs = true;
-        self
     }
 
     /// A writer error caused by a failing spill is that storage failure, typed as such.
@@ -523,55 +400,41 @@ impl ParquetFileWriter {
             .into_iter()
             .map(|w| Slot::Arrow(Box::new(w)))
             .collect();
-        for (f, mapped) in self.mapped.iter().enumerate() {
-            if !mapped {
-                continue;
-            }
-            let leaf = self.field_leaves[f].start;
+        for (f, field) in self.fields.iter().enumerate() {
+            let leaf = field.leaves.start;
             let descr = self.file.schema_descr().column(leaf);
-            slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(
-                descr,
-                self.dict_cfg.clone(),
-                self.page_store(),
-            )?));
-        }
-        for (f, strings) in self.strings.iter().enumerate() {
-            if !strings || self.mirror_of[f].is_some() {
-                continue;
-            }
-            let leaf = self.field_leaves[f].start;
-            let descr = self.file.schema_descr().column(leaf);
-            slots[leaf] = Slot::Strings(Box::new(DictColumnWriter::new(
-                descr,
-                self.dict_cfg.clone(),
-                self.page_store(),
-            )?));
-        }
-        for (f, primitive) in self.primitive.iter().enumerate() {
-            let Some(dictionary) = *primitive else {
-                continue;
-            };
-            if self.mirror_of[f].is_some() {
-                // Its slot is the mirror below.
-                continue;
-            }
-            let leaf = self.field_leaves[f].start;
-            let descr = self.file.schema_descr().column(leaf);
-            slots[leaf] = Slot::Primitive(primitive_dictionary_writer::writer_for(
-                self.schema.field(f).data_type(),
-                descr,
-                self.dict_cfg.clone(),
-                ChunkPages::new(self.page_store()),
-                dictionary,
-            )?);
-        }
-        for (f, source) in self.mirror_of.iter().enumerate() {
-            if let Some(s) = source {
-                let leaf = self.field_leaves[f].start;
+            if let Some(s) = field.mirror_of {
                 slots[leaf] = Slot::Mirror {
-                    source: self.field_leaves[*s].start,
-                    descr: self.file.schema_descr().column(leaf),
+                    source: self.fields[s].leaves.start,
+                    descr,
                 };
+                continue;
+            }
+            match field.writer {
+                FieldWriter::Arrow | FieldWriter::ArrowDictionaries => {}
+                FieldWriter::Mapped => {
+                    slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(
+                        descr,
+                        self.dict_cfg.clone(),
+                        self.page_store(),
+                    )?))
+                }
+                FieldWriter::Strings => {
+                    slots[leaf] = Slot::Strings(Box::new(DictColumnWriter::new(
+                        descr,
+                        self.dict_cfg.clone(),
+                        self.page_store(),
+                    )?))
+                }
+                FieldWriter::Primitive { dictionary } => {
+                    slots[leaf] = Slot::Primitive(primitives::writer_for(
+                        self.schema.field(f).data_type(),
+                        descr,
+                        self.dict_cfg.clone(),
+                        ChunkPages::new(self.page_store()),
+                        dictionary,
+                    )?)
+                }
             }
         }
         Ok(InProgress { slots, rows: 0 })
@@ -598,11 +461,13 @@ impl ParquetFileWriter {
     /// Writes `batch`, cutting row groups at `parquet.block.size` as `ArrowWriter` does: once a
     /// row group holds rows, its average row size decides how many more fit.
     pub(crate) fn write(&mut self, batch: &RecordBatch, out: &mut Drain<'_>) -> Result<()> {
-        if self.mirror_of.iter().any(Option::is_some) && !self.mirrors_hold(batch) {
+        if self.mirroring() && !self.mirrors_hold(batch) {
             // The row group in progress agreed throughout and keeps its copies; from here on
             // the fields are written as themselves.
             self.flush_row_group(out)?;
-            self.mirror_of.fill(None);
+            for field in &mut self.fields {
+                field.mirror_of = None;
+            }
         }
         let mut remaining = batch.clone();
         while remaining.num_rows() > 0 {
@@ -645,19 +510,16 @@ impl ParquetFileWriter {
 
     fn write_columns(&mut self, ip: &mut InProgress, batch: &RecordBatch) -> Result<()> {
         for (f, (field, column)) in self.schema.fields().iter().zip(batch.columns()).enumerate() {
-            let leaves = self.field_leaves[f].clone();
-            if matches!(ip.slots[leaves.start], Slot::Mirror { .. }) {
-                continue;
-            }
-            if self.mapped[f] {
-                if let Slot::Mapped(w) = &mut ip.slots[leaves.start] {
+            let spec = &self.fields[f];
+            let leaves = spec.leaves.clone();
+            match &mut ip.slots[leaves.start] {
+                Slot::Mirror { .. } => continue,
+                Slot::Mapped(w) => {
                     w.write(column)?;
                     continue;
                 }
-            }
-            if self.strings[f] {
-                if let Slot::Strings(w) = &mut ip.slots[leaves.start] {
-                    if !self.dictionary_inputs
+                Slot::Strings(w) => {
+                    if !self.strings_take_dictionaries
                         && matches!(column.data_type(), DataType::Dictionary(_, _))
                     {
                         // Not forwarded: decoded here, as for arrow-rs's writer below.
@@ -670,9 +532,7 @@ impl ParquetFileWriter {
                     }
                     continue;
                 }
-            }
-            if self.primitive[f].is_some() {
-                if let Slot::Primitive(w) = &mut ip.slots[leaves.start] {
+                Slot::Primitive(w) => {
                     if column.data_type() == field.data_type() {
                         w.write(column)?;
                     } else {
@@ -682,13 +542,14 @@ impl ParquetFileWriter {
                     }
                     continue;
                 }
+                Slot::Arrow(_) => {}
             }
             // Passthrough is off or vetoed for this column: a dictionary array must not reach
             // the writer, whatever handed it over (unless arrow-rs's own dictionary path was
             // asked for, for comparison).
             let (field, column): (FieldRef, ArrayRef) = match column.data_type() {
                 DataType::Dictionary(_, _) if column.data_type() != field.data_type() => {
-                    if self.arrow_dictionaries.get(f).copied().unwrap_or(false) {
+                    if spec.writer == FieldWriter::ArrowDictionaries {
                         let typed = field
                             .as_ref()
                             .clone()
@@ -835,6 +696,8 @@ impl ParquetFileWriter {
 
 #[cfg(test)]
 mod tests {
+    use super::super::dictionary::DictWriters;
+    use super::super::sink::SINK_CHUNK;
     use super::*;
     use crate::storage::MemoryStorage;
     use arrow::array::{Array, DictionaryArray, Int64Array, StringArray};
@@ -861,7 +724,7 @@ mod tests {
             vec![Arc::new(dict) as ArrayRef],
         )
         .unwrap();
-        let cfg = Arc::new(DictWriterConfig {
+        let cfg = Arc::new(DictConfig {
             compression: parquet::basic::Compression::SNAPPY,
             offload: None,
             data_page_size_limit: 1 << 20,
@@ -871,13 +734,14 @@ mod tests {
             statistics: true,
             statistics_truncate_length: None,
             column_index_truncate_length: None,
-            primitive: false,
-            strings: false,
+            writers: DictWriters {
+                strings: false,
+                primitives: false,
+            },
         });
         let props = WriterProperties::builder().build();
-        let mut w =
-            ParquetFileWriter::new(schema, &descr, &props, vec![false], vec![false], cfg, None)
-                .unwrap();
+        let spec = FileSpec::new(schema, Arc::new(descr), props, cfg);
+        let mut w = ParquetFileWriter::new(&spec, None).unwrap();
         let mut file = Vec::new();
         let mut out = |piece: &[u8]| -> Result<()> {
             file.extend_from_slice(piece);
@@ -900,8 +764,8 @@ mod tests {
         );
     }
 
-    fn mirror_cfg() -> Arc<DictWriterConfig> {
-        Arc::new(DictWriterConfig {
+    fn mirror_cfg() -> Arc<DictConfig> {
+        Arc::new(DictConfig {
             compression: parquet::basic::Compression::ZSTD(Default::default()),
             offload: None,
             data_page_size_limit: 4096,
@@ -911,8 +775,7 @@ mod tests {
             statistics: true,
             statistics_truncate_length: None,
             column_index_truncate_length: None,
-            primitive: true,
-            strings: true,
+            writers: DictWriters::default(),
         })
     }
 
@@ -966,20 +829,14 @@ mod tests {
         let spill = spill.map(|(st, budget)| {
             PageSpill::new(Arc::new(st.clone()), "out.parquet.spill".into(), budget)
         });
-        let fields = schema.fields().len();
-        let mut w = ParquetFileWriter::new(
-            schema,
-            &descr,
-            &props,
-            vec![false; fields],
-            vec![false; fields],
-            mirror_cfg(),
-            spill,
-        )
-        .unwrap();
+        let mut spec = FileSpec::new(schema, Arc::new(descr), props, mirror_cfg());
         if mirrored {
-            w = w.with_mirrored_fields(&[(3, 0), (4, 1)]);
-            assert_eq!(w.mirror_of, vec![None, None, None, Some(0), Some(1)]);
+            spec.mirrors = vec![(3, 0), (4, 1)];
+        }
+        let mut w = ParquetFileWriter::new(&spec, spill).unwrap();
+        if mirrored {
+            let mirror_of: Vec<_> = w.fields.iter().map(|f| f.mirror_of).collect();
+            assert_eq!(mirror_of, vec![None, None, None, Some(0), Some(1)]);
         }
         let mut file = Vec::new();
         let mut out = |piece: &[u8]| -> Result<()> {
@@ -1063,21 +920,13 @@ mod tests {
         let values: Vec<String> = (0..100_000).map(|i| format!("{i:040}")).collect();
         let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))])
             .unwrap();
-        let cfg = Arc::new(DictWriterConfig {
+        let cfg = Arc::new(DictConfig {
             compression: parquet::basic::Compression::UNCOMPRESSED,
             ..(*mirror_cfg()).clone()
         });
+        let spec = FileSpec::new(schema.clone(), Arc::new(descr), props, cfg);
         let write = |fail_at: Option<usize>| {
-            let mut w = ParquetFileWriter::new(
-                schema.clone(),
-                &descr,
-                &props,
-                vec![false],
-                vec![false],
-                cfg.clone(),
-                None,
-            )
-            .unwrap();
+            let mut w = ParquetFileWriter::new(&spec, None).unwrap();
             let (mut calls, mut largest, mut file) = (0usize, 0usize, Vec::new());
             let mut out = |piece: &[u8]| -> Result<()> {
                 calls += 1;
@@ -1096,7 +945,7 @@ mod tests {
             w.write(&batch, &mut out).unwrap();
             let result = w.flush_row_group(&mut out);
             // Never more than the piece being filled and the one before it.
-            assert!(w.sink.lock().most_held <= 2, "{}", w.sink.lock().most_held);
+            assert!(w.sink.most_held() <= 2, "{}", w.sink.most_held());
             let result = result.and_then(|()| w.finish(&mut out));
             (result.map(|_| ()), calls, largest, file)
         };

@@ -28,12 +28,11 @@ use parquet::column::writer::ColumnCloseResult;
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
-use super::codec::PageCompressor;
-use super::dictionary_ids::{IdTable, EMPTY};
-use super::dictionary_writer::{
-    assemble_chunk, ChunkPages, ChunkParts, ChunkSource, DictWriterConfig, PageBounds, PageBuffer,
-};
+use super::ids::{IdTable, EMPTY};
+use super::{DictConfig, PageBounds, PageBuffer};
 use crate::error::{Error, Result};
+use crate::parquet_io::codec::PageCompressor;
+use crate::parquet_io::column_chunk::{assemble_chunk, ChunkPages, ChunkParts, ChunkSource};
 
 /// A fixed-width Parquet value the writer handles.
 pub(crate) trait DictPrimitive:
@@ -165,16 +164,6 @@ fn plain_bytes<T: DictPrimitive>(v: T) -> Vec<u8> {
     out
 }
 
-/// Chooses the dictionary writer of INT32, INT64, FLOAT and DOUBLE columns: `paimon-compact`
-/// (this module, the default) or `arrow` (arrow-rs's own, to measure the difference or to step
-/// around this one).
-pub const PRIMITIVE_DICTIONARY_OPTION: &str = "paimon-compact.write.primitive-dictionary-writer";
-
-/// Whether the options ask for this writer (see [`PRIMITIVE_DICTIONARY_OPTION`]).
-pub(crate) fn enabled(options: &crate::options::CoreOptions) -> Result<bool> {
-    super::dictionary_writer::ours_or_arrow(options, PRIMITIVE_DICTIONARY_OPTION)
-}
-
 /// Which arrow array types feed which writer (the physical type must match the file's).
 pub(crate) fn accepts(data_type: &DataType, descr: &ColumnDescPtr) -> bool {
     if descr.max_rep_level() > 0 || descr.max_def_level() > 1 {
@@ -211,7 +200,7 @@ pub(crate) trait PrimitiveChunkWriter {
 pub(crate) fn writer_for(
     data_type: &DataType,
     descr: ColumnDescPtr,
-    cfg: Arc<DictWriterConfig>,
+    cfg: Arc<DictConfig>,
     pages: ChunkPages,
     dictionary: bool,
 ) -> Result<Box<dyn PrimitiveChunkWriter>> {
@@ -234,7 +223,7 @@ pub(crate) fn writer_for(
 /// Writes one column chunk of a non-nested primitive column.
 pub(crate) struct PrimitiveDictWriter<T: DictPrimitive> {
     descr: ColumnDescPtr,
-    cfg: Arc<DictWriterConfig>,
+    cfg: Arc<DictConfig>,
     compressor: PageCompressor,
     nullable: bool,
 
@@ -263,7 +252,7 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
     /// first page, as if the dictionary had been given up before the first value.
     pub(crate) fn new(
         descr: ColumnDescPtr,
-        cfg: Arc<DictWriterConfig>,
+        cfg: Arc<DictConfig>,
         pages: ChunkPages,
         dictionary: bool,
     ) -> Result<Self> {
@@ -609,7 +598,7 @@ fn cast_values<U: ArrowNativeType, T: ArrowNativeType>(values: &ScalarBuffer<U>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rewrite::writer::ParquetFileWriter;
+    use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
     use arrow::array::{
         Date32Array, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch,
     };
@@ -712,30 +701,14 @@ mod tests {
     fn write(batch: &RecordBatch, ours: bool, props: &WriterProperties) -> Bytes {
         let schema = batch.schema();
         let descr = ArrowSchemaConverter::new().convert(&schema).unwrap();
-        let writer = if ours { "paimon-compact" } else { "arrow" };
-        let options = crate::options::CoreOptions::from_pairs(
-            crate::options::TableKind::Append,
-            crate::options::Flavor::Java,
-            [
-                (PRIMITIVE_DICTIONARY_OPTION, writer),
-                (crate::rewrite::STRING_DICTIONARY_OPTION, writer),
-            ],
-        )
-        .unwrap();
+        let writers = super::super::DictWriters {
+            strings: ours,
+            primitives: ours,
+        };
         let compression = props.compression(&parquet::schema::types::ColumnPath::from("x"));
-        let cfg = Arc::new(DictWriterConfig::new(compression, props, &options).unwrap());
-        assert_eq!((cfg.primitive, cfg.strings), (ours, ours));
-        let n = schema.fields().len();
-        let mut w = ParquetFileWriter::new(
-            schema,
-            &descr,
-            props,
-            vec![false; n],
-            vec![false; n],
-            cfg,
-            None,
-        )
-        .unwrap();
+        let cfg = Arc::new(DictConfig::new(compression, props, writers));
+        let spec = FileSpec::new(schema, Arc::new(descr), props.clone(), cfg);
+        let mut w = ParquetFileWriter::new(&spec, None).unwrap();
         let mut file = Vec::new();
         let mut out = |piece: &[u8]| -> Result<()> {
             file.extend_from_slice(piece);
@@ -832,7 +805,7 @@ mod tests {
                 max = Some(max.map_or(v, |m| m.max(v)));
             }
             let limit = parquet::file::properties::DEFAULT_COLUMN_INDEX_TRUNCATE_LENGTH;
-            use crate::rewrite::statistics_truncation::{lower_bound, upper_bound};
+            use crate::parquet_io::statistics_truncation::{lower_bound, upper_bound};
             let lo = min.map(|v| lower_bound(v, limit).0);
             let hi = max.map(|v| upper_bound(v, limit).0);
             return format!(

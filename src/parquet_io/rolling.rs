@@ -1,0 +1,314 @@
+//! Files of about a target size: the output of one rewrite stream, rolled to a new file as the
+//! current one reaches the target.
+//!
+//! Files are named `<dir>/<prefix><n>.parquet`, `n` counting from 0. Rows go into the open
+//! file in steps: a whole batch while the file is far from the target, then
+//! [`ROLL_CHECK_ROWS`] at a time so it stops close to it (Paimon's rolling writer checks every
+//! 1000 records), and the file is finished once its estimated size reaches the target. What a
+//! caller records about each file (sequence numbers, key ranges, metrics) is its [`Recorder`].
+
+use std::sync::Arc;
+
+use arrow::array::RecordBatch;
+use parquet::file::metadata::page_index::RowGroupPageIndex;
+use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::reader::ChunkReader;
+
+use super::page_spill::PageSpill;
+use super::writer::{FileSpec, ParquetFileWriter};
+use crate::error::{Error, Result};
+use crate::storage::{Storage, StorageWriter};
+
+/// Near the target size, rows go in steps of this many so a file stops close to it.
+const ROLL_CHECK_ROWS: usize = 1024;
+
+/// What a caller keeps about the files of a [`RollingWriter`].
+pub(crate) trait Recorder {
+    /// What is kept about the open file.
+    type File;
+    /// The record of a finished file.
+    type Done;
+
+    /// The state of a new file.
+    fn start(&mut self) -> Self::File;
+
+    /// `part` is about to be written to the open file.
+    fn record(&mut self, _file: &mut Self::File, _part: &RecordBatch) -> Result<()> {
+        Ok(())
+    }
+
+    /// The last row group of the file has been flushed; its writer's counters are final
+    /// except for the footer.
+    fn flushed(&mut self, _writer: &ParquetFileWriter) {}
+
+    /// The file is complete and visible in storage.
+    fn finish(&mut self, file: FinishedFile<Self::File>) -> Result<Self::Done>;
+
+    /// Where a finished file is (for clean-up on failure).
+    fn path(done: &Self::Done) -> &str;
+}
+
+/// A complete output file.
+pub(crate) struct FinishedFile<F> {
+    pub path: String,
+    /// The file name (the last part of `path`).
+    pub name: String,
+    /// Bytes, as storage counted them.
+    pub size: u64,
+    pub rows: u64,
+    pub metadata: ParquetMetaData,
+    pub state: F,
+}
+
+/// The file being written.
+struct OpenFile<F> {
+    path: String,
+    name: String,
+    sink: Box<dyn StorageWriter>,
+    writer: ParquetFileWriter,
+    rows: u64,
+    state: F,
+}
+
+/// One stream of output files; see the module documentation.
+pub(crate) struct RollingWriter<'s, R: Recorder> {
+    storage: &'s Arc<dyn Storage>,
+    spec: Arc<FileSpec>,
+    dir: String,
+    prefix: String,
+    target_file_size: u64,
+    /// Rows of a new file's first step, before its size estimate is trusted (`None`: the
+    /// first step is the whole batch, like any step far from the target).
+    first_step_rows: Option<usize>,
+    next_index: u64,
+    open: Option<OpenFile<R::File>>,
+    /// The finished files, in order.
+    pub(crate) done: Vec<R::Done>,
+    pub(crate) recorder: R,
+    /// Calls that sent bytes to storage writers.
+    pub(crate) storage_writes: u64,
+    /// Bytes of pages that went through spill objects.
+    pub(crate) spilled_bytes: u64,
+}
+
+/// Sends output bytes to `sink`, counting the calls.
+fn to_storage<'a>(
+    sink: &'a mut Box<dyn StorageWriter>,
+    writes: &'a mut u64,
+) -> impl FnMut(&[u8]) -> Result<()> + Send + use<'a> {
+    move |piece| {
+        *writes += 1;
+        sink.write(piece).map_err(Error::from)
+    }
+}
+
+impl<'s, R: Recorder> RollingWriter<'s, R> {
+    /// Files of `spec` under `dir` named `<prefix><n>.parquet`, each finished once it reaches
+    /// `target_file_size` bytes.
+    pub(crate) fn new(
+        storage: &'s Arc<dyn Storage>,
+        spec: Arc<FileSpec>,
+        dir: &str,
+        prefix: &str,
+        target_file_size: u64,
+        recorder: R,
+    ) -> Self {
+        RollingWriter {
+            storage,
+            spec,
+            dir: dir.to_string(),
+            prefix: prefix.to_string(),
+            target_file_size,
+            first_step_rows: None,
+            next_index: 0,
+            open: None,
+            done: Vec::new(),
+            recorder,
+            storage_writes: 0,
+            spilled_bytes: 0,
+        }
+    }
+
+    /// Starts every file with a step of `rows` rows, so a target smaller than one batch still
+    /// rolls; then the average row size decides.
+    pub(crate) fn with_first_step(mut self, rows: usize) -> Self {
+        self.first_step_rows = Some(rows);
+        self
+    }
+
+    fn ensure_open(&mut self) -> Result<&mut OpenFile<R::File>> {
+        if self.open.is_none() {
+            let name = format!("{}{}.parquet", self.prefix, self.next_index);
+            self.next_index += 1;
+            let path = if self.dir.is_empty() {
+                name.clone()
+            } else {
+                format!("{}/{}", self.dir, name)
+            };
+            let spill = self.spec.spill_budget.map(|budget| {
+                PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget)
+            });
+            let writer = ParquetFileWriter::new(&self.spec, spill)?;
+            let sink = self.storage.create_writer(&path)?;
+            let state = self.recorder.start();
+            self.open = Some(OpenFile {
+                path,
+                name,
+                sink,
+                writer,
+                rows: 0,
+                state,
+            });
+        }
+        self.open
+            .as_mut()
+            .ok_or_else(|| Error::internal("no open output"))
+    }
+
+    /// Writes `batch`, rolling to a new file at the target size. `attribute` maps an error of
+    /// the file writer (not of rolling) to what the caller reports.
+    pub(crate) fn write(
+        &mut self,
+        batch: &RecordBatch,
+        attribute: &dyn Fn(Error) -> Error,
+    ) -> Result<()> {
+        let target = self.target_file_size;
+        let first_step = self.first_step_rows;
+        let mut offset = 0;
+        while offset < batch.num_rows() {
+            self.ensure_open()?;
+            let Some(open) = self.open.as_mut() else {
+                return Err(Error::internal("no open output"));
+            };
+            let rest = batch.num_rows() - offset;
+            let estimated = open.writer.estimated_size();
+            let step = match estimated.checked_div(open.rows) {
+                None => first_step.map_or(rest, |rows| rest.min(rows)),
+                Some(per_row) if estimated + per_row * rest as u64 >= target => {
+                    rest.min(ROLL_CHECK_ROWS)
+                }
+                _ => rest,
+            };
+            let part = batch.slice(offset, step);
+            self.recorder.record(&mut open.state, &part)?;
+            let sink = &mut open.sink;
+            open.writer
+                .write(&part, &mut to_storage(sink, &mut self.storage_writes))
+                .map_err(attribute)?;
+            open.rows += step as u64;
+            offset += step;
+            self.roll_if_full()?;
+        }
+        Ok(())
+    }
+
+    /// Splices an input row group into the open file without decoding it (see
+    /// [`ParquetFileWriter::append_row_group`]), first rolling if it would take a file that
+    /// has rows past the target.
+    pub(crate) fn splice<C: ChunkReader>(
+        &mut self,
+        row_group: &RowGroupMetaData,
+        reader: &C,
+        indexes: &RowGroupPageIndex,
+        attribute: &dyn Fn(Error) -> Error,
+    ) -> Result<()> {
+        let target = self.target_file_size;
+        let size = row_group.compressed_size().max(0) as u64;
+        if let Some(open) = self.open.as_ref() {
+            if open.rows > 0 && open.writer.estimated_size() + size > target {
+                self.roll()?;
+            }
+        }
+        self.ensure_open()?;
+        let Some(open) = self.open.as_mut() else {
+            return Err(Error::internal("no open output"));
+        };
+        let sink = &mut open.sink;
+        open.writer
+            .append_row_group(
+                row_group,
+                reader,
+                indexes,
+                &mut to_storage(sink, &mut self.storage_writes),
+            )
+            .map_err(attribute)?;
+        open.rows += row_group.num_rows().max(0) as u64;
+        self.roll_if_full()
+    }
+
+    fn roll_if_full(&mut self) -> Result<()> {
+        let full = self
+            .open
+            .as_ref()
+            .is_some_and(|o| o.writer.estimated_size() >= self.target_file_size);
+        if full {
+            self.roll()?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the open file (if it has rows) and records it.
+    pub(crate) fn roll(&mut self) -> Result<()> {
+        let Some(open) = self.open.take() else {
+            return Ok(());
+        };
+        let OpenFile {
+            path,
+            name,
+            mut sink,
+            mut writer,
+            rows,
+            state,
+        } = open;
+        if rows == 0 {
+            sink.abort()?;
+            return Ok(());
+        }
+        let finished = {
+            let mut out = to_storage(&mut sink, &mut self.storage_writes);
+            writer.flush_row_group(&mut out).and_then(|()| {
+                self.recorder.flushed(&writer);
+                writer.finish(&mut out)
+            })
+        };
+        let metadata = match finished {
+            Ok((metadata, spilled)) => {
+                self.spilled_bytes += spilled;
+                metadata
+            }
+            Err(e) => {
+                let _ = sink.abort();
+                return Err(e);
+            }
+        };
+        let size = sink.finish()?;
+        let done = self.recorder.finish(FinishedFile {
+            path,
+            name,
+            size,
+            rows,
+            metadata,
+            state,
+        })?;
+        self.done.push(done);
+        Ok(())
+    }
+
+    /// Undoes everything: aborts the open file and deletes the finished ones. Returns a line
+    /// per object that could not be cleaned up.
+    pub(crate) fn abort(&mut self) -> Vec<String> {
+        let mut failures = Vec::new();
+        if let Some(open) = self.open.take() {
+            if let Err(e) = open.sink.abort() {
+                failures.push(format!("abort '{}': {e}", open.path));
+            }
+        }
+        for done in self.done.drain(..) {
+            let path = R::path(&done);
+            if let Err(e) = self.storage.delete(path) {
+                failures.push(format!("delete '{path}': {e}"));
+            }
+        }
+        failures
+    }
+}

@@ -1,0 +1,63 @@
+//! The Parquet writer settings a table's options ask for: Paimon's names for codecs
+//! (`file.compression`, `file.compression.zstd-level`) and the `parquet.*` options, as arrow-rs
+//! `WriterProperties`.
+
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+
+use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+
+/// The Parquet codec for `file.compression` (Paimon's names; `lz4` is Hadoop-framed LZ4 as in
+/// parquet-mr, `lz4_raw` the raw block format).
+pub(crate) fn compression(options: &CoreOptions) -> Result<Compression> {
+    let name = options.file_compression.as_str();
+    Ok(match name {
+        "none" | "uncompressed" => Compression::UNCOMPRESSED,
+        "snappy" => Compression::SNAPPY,
+        "gzip" => Compression::GZIP(GzipLevel::default()),
+        "lz4" => Compression::LZ4,
+        "lz4_raw" | "lz4-raw" => Compression::LZ4_RAW,
+        "zstd" => Compression::ZSTD(ZstdLevel::try_new(options.zstd_level).map_err(|e| {
+            Error::invalid_option(
+                "file.compression.zstd-level",
+                &options.zstd_level.to_string(),
+                e,
+            )
+        })?),
+        "brotli" | "lzo" => {
+            return Err(Error::unsupported(format!(
+                "file.compression '{name}' cannot be written by this build"
+            )))
+        }
+        _ => {
+            return Err(Error::invalid_option(
+                "file.compression",
+                name,
+                "expected one of: none, snappy, gzip, lz4, lz4_raw, zstd",
+            ))
+        }
+    })
+}
+
+fn usize_option(key: &str, v: u64) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::invalid_option(key, &v.to_string(), "too large"))
+}
+
+/// Writer settings from `file.compression`, `file.compression.zstd-level` and the `parquet.*`
+/// options. Row groups are cut by bytes only (`parquet.block.size`), as parquet-mr does.
+pub(crate) fn writer_properties(options: &CoreOptions) -> Result<WriterProperties> {
+    let p = &options.parquet;
+    Ok(WriterProperties::builder()
+        .set_writer_version(WriterVersion::PARQUET_1_0)
+        .set_compression(compression(options)?)
+        .set_max_row_group_row_count(None)
+        .set_max_row_group_bytes(Some(usize_option("parquet.block.size", p.block_size)?))
+        .set_data_page_size_limit(usize_option("parquet.page.size", p.page_size)?)
+        .set_dictionary_page_size_limit(usize_option(
+            "parquet.dictionary.page.size",
+            p.dictionary_page_size,
+        )?)
+        .set_dictionary_enabled(p.enable_dictionary)
+        .build())
+}
