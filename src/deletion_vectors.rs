@@ -1,4 +1,4 @@
-//! Deletion vectors (format spec §10, compaction spec §11): Paimon's deletion-vector index
+//! Deletion vectors (format.md §10, compaction.md §11): Paimon's deletion-vector index
 //! file, and the maintainer of a bucket's vectors that compaction updates.
 //!
 //! With `deletion-vectors.enabled`, readers never merge levels: when compaction writes a newer

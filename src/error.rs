@@ -31,7 +31,7 @@ pub enum StorageErrorKind {
     Io,
 }
 
-/// Why a table or bucket is never compacted by this planner (spec §15).
+/// Why a table or bucket is never compacted by this planner (compaction.md §15).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "why", rename_all = "kebab-case")]
 pub enum NotCompactable {

@@ -1,4 +1,4 @@
-//! Orphan file removal (`remove_orphan_files`, maintenance spec §9): what a crashed compaction
+//! Orphan file removal (`remove_orphan_files`, maintenance-rules.md §9): what a crashed compaction
 //! leaves is removed and nothing any snapshot, tag, long-lived changelog or branch references
 //! is; young files and files of unknown age are kept; a dry run changes nothing; stray files
 //! of the snapshot and changelog directories go, hints, schemas, our lease and state

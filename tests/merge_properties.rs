@@ -324,7 +324,7 @@ fn expected(case: &Case, inputs: &[&GenFile], higher: &[&GenFile]) -> Expected {
                 // file whose rows are all deleted still makes this a lookup rewrite.
                 let any_l0 = inputs.iter().any(|f| f.level == 0);
                 if !any_l0 {
-                    // No level-0 input: the plain merge (spec §10.4, rewrite_changelog).
+                    // No level-0 input: the plain merge (compaction.md §10.4, rewrite_changelog).
                     if let Some(m) = plain_model(cfg, &recs) {
                         if keep(&m) {
                             e.data.push(m);

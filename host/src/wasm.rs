@@ -43,7 +43,8 @@ pub struct Limits {
     /// Linear memory (and tables) the guest may grow to.
     pub max_memory_bytes: usize,
     /// Wall-clock time one call may take; `None` for no limit. A limit compiles the component
-    /// with epoch checks, which cost about a quarter of the CPU of a rewrite; without one the
+    /// with epoch checks, which slow every loop of the guest (cost: benches/README.md, "Append
+    /// rewrite", the epoch-check bullet); without one the
     /// guest runs unchecked (memory stays bounded either way).
     pub timeout: Option<Duration>,
 }
@@ -288,10 +289,10 @@ impl WasmRuntime {
     /// engine's settings).
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>, limits: Limits) -> wasmtime::Result<Self> {
         let mut config = Config::new();
-        // Epoch checks (a load and a compare at every function entry and loop back-edge) cost
-        // about a quarter of the CPU of an append rewrite (profiled: hash-table probing in
-        // parquet's dictionary interner, zstd's inner loops and libc's byte-wise memcmp are all
-        // tight loops). They exist only to enforce `timeout`, so code is compiled with them
+        // Epoch checks (a load and a compare at every function entry and loop back-edge) are a
+        // large share of the guest's CPU, whose hot code is tight loops (zstd, dictionary
+        // interning, byte comparison): benches/README.md, "Append rewrite", the epoch-check
+        // bullet. They exist only to enforce `timeout`, so code is compiled with them
         // only when a time limit is set. The engine settings key the on-disk cache, so the two
         // variants never share a compiled file.
         config.epoch_interruption(limits.timeout.is_some());

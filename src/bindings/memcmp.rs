@@ -3,9 +3,8 @@
 //! wasi-libc's `memcmp` compares one byte per loop iteration, and slice comparisons call it
 //! constantly: the Parquet dictionary interner checks every candidate value with it and the
 //! primary-key merge compares keys with it. Defined in the component, this symbol is linked in
-//! place of the libc archive's (whose member is then never pulled in); under wasmtime it takes
-//! the component's append rewrite and merge from about 1.56× to about 1.50× native CPU
-//! (benches/README.md).
+//! place of the libc archive's (whose member is then never pulled in); it exists only for speed
+//! under wasmtime (measured: benches/README.md, "Append rewrite", the memcmp bullet).
 
 /// `memcmp`'s result for two equally long byte strings: negative, zero or positive as `a` sorts
 /// before, equal to or after `b` (unsigned bytes). Written without slice comparisons, which

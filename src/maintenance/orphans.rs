@@ -137,8 +137,8 @@ pub fn remove_orphan_files(
     let branches = valid_branches(storage, &root)?;
     report.branches = branches.iter().map(|b| b.name.clone()).collect();
 
-    // Spec step 1. Strays of the snapshot and changelog directories (no reference check: nothing
-    //    references a file there).
+    // maintenance-rules.md §9.2 step 1. Strays of the snapshot and changelog directories (no
+    //    reference check: nothing references a file there).
     for b in &branches {
         for (dir, keep_prefix) in [("snapshot", "snapshot-"), ("changelog", "changelog-")] {
             let dir = join(&b.root, dir);
@@ -153,7 +153,7 @@ pub fn remove_orphan_files(
         }
     }
 
-    // Spec step 2. Candidates: files of the searched directories, by name.
+    // maintenance-rules.md §9.2 step 2. Candidates: files of the searched directories, by name.
     let dirs = candidate_dirs(storage, &table, &root);
     report.directories = dirs.len();
     let mut candidates: BTreeMap<String, Vec<ObjectMeta>> = BTreeMap::new();
@@ -176,11 +176,12 @@ pub fn remove_orphan_files(
         return Ok(report);
     }
 
-    // Spec step 3. Every name the metadata of every branch references. Read after listing.
+    // maintenance-rules.md §9.2 step 3. Every name the metadata of every branch references. Read
+    // after listing.
     let used = used_names(storage, &table.paths, &branches)?;
     report.referenced = used.len();
 
-    // Spec step 4. Unreferenced candidates old enough.
+    // maintenance-rules.md §9.2 step 4. Unreferenced candidates old enough.
     for (name, metas) in &candidates {
         if used.contains(name) {
             continue;

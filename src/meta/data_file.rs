@@ -11,7 +11,7 @@ pub enum FileSource {
     Compact,
 }
 
-/// One data file as compaction sees it (spec §1.1).
+/// One data file as compaction sees it (compaction.md §1.1).
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DataFileMeta {
     pub file_name: String,
@@ -70,7 +70,7 @@ impl DataFileMeta {
         }
     }
 
-    /// Unknown delete counts count as "may contain deletes" (spec A6).
+    /// Unknown delete counts count as "may contain deletes" (compaction.md §17 A6).
     pub fn may_contain_deletes(&self) -> bool {
         self.delete_row_count.is_none_or(|n| n > 0)
     }

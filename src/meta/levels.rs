@@ -1,4 +1,4 @@
-//! `Levels`: the LSM tree of one bucket (spec §1.3).
+//! `Levels`: the LSM tree of one bucket (compaction.md §1.3).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashSet};

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use super::DataFileMeta;
 use crate::error::{Error, Result};
 
-/// Files ordered by key with no two ranges touching (spec §1.2). The invariant is checked when a
-/// run is built, so every `SortedRun` in the program holds it.
+/// Files ordered by key with no two ranges touching (compaction.md §1.2). The invariant is checked
+/// when a run is built, so every `SortedRun` in the program holds it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SortedRun {
     files: Vec<Arc<DataFileMeta>>,

@@ -1,4 +1,4 @@
-//! Table options, parsed once from Paimon's string keys into a typed struct (spec §2).
+//! Table options, parsed once from Paimon's string keys into a typed struct (compaction.md §2).
 //!
 //! Paimon tables carry hundreds of options; this module reads the ones compaction depends on,
 //! applies Paimon's defaults and derivations in one place, and keeps every other key verbatim in
@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 
 const MIB: u64 = 1 << 20;
 
-/// Which implementation's decisions to reproduce where Java and C++ differ (spec §16).
+/// Which implementation's decisions to reproduce where Java and C++ differ (compaction.md §16).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Flavor {
@@ -542,7 +542,8 @@ impl CoreOptions {
         self.merge_engine == MergeEngine::FirstRow
     }
 
-    /// Lookup tables keep level 0 empty so reads can look keys up level by level (spec §2).
+    /// Lookup tables keep level 0 empty so reads can look keys up level by level (compaction.md
+    /// §2).
     pub fn need_lookup(&self) -> bool {
         self.changelog_producer == ChangelogProducer::Lookup
             || self.deletion_vectors_enabled

@@ -7,8 +7,9 @@
 //! pages. The dictionary page, which must come first, is known only when the chunk closes. The
 //! chunk is then handed to the row group as a [`ChunkSource`]: a reader that yields the
 //! dictionary page and then takes each data page out of the store as the row group copies it.
-//! So a chunk is never held whole in memory: one of 60 MB (a column of unique strings in a
-//! 128 MB row group) costs no more than its largest page, as with arrow-rs's own writers.
+//! So a chunk is never held whole in memory: however large, it costs no more than its largest
+//! page, as with arrow-rs's own writers (the peak this removed: benches/README.md, "Then:
+//! STRING columns through the dictionary writer, grouped probes, read-ahead").
 
 use std::collections::VecDeque;
 use std::io::Read;

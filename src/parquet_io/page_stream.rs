@@ -5,8 +5,8 @@
 //! group's column chunks before decoding them (one storage call, but a whole row group in
 //! memory per run); cutting the row group into row windows bounds that, but every window
 //! starts new column readers, so the pages straddling a window edge and every dictionary page
-//! are fetched, decompressed and decoded again (about 9% of a merge's CPU with 64 Ki-row
-//! windows). Here arrow-rs's own page-at-a-time reader runs over storage instead: each column
+//! are fetched, decompressed and decoded again (what that cost: benches/README.md, "Since:
+//! page-by-page reads and a cheaper heap"). Here arrow-rs's own page-at-a-time reader runs over storage instead: each column
 //! fetches its next page when it reaches it (one storage call per page, exactly the page's
 //! bytes when the file has an offset index), decodes it once, and holds only that page.
 //!

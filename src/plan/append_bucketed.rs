@@ -1,4 +1,4 @@
-//! Compaction of append tables with fixed buckets (spec §13).
+//! Compaction of append tables with fixed buckets (compaction.md §13).
 //!
 //! Files queue in sequence order. The auto picker slides a contiguous window over the queue
 //! until it holds `compaction.min.file-num` files, releasing the oldest file whenever the window
@@ -76,7 +76,7 @@ impl BucketedAppendCompactManager {
         self.task_running = running;
     }
 
-    /// The automatic pick (spec §13.1). Picked and released files leave the queue.
+    /// The automatic pick (compaction.md §13.1). Picked and released files leave the queue.
     pub fn pick_auto(&mut self) -> AppendDecision {
         if self.task_running {
             return idle(Idle::TaskRunning, Vec::new());
@@ -122,8 +122,8 @@ impl BucketedAppendCompactManager {
         idle(reason, released)
     }
 
-    /// Forced full compaction (spec §13.2). The whole queue goes into the task; leading large
-    /// files without deletion vectors are kept as they are and leave the queue.
+    /// Forced full compaction (compaction.md §13.2). The whole queue goes into the task; leading
+    /// large files without deletion vectors are kept as they are and leave the queue.
     pub fn trigger_full(&mut self) -> Result<AppendDecision> {
         if self.task_running {
             return Err(Error::illegal_state(
@@ -149,7 +149,7 @@ impl BucketedAppendCompactManager {
         ))
     }
 
-    /// A finished task: a small last output goes back into the queue (spec §13.3).
+    /// A finished task: a small last output goes back into the queue (compaction.md §13.3).
     pub fn on_result(&mut self, after: &[Arc<DataFileMeta>]) {
         if let Some(last) = after.last() {
             if should_requeue_last(last.file_size, self.compaction_file_size) {

@@ -1,4 +1,4 @@
-//! The unaware-bucket (`bucket = -1`) append compaction coordinator (spec §14).
+//! The unaware-bucket (`bucket = -1`) append compaction coordinator (compaction.md §14).
 //!
 //! Writers of such tables never compact; a coordinator collects small files per partition and
 //! packs them into tasks of about two target files each (counting an open-file cost per file, so

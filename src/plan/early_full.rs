@@ -1,5 +1,5 @@
-//! Early full compaction (spec §4.2): full compactions on a schedule or by size, before the
-//! size-based rules would get there, so that readers of the max level see fresh data.
+//! Early full compaction (compaction.md §4.2): full compactions on a schedule or by size, before
+//! the size-based rules would get there, so that readers of the max level see fresh data.
 
 use super::{Pick, PlanContext, Reason};
 use crate::meta::{Level, RunStat};

@@ -1,6 +1,6 @@
-//! Force-up-level-0 compaction (spec §5): lookup tables (changelog `lookup`, deletion vectors,
-//! `first-row`, `force-lookup`) and `compaction.force-up-level-0` keep level 0 empty, because a
-//! reader can only look keys up in sorted levels.
+//! Force-up-level-0 compaction (compaction.md §5): lookup tables (changelog `lookup`, deletion
+//! vectors, `first-row`, `force-lookup`) and `compaction.force-up-level-0` keep level 0 empty,
+//! because a reader can only look keys up in sorted levels.
 //!
 //! `radical` forces level 0 up whenever universal compaction finds nothing; `gentle` only every
 //! `lookup-compact.max-interval` checks, trading lookup freshness for write amplification.

@@ -1,4 +1,4 @@
-//! `pick_full_compaction` (spec §6): what a forced full compaction of a primary-key bucket
+//! `pick_full_compaction` (compaction.md §6): what a forced full compaction of a primary-key bucket
 //! rewrites. Used by dedicated compaction jobs and `--full`, never by the automatic strategy.
 
 use super::{CompactUnit, Idle, Reason};

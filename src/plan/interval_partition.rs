@@ -1,5 +1,6 @@
-//! IntervalPartition (spec §8): splits a compaction unit's files into key-disjoint sections, and
-//! each section into the fewest sorted runs, so the merge reads as few files at once as possible.
+//! IntervalPartition (compaction.md §8): splits a compaction unit's files into key-disjoint
+//! sections, and each section into the fewest sorted runs, so the merge reads as few files at once
+//! as possible.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

@@ -1,6 +1,6 @@
-//! The merge-tree compaction manager of one primary-key bucket (spec §7): triggers the strategy,
-//! filters pointless picks, decides whether deletes may be dropped, plans the task, and tells the
-//! writer when to stall.
+//! The merge-tree compaction manager of one primary-key bucket (compaction.md §7): triggers the
+//! strategy, filters pointless picks, decides whether deletes may be dropped, plans the task, and
+//! tells the writer when to stall.
 
 use std::sync::Arc;
 
@@ -32,7 +32,7 @@ impl MergeTreeDecision {
     }
 }
 
-/// Write-stall signals (spec §7.5).
+/// Write-stall signals (compaction.md §7.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WriteStall {
     pub sorted_runs: usize,

@@ -1,5 +1,5 @@
-//! The merge-tree compaction task plan (spec §9): which files of a unit are merged and which are
-//! only moved up a level ("upgraded", metadata only).
+//! The merge-tree compaction task plan (compaction.md §9): which files of a unit are merged and
+//! which are only moved up a level ("upgraded", metadata only).
 //!
 //! Sections with overlapping files must be merged. A section that is a single run is already
 //! sorted: its large files are upgraded, its small files are gathered with neighbouring
@@ -28,7 +28,7 @@ pub enum RewriteAlone {
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum TaskAction {
     /// Record the file at a higher level. `strategy` says what else the move involves for the
-    /// table's changelog rewriter (spec §10.2): nothing (metadata only), a changelog and
+    /// table's changelog rewriter (compaction.md §10.2): nothing (metadata only), a changelog and
     /// deletion-vector lookup over the file, or a rewrite of the file with the looked-up values.
     Upgrade {
         file: Arc<DataFileMeta>,

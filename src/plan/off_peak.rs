@@ -1,5 +1,5 @@
-//! Off-peak hours (spec §4.7): a window of local hours in which the size-ratio test is relaxed,
-//! so more runs merge while the cluster is quiet. The hour is injected by the caller.
+//! Off-peak hours (compaction.md §4.7): a window of local hours in which the size-ratio test is
+//! relaxed, so more runs merge while the cluster is quiet. The hour is injected by the caller.
 
 /// `compaction.offpeak.start.hour`, `.end.hour` and `compaction.offpeak-ratio`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

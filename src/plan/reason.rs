@@ -8,7 +8,7 @@ use std::fmt;
 
 use crate::meta::Level;
 
-/// The numbers of one walk of the size-ratio loop (spec §4.4).
+/// The numbers of one walk of the size-ratio loop (compaction.md §4.4).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RatioWalk {
     /// Runs accumulated by the walk, before the output-level rule may swallow more.

@@ -1,4 +1,5 @@
-//! Which compaction a table gets, and which tables get none (spec §3 step 1, §13, §14, §15).
+//! Which compaction a table gets, and which tables get none (compaction.md §3 step 1, §13, §14,
+//! §15).
 
 use crate::error::{Error, NotCompactable, Result};
 use crate::options::{CoreOptions, TableKind};

@@ -1,4 +1,4 @@
-//! Choosing a primary-key bucket's compaction strategy from the table options (spec §3).
+//! Choosing a primary-key bucket's compaction strategy from the table options (compaction.md §3).
 
 use super::{ForceUpLevel0Compaction, Idle, Pick, PlanContext, UniversalCompaction};
 use crate::meta::{DataFileMeta, RunStat};
@@ -18,7 +18,7 @@ impl CompactStrategy {
     ///
     /// Java seeds the early-full clock with the newest creation time among restored files on
     /// the configured max level, so a restarted writer does not run a full compaction at once;
-    /// C++ does not (spec §4.2, D3).
+    /// C++ does not (compaction.md §4.2, §16 D3).
     pub fn for_options(options: &CoreOptions, restored: &[std::sync::Arc<DataFileMeta>]) -> Self {
         let seed = match options.flavor {
             Flavor::Java => estimate_last_full_compaction(restored, options.num_levels),

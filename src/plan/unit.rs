@@ -15,7 +15,7 @@ pub struct Pick {
     pub reason: Reason,
 }
 
-/// The files to compact together and where the result goes (spec §1.4).
+/// The files to compact together and where the result goes (compaction.md §1.4).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CompactUnit {
     pub output_level: Level,

@@ -1,4 +1,4 @@
-//! Universal compaction (spec §4): Paimon's default strategy for primary-key tables.
+//! Universal compaction (compaction.md §4): Paimon's default strategy for primary-key tables.
 //!
 //! One function per rule, tried in order by [`UniversalCompaction::pick`]: early full
 //! compaction, size amplification, size ratio, then the file-number trigger. Each returns the
@@ -19,7 +19,7 @@ pub struct UniversalCompaction {
     pub trigger: usize,
     pub early_full: Option<EarlyFullCompaction>,
     pub off_peak: Option<OffPeakHours>,
-    /// Java HEAD's size-ratio loop or paimon-cpp's (spec §4.4, D1).
+    /// Java HEAD's size-ratio loop or paimon-cpp's (compaction.md §4.4, §16 D1).
     pub flavor: Flavor,
 }
 
@@ -185,7 +185,7 @@ impl UniversalCompaction {
         })
     }
 
-    /// The size-ratio loop from `count` runs (spec §4.4). A run joins while the candidate,
+    /// The size-ratio loop from `count` runs (compaction.md §4.4). A run joins while the candidate,
     /// grown by the ratio, is at least its size. Java HEAD keeps absorbing level-0 and level-1
     /// runs once compaction is triggered (they would otherwise block the output level); C++
     /// stops at the first run that fails.
@@ -230,9 +230,9 @@ impl UniversalCompaction {
         }
     }
 
-    /// The output level for the first `count` runs (spec §4.5): one below the next run's level,
-    /// never level 0 (a level-0 output would swallow up to the next non-level-0 run), and the max
-    /// level when every run is picked.
+    /// The output level for the first `count` runs (compaction.md §4.5): one below the next run's
+    /// level, never level 0 (a level-0 output would swallow up to the next non-level-0 run), and
+    /// the max level when every run is picked.
     pub fn create_unit(
         &mut self,
         runs: &[RunStat],

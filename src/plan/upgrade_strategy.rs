@@ -1,4 +1,5 @@
-//! How a changelog-producing rewriter handles a file the task would only upgrade (spec §10.2–§10.4).
+//! How a changelog-producing rewriter handles a file the task would only upgrade (compaction.md
+//! §10.2–§10.4).
 //!
 //! Moving a level-0 file up is free for a plain rewriter, but a lookup table must still look
 //! its keys up in older levels to emit changelog or mark deletion vectors, and some merge
@@ -67,7 +68,7 @@ pub fn full_changelog_upgrade_strategy(output_level: Level, max_level: Level) ->
     }
 }
 
-/// The upgrade strategy of the rewriter the options select (spec §3 step 3).
+/// The upgrade strategy of the rewriter the options select (compaction.md §3 step 3).
 pub fn upgrade_strategy_for(
     options: &CoreOptions,
     file_level: Level,

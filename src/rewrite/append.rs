@@ -1,5 +1,5 @@
-//! The append-only compaction rewrite (spec §13): the picked files, in sequence order, streamed
-//! into new files at the unit's level, rolling to a new file at `target-file-size`.
+//! The append-only compaction rewrite (compaction.md §13): the picked files, in sequence order,
+//! streamed into new files at the unit's level, rolling to a new file at `target-file-size`.
 //!
 //! * Memory: one input row group's bytes, the decoded batch in flight, and the output row group
 //!   being encoded (bounded by `parquet.block.size`), whatever the size of the inputs.
@@ -83,7 +83,7 @@ pub struct AppendRewriteResult {
     /// New files in order (their sequence ranges follow each other).
     pub outputs: Vec<RewrittenFile>,
     /// The last output is smaller than `compaction.file-size` and goes back into the queue
-    /// (spec §13.3).
+    /// (compaction.md §13.3).
     pub requeue_last: bool,
     pub metrics: RewriteMetrics,
 }

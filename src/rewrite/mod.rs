@@ -1,8 +1,8 @@
 //! The Parquet rewriters (feature `rewrite`).
 //!
 //! * [`append`] — append-only compaction: streaming concatenation of the picked files into new
-//!   files rolled at `target-file-size` (spec §13), with optional fast copy of whole row groups
-//!   and dictionary passthrough for STRING columns.
+//!   files rolled at `target-file-size` (compaction.md §13), with optional fast copy of whole row
+//!   groups and dictionary passthrough for STRING columns.
 //! * [`merge`] — primary-key compaction: the k-way merge of sorted runs.
 //! * [`input`] — [`RewriteInput`], the input file both take.
 //!

@@ -1,4 +1,4 @@
-//! Avro object container files, the encoding of every manifest-type file (spec §4).
+//! Avro object container files, the encoding of every manifest-type file (format.md §4).
 //!
 //! Reading decodes with the writer schema stored in the file (pypaimon and Java name their
 //! records differently; fields are matched by name, unknown ones ignored), so any standard codec

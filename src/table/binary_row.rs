@@ -1,4 +1,5 @@
-//! Paimon's BinaryRow (spec §7): the serialized rows of partitions, min/max keys and statistics.
+//! Paimon's BinaryRow (format.md §7): the serialized rows of partitions, min/max keys and
+//! statistics.
 //!
 //! Stored bytes are a 4-byte big-endian arity, then the row: a header + null bitset rounded to
 //! 8 bytes, an 8-byte little-endian slot per field, and a variable part for long strings,

@@ -1,4 +1,4 @@
-//! Committing a compaction as snapshot `N+1` with commit kind COMPACT (spec §11).
+//! Committing a compaction as snapshot `N+1` with commit kind COMPACT (format.md §11).
 //!
 //! The delta manifest is written once. Each attempt then re-reads the latest snapshot; if it
 //! moved since the job planned, the delta is checked against it (every removed file must still

@@ -1,4 +1,4 @@
-//! Index manifests (spec §10).
+//! Index manifests (format.md §10).
 //!
 //! The index manifest of a snapshot lists every live index file; for a deletion-vector index
 //! file (whose format is in [`crate::deletion_vectors`]) it records where each data file's

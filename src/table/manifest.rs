@@ -1,5 +1,5 @@
-//! Manifest lists (`ManifestFileMeta`, spec §5) and manifests (`ManifestEntry` +
-//! `DataFileMeta`, spec §6).
+//! Manifest lists (`ManifestFileMeta`, format.md §5) and manifests (`ManifestEntry` +
+//! `DataFileMeta`, format.md §6).
 //!
 //! Entries are kept with every field Paimon wrote, because a compaction's DELETE entry must
 //! repeat the removed file's metadata verbatim (same level, same stats) for Paimon to cancel

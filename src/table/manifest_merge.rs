@@ -1,4 +1,4 @@
-//! Manifest merging at commit (Paimon's `ManifestFileMerger`, spec format §11 step 4).
+//! Manifest merging at commit (Paimon's `ManifestFileMerger`, format.md §11 step 4).
 //!
 //! Every commit appends a manifest to the base list of the next snapshot, and every reader
 //! opens every manifest of that list. Java writers merge small manifests when they commit;

@@ -1,4 +1,4 @@
-//! Where a table's files are (spec §1).
+//! Where a table's files are (format.md §1).
 //!
 //! Readers never list data directories: they rebuild each file's path from its partition,
 //! bucket and name. The compactor does the same, both to find its inputs and to put new files

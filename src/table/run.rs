@@ -372,8 +372,8 @@ impl Run<'_, '_> {
                     to_level,
                     strategy,
                 } => {
-                    // The spec's "force drop delete" of upgrade-path merges: only the lookup
-                    // rewriter in deletion-vector mode drops retracts there.
+                    // The "force drop delete" of upgrade-path merges (compaction.md §10.2): only
+                    // the lookup rewriter in deletion-vector mode drops retracts there.
                     let drop_delete = self.table.options.deletion_vectors_enabled
                         && self.table.options.changelog_producer
                             != ChangelogProducer::FullCompaction;
@@ -431,7 +431,7 @@ impl Run<'_, '_> {
         Ok(())
     }
 
-    /// Merges the spec's inputs into new files that replace them (their vectors go with them).
+    /// Merges the `MergeSpec`'s inputs into new files that replace them (their vectors go with them).
     fn merge_rewrite(
         &mut self,
         b: &BucketState,

@@ -1,5 +1,5 @@
 //! Reading a table: its latest schema, its latest snapshot, and the live files of every
-//! partition and bucket with their deletion vectors (spec §1–§6, §10).
+//! partition and bucket with their deletion vectors (format.md §1–§6, §10).
 //!
 //! The live set of a snapshot is the fold of its base and delta manifest lists: an ADD puts a
 //! file, a DELETE removes it. Adding a file that is already live is corrupt metadata. Every

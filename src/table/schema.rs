@@ -1,4 +1,4 @@
-//! The table schema (`schema/schema-N`, spec §2): fields with Paimon's SQL-ish type strings,
+//! The table schema (`schema/schema-N`, format.md §2): fields with Paimon's SQL-ish type strings,
 //! partition and primary keys, and the options map compaction is configured by.
 //!
 //! Types are parsed strictly: a type this build does not know is an error naming the schema

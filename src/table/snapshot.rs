@@ -1,4 +1,5 @@
-//! Snapshots (`snapshot/snapshot-N`, spec §3) and finding the latest one (spec §11 step 1).
+//! Snapshots (`snapshot/snapshot-N`, format.md §3) and finding the latest one (format.md §11 step
+//! 1).
 //!
 //! A snapshot names the manifest lists that together list the table's files. The `LATEST`
 //! file is only a hint (written after the snapshot, best effort), so the latest snapshot is

@@ -4,9 +4,10 @@
 //! every row of an integer or floating-point column goes through the writer's dictionary.
 //! arrow-rs's interner hashes the value's bytes with ahash, probes a `hashbrown` table of
 //! indices and compares the bytes with a `memcmp` call: the largest cost of a primitive-key
-//! merge after zstd (13% natively), and about twice that share in the component, where
-//! ahash's portable path, hashbrown's portable groups and wasi-libc's `memcmp` are slower
-//! still. This writer keeps the values' bits in an open-addressing table (one multiply to
+//! merge after zstd, natively and more so in the component, where ahash's portable path,
+//! hashbrown's portable groups and wasi-libc's `memcmp` are slower still (profiles:
+//! benches/README.md, "Since: page-by-page reads and a cheaper heap" and "Then: a dictionary
+//! writer for primitive columns and 16-byte key heads"). This writer keeps the values' bits in an open-addressing table (one multiply to
 //! hash, one slot compare, no call) and otherwise writes what arrow-rs writes: ids in order
 //! of first appearance, a PLAIN dictionary page, RLE_DICTIONARY data pages with RLE
 //! definition levels, PLAIN once the dictionary outgrows `parquet.dictionary.page.size`, page
@@ -227,8 +228,8 @@ pub(crate) struct PrimitiveDictWriter<T: DictPrimitive> {
     compressor: PageCompressor,
     nullable: bool,
 
-    // The dictionary: values in id order and an open-addressing table of ids (4 bytes a slot:
-    // pairs of bits and id measured no faster and take three times the memory).
+    // The dictionary: values in id order and an open-addressing table of ids (4 bytes a slot,
+    // a third of what slots holding each value's bits beside its id would take).
     values: Vec<T>,
     ids: IdTable,
     fallback: bool,
@@ -362,8 +363,9 @@ impl<T: DictPrimitive> PrimitiveDictWriter<T> {
         Ok(())
     }
 
-    /// Dictionary ids for a slice without nulls. Once the dictionary outgrows the cache (100 000
-    /// distinct doubles are 1.8 MB of table and values) nearly every probe misses it, and one
+    /// Dictionary ids for a slice without nulls. Once the dictionary outgrows the cache (the
+    /// bench's price column: benches/README.md, "Then: STRING columns through the dictionary
+    /// writer, grouped probes, read-ahead") nearly every probe misses it, and one
     /// row at a time those misses queue behind each other. So rows are probed in groups: all
     /// table loads of a group, then all dictionary loads, each set independent and in flight
     /// together. A row whose first probe does not settle it goes through [`Self::intern`].

@@ -17,7 +17,9 @@
 //!   whose column fell back to plain mixes freely with encoded ones. That is also how every
 //!   other STRING column is written by default ([`super::DictWriters`]): one probe of an
 //!   open-addressing table with stored hashes per row, where arrow-rs's interner hashes with
-//!   ahash, probes `hashbrown` and calls `memcmp` (in the component, twice the native share).
+//!   ahash, probes `hashbrown` and calls `memcmp` (a cost larger still in the
+//!   component: benches/README.md, "Then: a dictionary writer for primitive columns and
+//!   16-byte key heads").
 //!
 //! Pages follow parquet-rs's own choices (data page v1, PLAIN dictionary page, RLE_DICTIONARY
 //! data pages, RLE definition levels, fallback to PLAIN once the dictionary page would exceed

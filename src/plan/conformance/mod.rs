@@ -1,5 +1,5 @@
-//! The conformance runner: executes the cases of a vectors file (schema: appendix A of the
-//! compaction spec) through the planner and reports which disagree.
+//! The conformance runner: executes the cases of a vectors file (schema: compaction.md
+//! appendix A) through the planner and reports which disagree.
 //!
 //! Each case builds one strategy or manager from its options and feeds it the steps in order,
 //! so state (clocks, counters, queues) carries over between steps exactly as in Paimon's own
@@ -189,7 +189,8 @@ type StepFn = fn(&Value, &Value, Flavor) -> std::result::Result<Value, String>;
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Compare {
     Exact,
-    /// Runs inside a section compare as a multiset (spec §8: Java's run order is unspecified).
+    /// Runs inside a section compare as a multiset (compaction.md §8: Java's run order is
+    /// unspecified).
     SectionRunsAsMultiset,
     /// The same, inside each rewrite action's sections.
     ActionSectionsAsMultiset,

@@ -1,4 +1,4 @@
-//! Changelog production during compaction (compaction spec §10.2–§10.4).
+//! Changelog production during compaction (compaction.md §10.2–§10.4).
 //!
 //! * `changelog-producer = full-compaction`: when the output is the max level, each key's
 //!   merged value is compared with the value it had in the max level before (`top`): a new key
@@ -35,7 +35,7 @@ pub enum ChangelogMode {
     },
 }
 
-/// The mode of a merge writing to `output_level`, given its inputs' levels (spec §10.3,
+/// The mode of a merge writing to `output_level`, given its inputs' levels (compaction.md §10.3,
 /// §10.4). Refuses what the rewriters refuse.
 pub fn changelog_mode(
     options: &CoreOptions,
@@ -88,7 +88,7 @@ pub(crate) trait Emit {
     fn changelog(&mut self, row: Merged) -> Result<()>;
 }
 
-/// The plain merge of a key (spec §10.1): a single record passes through unmerged, as
+/// The plain merge of a key (compaction.md §10.1): a single record passes through unmerged, as
 /// Paimon's reducing wrapper does; several go through the merge function.
 pub(crate) fn plain_key(
     group: &[Record],
@@ -107,7 +107,7 @@ pub(crate) fn plain_key(
     }
 }
 
-/// Full-compaction changelog of one key (spec §10.3).
+/// Full-compaction changelog of one key (compaction.md §10.3).
 pub(crate) fn full_compaction_key(
     group: &[Record],
     max_level: Level,
@@ -156,7 +156,7 @@ pub(crate) struct LookupOutcome {
     pub found: Option<Record>,
 }
 
-/// The lookup merge of one key (spec §10.4). `lookup` searches the levels above the output
+/// The lookup merge of one key (compaction.md §10.4). `lookup` searches the levels above the output
 /// (marking the row in deletion-vector mode) and is called only when no input above level 0
 /// holds the key; `order` is the sequence order of records.
 #[allow(clippy::too_many_arguments)]

@@ -1,4 +1,4 @@
-//! The primary-key data file layout (format spec §8): `_KEY_<k>` columns (the trimmed primary
+//! The primary-key data file layout (format.md §8): `_KEY_<k>` columns (the trimmed primary
 //! key), `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then every table column.
 //!
 //! The merge never trusts a file to have this shape: a missing or mistyped system column is

@@ -1,4 +1,4 @@
-//! Looking keys up in the levels above the output (compaction spec §10.4, "lookup scope").
+//! Looking keys up in the levels above the output (compaction.md §10.4, "lookup scope").
 //!
 //! Keys arrive in ascending order, so each level keeps a forward-only cursor over its sorted
 //! run: a file is opened when a key falls in its `[min_key, max_key]` and read sequentially;

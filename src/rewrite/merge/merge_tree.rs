@@ -1,4 +1,4 @@
-//! The streaming k-way merge of a merge-tree rewrite (compaction spec §10.1).
+//! The streaming k-way merge of a merge-tree rewrite (compaction.md §10.1).
 //!
 //! Each sorted run of a section is read by one cursor, one decoded batch at a time, with its
 //! key columns converted to arrow's row format once per batch, so comparing two keys is a

@@ -1,4 +1,4 @@
-//! The primary-key compaction rewrite (compaction spec §9–§11, format spec §8–§10).
+//! The primary-key compaction rewrite (compaction.md §9–§11, format.md §8–§10).
 //!
 //! [`rewrite_merge_tree`] executes one `Rewrite` action of a merge-tree task: the sections of
 //! the interval partition (key-disjoint, in key order), each a set of sorted runs, are merged

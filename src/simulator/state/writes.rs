@@ -34,7 +34,7 @@ impl SimState {
                 return Ok(());
             }
         }
-        // Write stall (spec §7.5): checked before the flushed file is added.
+        // Write stall (compaction.md §7.5): checked before the flushed file is added.
         if let Planner::MergeTree(m) = &self.lanes[li].planner {
             if self.lanes[li].task.is_some() && m.write_stall().wait_for_latest_compaction {
                 let end = self.lanes[li].task.as_ref().map_or(now, |t| t.end_ms);
@@ -263,7 +263,7 @@ impl SimState {
     }
 
     /// A commit of one bucket: flush the partial buffer, then wait for compaction if the
-    /// options say so (spec §7.5, §12).
+    /// options say so (compaction.md §7.5, §12).
     pub(super) fn commit_lane(&mut self, env: &SimEnv, li: usize, out: &mut StepOut) -> Result<()> {
         let now = self.now_ms;
         let interval = env.flush_interval_ms();

@@ -45,8 +45,9 @@ pub enum PlannedAction {
         file: String,
         from_level: u32,
         to_level: u32,
-        /// What the move involves (spec §10.2): metadata only, a changelog / deletion-vector
-        /// lookup over the file, or a rewrite of the file with the looked-up values.
+        /// What the move involves (compaction.md §10.2): metadata only, a changelog /
+        /// deletion-vector lookup over the file, or a rewrite of the file with the looked-up
+        /// values.
         strategy: UpgradeStrategy,
     },
     /// Primary-key files merged into new files at `output_level`.

@@ -1,4 +1,4 @@
-//! Merge engines (format spec §9): how the records of one key combine into one.
+//! Merge engines (format.md §9): how the records of one key combine into one.
 //!
 //! The merge hands an engine every record of a key in sequence order (user `sequence.field`
 //! values first, then `_SEQUENCE_NUMBER`), as Paimon's sort-merge reader does. An engine never
