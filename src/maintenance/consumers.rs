@@ -169,16 +169,7 @@ pub fn expire_consumers(
 pub fn consumer_expiration_ms(
     raw: &std::collections::BTreeMap<String, String>,
 ) -> Result<Option<i64>> {
-    let key = "consumer.expiration-time";
-    raw.get(key)
-        .map(|v| {
-            crate::options::parse_duration_ms(v)
-                .map_err(|why| Error::invalid_option(key, v, why))
-                .and_then(|ms| {
-                    i64::try_from(ms).map_err(|_| Error::invalid_option(key, v, "too large"))
-                })
-        })
-        .transpose()
+    Ok(crate::options::maintenance::ConsumerOptions::read(raw)?.expiration_ms)
 }
 
 #[cfg(test)]

@@ -47,41 +47,17 @@ use super::versions::{
 };
 use super::MaintenanceContext;
 use crate::error::{Error, Result};
-use crate::options::{parse_bool, parse_duration_ms, ChangelogProducer};
+use crate::options::maintenance::ExpireOptions;
+use crate::options::ChangelogProducer;
 use crate::storage::Storage;
 use crate::table::scan::Table;
 use crate::table::snapshot::{latest_snapshot_id, Snapshot};
 
-/// `snapshot.num-retained.min`.
-pub const NUM_RETAINED_MIN: &str = "snapshot.num-retained.min";
-/// `snapshot.num-retained.max`.
-pub const NUM_RETAINED_MAX: &str = "snapshot.num-retained.max";
-/// `snapshot.time-retained`.
-pub const TIME_RETAINED: &str = "snapshot.time-retained";
-/// `snapshot.expire.limit`.
-pub const EXPIRE_LIMIT: &str = "snapshot.expire.limit";
-/// `snapshot.expire.execution-mode`.
-pub const EXECUTION_MODE: &str = "snapshot.expire.execution-mode";
-/// `snapshot.clean-empty-directories` (and its fallback key).
-pub const CLEAN_EMPTY_DIRECTORIES: &str = "snapshot.clean-empty-directories";
-const CLEAN_EMPTY_DIRECTORIES_FALLBACK: &str = "snapshot.expire.clean-empty-directories";
-/// `changelog.num-retained.min`.
-pub const CHANGELOG_NUM_RETAINED_MIN: &str = "changelog.num-retained.min";
-/// `changelog.num-retained.max`.
-pub const CHANGELOG_NUM_RETAINED_MAX: &str = "changelog.num-retained.max";
-/// `changelog.time-retained`.
-pub const CHANGELOG_TIME_RETAINED: &str = "changelog.time-retained";
-/// `consumer.changelog-only`.
-pub const CONSUMER_CHANGELOG_ONLY: &str = "consumer.changelog-only";
-
-/// `snapshot.expire.execution-mode`: where the post-commit hook runs expiration. Expiration
-/// itself behaves the same either way; the hook that calls it decides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ExpireExecutionMode {
-    Sync,
-    Async,
-}
+pub use crate::options::maintenance::{
+    ExpireExecutionMode, CHANGELOG_NUM_RETAINED_MAX, CHANGELOG_NUM_RETAINED_MIN,
+    CHANGELOG_TIME_RETAINED, CLEAN_EMPTY_DIRECTORIES, CONSUMER_CHANGELOG_ONLY, EXECUTION_MODE,
+    EXPIRE_LIMIT, NUM_RETAINED_MAX, NUM_RETAINED_MIN, TIME_RETAINED,
+};
 
 /// Options of snapshot and changelog expiration (Paimon's `ExpireConfig`).
 ///
@@ -116,38 +92,6 @@ pub struct ExpireConfig {
     pub execution_mode: ExpireExecutionMode,
 }
 
-fn int_option<'r>(
-    raw: &'r BTreeMap<String, String>,
-    key: &str,
-    min: i32,
-) -> Result<Option<(i32, &'r str)>> {
-    let Some(v) = raw.get(key) else {
-        return Ok(None);
-    };
-    let n: i64 = v
-        .trim()
-        .parse()
-        .map_err(|_| Error::invalid_option(key, v, "expected a whole number"))?;
-    if n < i64::from(min) || n > i64::from(i32::MAX) {
-        return Err(Error::invalid_option(
-            key,
-            v,
-            format!("must be between {min} and {}", i32::MAX),
-        ));
-    }
-    Ok(Some((n as i32, v.as_str())))
-}
-
-fn duration_option(raw: &BTreeMap<String, String>, key: &str) -> Result<Option<i64>> {
-    raw.get(key)
-        .map(|v| {
-            parse_duration_ms(v)
-                .map(|ms| i64::try_from(ms).unwrap_or(i64::MAX))
-                .map_err(|why| Error::invalid_option(key, v, why))
-        })
-        .transpose()
-}
-
 impl ExpireConfig {
     /// Reads the expiration options of a table (its schema's raw option map), with Paimon's
     /// defaults. Malformed values, `snapshot.num-retained.min < 1`, `min > max` and
@@ -155,61 +99,20 @@ impl ExpireConfig {
     /// minimum above the changelog maximum is reported when changelogs are expired, as Paimon
     /// does.
     pub fn from_options(raw: &BTreeMap<String, String>) -> Result<Self> {
-        let min = int_option(raw, NUM_RETAINED_MIN, 1)?;
-        let retain_min = min.map_or(10, |(n, _)| n);
-        let retain_max = int_option(raw, NUM_RETAINED_MAX, 1)?.map_or(i32::MAX, |(n, _)| n);
-        if retain_min > retain_max {
-            return Err(Error::invalid_option(
-                NUM_RETAINED_MIN,
-                min.map_or("10", |(_, v)| v),
-                format!("must not exceed {NUM_RETAINED_MAX} ({retain_max})"),
-            ));
-        }
-        let time_retained_ms = duration_option(raw, TIME_RETAINED)?.unwrap_or(3_600_000);
-        let max_deletes = int_option(raw, EXPIRE_LIMIT, i32::MIN)?.map_or(50, |(n, _)| n);
-        let clean_empty_directories = match raw.get(CLEAN_EMPTY_DIRECTORIES) {
-            Some(v) => parse_bool(CLEAN_EMPTY_DIRECTORIES, v)?,
-            None => match raw.get(CLEAN_EMPTY_DIRECTORIES_FALLBACK) {
-                Some(v) => parse_bool(CLEAN_EMPTY_DIRECTORIES_FALLBACK, v)?,
-                None => false,
-            },
-        };
-        let changelog_retain_min =
-            int_option(raw, CHANGELOG_NUM_RETAINED_MIN, 1)?.map_or(retain_min, |(n, _)| n);
-        let changelog_retain_max =
-            int_option(raw, CHANGELOG_NUM_RETAINED_MAX, 1)?.map_or(retain_max, |(n, _)| n);
-        let changelog_time_retained_ms =
-            duration_option(raw, CHANGELOG_TIME_RETAINED)?.unwrap_or(time_retained_ms);
-        let consumer_changelog_only = match raw.get(CONSUMER_CHANGELOG_ONLY) {
-            Some(v) => parse_bool(CONSUMER_CHANGELOG_ONLY, v)?,
-            None => false,
-        };
-        let execution_mode = match raw.get(EXECUTION_MODE) {
-            None => ExpireExecutionMode::Sync,
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "sync" => ExpireExecutionMode::Sync,
-                "async" => ExpireExecutionMode::Async,
-                _ => {
-                    return Err(Error::invalid_option(
-                        EXECUTION_MODE,
-                        v,
-                        "expected one of: sync, async",
-                    ))
-                }
-            },
-        };
+        let o = ExpireOptions::read(raw)?;
+        let retain_min = o.retain_min.map_or(10, |(n, _)| n);
         Ok(ExpireConfig {
             retain_min,
-            retain_max,
-            time_retained_ms,
-            max_deletes,
-            clean_empty_directories,
-            changelog_retain_min,
-            changelog_retain_max,
-            changelog_time_retained_ms,
-            changelog_max_deletes: max_deletes,
-            consumer_changelog_only,
-            execution_mode,
+            retain_max: o.retain_max,
+            time_retained_ms: o.time_retained_ms,
+            max_deletes: o.max_deletes,
+            clean_empty_directories: o.clean_empty_directories,
+            changelog_retain_min: o.changelog_retain_min.unwrap_or(retain_min),
+            changelog_retain_max: o.changelog_retain_max.unwrap_or(o.retain_max),
+            changelog_time_retained_ms: o.changelog_time_retained_ms.unwrap_or(o.time_retained_ms),
+            changelog_max_deletes: o.max_deletes,
+            consumer_changelog_only: o.consumer_changelog_only,
+            execution_mode: o.execution_mode,
         })
     }
 

@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, HashSet};
 use super::time;
 use super::MaintenanceContext;
 use crate::error::{Error, ErrorKind, Result};
-use crate::options::parse_duration_ms;
+use crate::options::maintenance::{PartitionExpireLimits, PartitionExpireOptions};
 use crate::storage::{Storage, StorageErrorKind};
 use crate::table::binary_row::{BinaryRow, Datum};
 use crate::table::commit::{self, CommitDelta, CommitSettings, WrittenFiles};
@@ -52,28 +52,13 @@ use crate::table::scan::{scan_at, Table, TableState};
 use crate::table::schema::DataType;
 use crate::table::snapshot::{latest_snapshot_id, CommitKind};
 
-pub const EXPIRATION_TIME: &str = "partition.expiration-time";
-pub const CHECK_INTERVAL: &str = "partition.expiration-check-interval";
-pub const STRATEGY: &str = "partition.expiration-strategy";
-pub const TIMESTAMP_FORMATTER: &str = "partition.timestamp-formatter";
-pub const TIMESTAMP_PATTERN: &str = "partition.timestamp-pattern";
-pub const MAX_NUM: &str = "partition.expiration-max-num";
-pub const BATCH_SIZE: &str = "partition.expiration-batch-size";
-pub const END_INPUT_CHECK: &str = "end-input.check-partition-expire";
-pub const SKIP_EXPIRED: &str = "compaction.skip-expired-partitions";
+pub use crate::options::maintenance::{
+    ExpireStrategy, BATCH_SIZE, CHECK_INTERVAL, END_INPUT_CHECK, EXPIRATION_TIME, MAX_NUM,
+    SKIP_EXPIRED, STRATEGY, TIMESTAMP_FORMATTER, TIMESTAMP_PATTERN,
+};
 
 /// Where [`PartitionExpirer::save`] keeps the last check time (beside the job's other state).
 pub const CHECK_STATE_FILE: &str = "compaction-state/partition-expire.json";
-
-/// How a partition's age is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ExpireStrategy {
-    /// The time spelled by the partition values.
-    ValuesTime,
-    /// The newest creation time of the partition's live files.
-    UpdateTime,
-}
 
 /// The partition-expiration options of a table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -94,76 +79,30 @@ pub struct PartitionExpireConfig {
     pub skip_expired_in_compaction: bool,
 }
 
-fn bad(key: &str, value: &str, why: impl std::fmt::Display) -> Error {
-    Error::invalid_option(key, value, why)
-}
-
-fn duration_option(raw: &BTreeMap<String, String>, key: &str) -> Result<Option<i64>> {
-    raw.get(key)
-        .map(|v| {
-            parse_duration_ms(v)
-                .map_err(|why| bad(key, v, why))
-                .and_then(|ms| i64::try_from(ms).map_err(|_| bad(key, v, "too large")))
-        })
-        .transpose()
-}
-
-fn int_option(raw: &BTreeMap<String, String>, key: &str) -> Result<Option<i64>> {
-    raw.get(key)
-        .map(|v| {
-            v.trim()
-                .parse::<i32>()
-                .map(i64::from)
-                .map_err(|_| bad(key, v, "expected a whole number"))
-        })
-        .transpose()
-}
-
-fn bool_option(raw: &BTreeMap<String, String>, key: &str, default: bool) -> Result<bool> {
-    raw.get(key)
-        .map_or(Ok(default), |v| crate::options::parse_bool(key, v))
-}
-
 impl PartitionExpireConfig {
     /// Reads the options; `None` when `partition.expiration-time` is not set.
     pub fn from_options(raw: &BTreeMap<String, String>) -> Result<Option<Self>> {
-        let Some(expiration_time_ms) = duration_option(raw, EXPIRATION_TIME)? else {
+        let Some(o) = PartitionExpireOptions::read_if_enabled(raw)? else {
             return Ok(None);
         };
-        let check_interval_ms = duration_option(raw, CHECK_INTERVAL)?.unwrap_or(3_600_000);
-        let strategy = match raw.get(STRATEGY).map(|s| s.trim()) {
-            None | Some("values-time") => ExpireStrategy::ValuesTime,
-            Some("update-time") => ExpireStrategy::UpdateTime,
-            Some(other) => {
-                return Err(bad(
-                    STRATEGY,
-                    other,
-                    format!(
-                        "Unknown partitionExpireStrategy: {other} (values-time or update-time)"
-                    ),
-                ))
-            }
+        let Some(expiration_time_ms) = o.expiration_time_ms else {
+            return Ok(None);
         };
-        let timestamp_formatter = raw.get(TIMESTAMP_FORMATTER).cloned();
-        if let Some(f) = &timestamp_formatter {
-            time::compile_pattern(f).map_err(|why| bad(TIMESTAMP_FORMATTER, f, why))?;
+        if let Some(f) = &o.timestamp_formatter {
+            time::compile_pattern(f)
+                .map_err(|why| Error::invalid_option(TIMESTAMP_FORMATTER, f, why))?;
         }
-        let max_num = match int_option(raw, MAX_NUM)? {
-            None => 100,
-            Some(n) if n >= 0 => n as usize,
-            Some(n) => return Err(bad(MAX_NUM, &n.to_string(), "must not be negative")),
-        };
-        let batch_size = int_option(raw, BATCH_SIZE)?.unwrap_or(max_num as i64);
+        let limits = PartitionExpireLimits::read(raw)?;
         Ok(Some(PartitionExpireConfig {
             expiration_time_ms,
-            check_interval_ms,
-            strategy,
-            timestamp_formatter,
-            timestamp_pattern: raw.get(TIMESTAMP_PATTERN).cloned(),
-            max_num,
-            batch_size,
-            end_input_check: bool_option(raw, END_INPUT_CHECK, false)?,
-            skip_expired_in_compaction: bool_option(raw, SKIP_EXPIRED, false)?,
+            check_interval_ms: o.check_interval_ms,
+            strategy: o.strategy,
+            timestamp_formatter: o.timestamp_formatter,
+            timestamp_pattern: limits.timestamp_pattern,
+            max_num: limits.max_num,
+            batch_size: limits.batch_size.unwrap_or(limits.max_num as i64),
+            end_input_check: limits.end_input_check,
+            skip_expired_in_compaction: limits.skip_expired_in_compaction,
         }))
     }
 

@@ -47,12 +47,9 @@
 mod auto;
 mod deletion;
 
-use std::collections::BTreeMap;
-
 use super::time::{self, Builder, Field, Sign, Style, Tok};
 use super::{Deleter, MaintenanceContext};
 use crate::error::{Error, Result};
-use crate::options::parse_duration_ms;
 use crate::storage::{Storage, StorageErrorKind};
 use crate::table::path::{validate_name, TablePaths};
 use crate::table::scan::Table;
@@ -262,191 +259,11 @@ pub fn read_tag(storage: &dyn Storage, paths: &TablePaths, name: &str) -> Result
     }
 }
 
-/// `tag.automatic-creation`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TagCreationMode {
-    None,
-    ProcessTime,
-    Watermark,
-    /// Created by Paimon's Flink batch writer, not by maintenance.
-    Batch,
-}
-
-/// `tag.creation-period`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TagCreationPeriod {
-    Daily,
-    Hourly,
-    TwoHours,
-}
-
-/// `tag.period-formatter`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TagPeriodFormatter {
-    WithDashes,
-    WithoutDashes,
-    WithoutDashesAndSpaces,
-}
-
-/// The tag options of a table.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct TagOptions {
-    pub mode: TagCreationMode,
-    pub period: TagCreationPeriod,
-    /// `tag.creation-period-duration`: replaces `period`, names `yyyyMMddHHmm`.
-    pub period_duration_ms: Option<i64>,
-    pub delay_ms: i64,
-    pub formatter: TagPeriodFormatter,
-    pub num_retained_max: Option<usize>,
-    pub default_time_retained_ms: Option<i64>,
-    pub time_expire_enabled: bool,
-    pub automatic_completion: bool,
-    /// `sink.watermark-time-zone` as an offset from UTC.
-    pub watermark_offset_ms: i64,
-    /// `sink.process-time-zone` as an offset; `None`: the host's zone.
-    pub process_offset_ms: Option<i64>,
-}
-
-fn enum_text(v: &str) -> String {
-    v.trim().to_ascii_lowercase().replace('_', "-")
-}
-
-fn duration(raw: &BTreeMap<String, String>, key: &str) -> Result<Option<i64>> {
-    raw.get(key)
-        .map(|v| {
-            parse_duration_ms(v)
-                .map_err(|why| Error::invalid_option(key, v, why))
-                .and_then(|ms| {
-                    i64::try_from(ms).map_err(|_| Error::invalid_option(key, v, "too large"))
-                })
-        })
-        .transpose()
-}
-
-fn boolean(raw: &BTreeMap<String, String>, key: &str, default: bool) -> Result<bool> {
-    raw.get(key)
-        .map_or(Ok(default), |v| crate::options::parse_bool(key, v))
-}
-
-/// A zone as an offset from UTC: `UTC`, `GMT`, `UT`, `Z`, or a fixed offset (`+08:00`,
-/// `-0530`, `+8`, `UTC+8`, `GMT+08:00`). Region zones need a time-zone database this build
-/// does not carry: they are an error rather than a guess.
-pub fn zone_offset_ms(key: &str, text: &str) -> Result<i64> {
-    let t = text.trim();
-    let upper = t.to_ascii_uppercase();
-    let rest = ["UTC", "GMT", "UT"]
-        .iter()
-        .find_map(|p| upper.strip_prefix(p))
-        .unwrap_or(&upper);
-    if rest.is_empty() || rest == "Z" {
-        return Ok(0);
-    }
-    let bad = || {
-        Error::invalid_option(
-            key,
-            text,
-            "only UTC and fixed offsets such as +08:00 are supported (no time-zone database)",
-        )
-    };
-    let (sign, digits) = match rest.as_bytes().first() {
-        Some(b'+') => (1, &rest[1..]),
-        Some(b'-') => (-1, &rest[1..]),
-        _ => return Err(bad()),
-    };
-    let (h, m) = if let Some((h, m)) = digits.split_once(':') {
-        (h, m)
-    } else if digits.len() > 2 {
-        digits.split_at(digits.len() - 2)
-    } else {
-        (digits, "0")
-    };
-    let h: i64 = h.parse().map_err(|_| bad())?;
-    let m: i64 = m.parse().map_err(|_| bad())?;
-    if h > 18 || m > 59 {
-        return Err(bad());
-    }
-    Ok(sign * (h * 3_600_000 + m * 60_000))
-}
+pub use crate::options::maintenance::{
+    zone_offset_ms, TagCreationMode, TagCreationPeriod, TagOptions, TagPeriodFormatter,
+};
 
 impl TagOptions {
-    pub fn from_options(raw: &BTreeMap<String, String>) -> Result<Self> {
-        let key = "tag.automatic-creation";
-        let mode = match raw.get(key).map(|v| enum_text(v)).as_deref() {
-            None | Some("none") => TagCreationMode::None,
-            Some("process-time") => TagCreationMode::ProcessTime,
-            Some("watermark") => TagCreationMode::Watermark,
-            Some("batch") => TagCreationMode::Batch,
-            Some(_) => {
-                return Err(Error::invalid_option(
-                    key,
-                    &raw[key],
-                    "expected none, process-time, watermark or batch",
-                ))
-            }
-        };
-        let key = "tag.creation-period";
-        let period = match raw.get(key).map(|v| enum_text(v)).as_deref() {
-            None | Some("daily") => TagCreationPeriod::Daily,
-            Some("hourly") => TagCreationPeriod::Hourly,
-            Some("two-hours") => TagCreationPeriod::TwoHours,
-            Some(_) => {
-                return Err(Error::invalid_option(
-                    key,
-                    &raw[key],
-                    "expected daily, hourly or two-hours",
-                ))
-            }
-        };
-        let key = "tag.period-formatter";
-        let formatter = match raw.get(key).map(|v| enum_text(v)).as_deref() {
-            None | Some("with-dashes") => TagPeriodFormatter::WithDashes,
-            Some("without-dashes") => TagPeriodFormatter::WithoutDashes,
-            Some("without-dashes-and-spaces") => TagPeriodFormatter::WithoutDashesAndSpaces,
-            Some(_) => {
-                return Err(Error::invalid_option(
-                    key,
-                    &raw[key],
-                    "expected with_dashes, without_dashes or without_dashes_and_spaces",
-                ))
-            }
-        };
-        let key = "tag.num-retained-max";
-        let num_retained_max = raw
-            .get(key)
-            .map(|v| {
-                v.trim()
-                    .parse::<i32>()
-                    .map(|n| n.max(0) as usize)
-                    .map_err(|_| Error::invalid_option(key, v, "expected a whole number"))
-            })
-            .transpose()?;
-        let watermark_offset_ms = match raw.get("sink.watermark-time-zone") {
-            Some(z) => zone_offset_ms("sink.watermark-time-zone", z)?,
-            None => 0,
-        };
-        let process_offset_ms = raw
-            .get("sink.process-time-zone")
-            .map(|z| zone_offset_ms("sink.process-time-zone", z))
-            .transpose()?;
-        let options = TagOptions {
-            mode,
-            period,
-            period_duration_ms: duration(raw, "tag.creation-period-duration")?,
-            delay_ms: duration(raw, "tag.creation-delay")?.unwrap_or(0),
-            formatter,
-            num_retained_max,
-            default_time_retained_ms: duration(raw, "tag.default-time-retained")?,
-            time_expire_enabled: boolean(raw, "tag.time-expire-enabled", true)?,
-            automatic_completion: boolean(raw, "tag.automatic-completion", false)?,
-            watermark_offset_ms,
-            process_offset_ms,
-        };
-        Ok(options)
-    }
-
     /// The period and name format of automatic tags.
     pub fn period_handler(&self) -> TagPeriodHandler {
         TagPeriodHandler::new(self)
@@ -733,6 +550,7 @@ pub fn delete_tag(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn handler(period: &str, formatter: &str) -> TagPeriodHandler {
         let raw: BTreeMap<String, String> = [

@@ -6,17 +6,30 @@
 //! out-of-range value of a key we use is an [`Error`] naming the key and the value; so is an
 //! unrecognised key in the compaction namespaces, where a typo would otherwise silently fall
 //! back to a default.
+//!
+//! Every key is declared once, with its parser, range and default (`declare.rs`): the core's in
+//! the table below, table maintenance's in [`maintenance`]. The keys known in the compaction
+//! namespaces are derived from those tables. Parsed values that carry behaviour live here too
+//! ([`OffPeakHours`]), so the planner depends on this module and not the other way round.
 
+mod declare;
+pub mod maintenance;
+mod off_peak;
 mod units;
 
 use std::collections::BTreeMap;
-use std::fmt;
 
+pub use off_peak::OffPeakHours;
 pub use units::{parse_duration_ms, parse_memory_size};
 
-use crate::plan::OffPeakHours;
+pub(crate) use declare::parse_bool;
+use declare::{
+    declare_options, duration_ms, float, int, lowercase, memory, positive_memory, string_enum,
+    text, I32_MAX,
+};
 
 use crate::error::{Error, Result};
+use crate::meta::Level;
 
 const MIB: u64 = 1 << 20;
 
@@ -37,27 +50,6 @@ pub enum Flavor {
 pub enum TableKind {
     PrimaryKey,
     Append,
-}
-
-macro_rules! string_enum {
-    ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-        pub enum $name { $(#[serde(rename = $text)] $variant),+ }
-        impl $name {
-            pub fn as_str(self) -> &'static str { match self { $($name::$variant => $text),+ } }
-            fn parse(key: &str, value: &str) -> Result<Self> {
-                match value.trim().to_ascii_lowercase().as_str() {
-                    $($text => Ok($name::$variant),)+
-                    _ => Err(Error::invalid_option(key, value,
-                        format!("expected one of: {}", [$($text),+].join(", ")))),
-                }
-            }
-        }
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str(self.as_str()) }
-        }
-    };
 }
 
 string_enum!(
@@ -178,132 +170,199 @@ pub struct CoreOptions {
     /// How the commit merges small manifests (`manifest.*`).
     #[serde(default)]
     pub manifest: ManifestOptions,
+    // The engine's own options (`paimon-compact.*`) take one field here, parsed in
+    // `parse_with` where marked.
     /// Every key as given, including the ones not interpreted here.
     pub raw: BTreeMap<String, String>,
 }
 
-/// Paimon keys in the compaction namespaces (`compaction.`, `num-sorted-run.`,
-/// `lookup-compact`, `num-levels`). A key there that is not in this list is almost certainly a
-/// typo, so it is rejected instead of being ignored.
-const KNOWN_COMPACTION_KEYS: &[&str] = &[
-    "compaction.delete-ratio-threshold",
-    "compaction.file-num-limit",
-    "compaction.force-rewrite-all-files",
-    "compaction.force-up-level-0",
-    "compaction.incremental-size-threshold",
-    "compaction.max-size-amplification-percent",
-    "compaction.min.file-num",
-    "compaction.offpeak-ratio",
-    "compaction.offpeak.end.hour",
-    "compaction.offpeak.start.hour",
-    "compaction.optimization-interval",
-    "compaction.size-ratio",
-    "compaction.skip-expired-partitions",
-    "compaction.small-file-ratio",
-    "compaction.total-size-threshold",
-    "num-sorted-run.compaction-trigger",
-    "num-sorted-run.stop-trigger",
+declare_options! {
+    /// Every key [`CoreOptions`] reads, declared once: key, parser and range, default. Read in
+    /// this order; defaults that depend on other options are derived in
+    /// [`CoreOptions::parse_with`].
+    struct Declared {
+        bucket: i32 = "bucket" => bucket_number, default -1;
+        /// Default by table kind.
+        target_file_size: Option<u64> = "target-file-size" => positive_memory;
+        small_file_ratio: f64 = "compaction.small-file-ratio" => float(0.0, 1.0), default 0.7;
+        trigger: usize = "num-sorted-run.compaction-trigger" => int(1, I32_MAX), default 5;
+        /// Default: trigger + 3.
+        stop_trigger: Option<usize> = "num-sorted-run.stop-trigger" => int(1, I32_MAX);
+        /// Default: trigger + 1, which must stay within the level limit.
+        num_levels: Option<u32> = "num-levels" => int(2, Level::LIMIT as i64),
+            then derived_levels_fit(trigger, num_levels);
+        /// Default: trigger × 2.
+        lookup_compact_max_interval: Option<usize> =
+            "lookup-compact.max-interval" => int(1, I32_MAX);
+        offpeak_start_hour: i32 = "compaction.offpeak.start.hour" => int(-1, 23), default -1;
+        offpeak_end_hour: i32 = "compaction.offpeak.end.hour" => int(-1, 23), default -1;
+        offpeak_ratio: u32 = "compaction.offpeak-ratio" => int(0, I32_MAX), default 0;
+        write_only: bool = "write-only" | "write.compaction-skip" => parse_bool, default false;
+        lookup_wait: bool =
+            "lookup-wait" | "changelog-producer.lookup-wait" => parse_bool, default true;
+        file_format_per_level: BTreeMap<u32, String> =
+            "file.format.per.level" => formats_per_level, default BTreeMap::new();
+        enable_dictionary: bool = "parquet.enable.dictionary" => parse_bool, default true;
+        max_size_amplification_percent: u64 =
+            "compaction.max-size-amplification-percent" => int(0, I32_MAX), default 200;
+        size_ratio: u32 = "compaction.size-ratio" => int(0, I32_MAX), default 1;
+        optimization_interval_ms: Option<u64> =
+            "compaction.optimization-interval" => duration_ms;
+        total_size_threshold: Option<u64> = "compaction.total-size-threshold" => memory;
+        incremental_size_threshold: Option<u64> =
+            "compaction.incremental-size-threshold" => memory;
+        force_up_level0: bool = "compaction.force-up-level-0" => parse_bool, default false;
+        force_rewrite_all_files: bool =
+            "compaction.force-rewrite-all-files" => parse_bool, default false;
+        min_file_num: usize = "compaction.min.file-num" => int(1, I32_MAX), default 5;
+        file_num_limit: usize = "compaction.file-num-limit" => int(1, I32_MAX), default 100_000;
+        delete_ratio_threshold: f64 =
+            "compaction.delete-ratio-threshold" => float(0.0, 1.0), default 0.2;
+        open_file_cost: u64 = "source.split.open-file-cost" => memory, default 4 * MIB;
+        changelog_producer: ChangelogProducer =
+            "changelog-producer" => ChangelogProducer::parse, default ChangelogProducer::None;
+        merge_engine: MergeEngine =
+            "merge-engine" => MergeEngine::parse, default MergeEngine::Deduplicate;
+        deletion_vectors_enabled: bool =
+            "deletion-vectors.enabled" => parse_bool, default false;
+        force_lookup: bool = "force-lookup" => parse_bool, default false;
+        lookup_compact: LookupCompactMode =
+            "lookup-compact" => LookupCompactMode::parse, default LookupCompactMode::Radical;
+        full_compaction_delta_commits: Option<u32> =
+            "full-compaction.delta-commits" => int(1, I32_MAX);
+        commit_force_compact: bool = "commit.force-compact" => parse_bool, default false;
+        data_evolution_enabled: bool = "data-evolution.enabled" => parse_bool, default false;
+        /// Empty means none.
+        sequence_field: Option<String> = "sequence.field" => text;
+        sequence_field_sort_order: SequenceSortOrder =
+            "sequence.field.sort-order" => SequenceSortOrder::parse,
+            default SequenceSortOrder::Ascending;
+        ignore_delete: bool = "ignore-delete" => parse_bool, default false;
+        partial_update_remove_record_on_delete: bool =
+            "partial-update.remove-record-on-delete" => parse_bool, default false;
+        file_format: String = "file.format" => lowercase, default "parquet".to_string();
+        file_compression: String = "file.compression" => lowercase, default "zstd".to_string();
+        zstd_level: i32 = "file.compression.zstd-level" => int(1, 22), default 1;
+        manifest_merge_min_count: usize =
+            "manifest.merge-min-count" => int(1, I32_MAX), default 30;
+        manifest_target_file_size: u64 =
+            "manifest.target-file-size" => positive_memory, default 8 * MIB;
+        manifest_full_compaction_threshold_size: u64 =
+            "manifest.full-compaction-threshold-size" => positive_memory, default 16 * MIB;
+        parquet_block_size: u64 = "parquet.block.size" => positive_memory, default 128 * MIB;
+        parquet_page_size: u64 = "parquet.page.size" => positive_memory, default MIB;
+        parquet_dictionary_page_size: u64 =
+            "parquet.dictionary.page.size" => positive_memory, default MIB;
+        dictionary_passthrough: bool =
+            "parquet.read.enable-dictionary-passthrough" => parse_bool, default false;
+    }
+}
+
+/// `bucket`: -2 (postpone), -1 (unaware or dynamic) or a positive count.
+fn bucket_number(key: &str, v: &str) -> Result<i32> {
+    match int(-2, I32_MAX)(key, v)? {
+        0 => Err(Error::invalid_option(
+            key,
+            "0",
+            "must be -1, -2 or positive",
+        )),
+        n => Ok(n),
+    }
+}
+
+/// `file.format.per.level`: `level:format,...`.
+fn formats_per_level(key: &str, v: &str) -> Result<BTreeMap<u32, String>> {
+    let mut formats = BTreeMap::new();
+    for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lvl, fmt) = part
+            .split_once(':')
+            .ok_or_else(|| Error::invalid_option(key, v, "expected level:format,..."))?;
+        let lvl: u32 = lvl
+            .trim()
+            .parse()
+            .map_err(|_| Error::invalid_option(key, v, "level must be a number"))?;
+        formats.insert(lvl, fmt.trim().to_ascii_lowercase());
+    }
+    Ok(formats)
+}
+
+/// Without `num-levels`, the trigger derives `trigger + 1` levels, which must stay within
+/// [`Level::LIMIT`] (an explicit `num-levels` is range-checked by its parser).
+fn derived_levels_fit(trigger: usize, num_levels: Option<u32>) -> Result<()> {
+    let levels = num_levels.unwrap_or_else(|| (trigger as u32).saturating_add(1));
+    if levels > Level::LIMIT {
+        return Err(Error::invalid_option(
+            "num-sorted-run.compaction-trigger",
+            &trigger.to_string(),
+            format!(
+                "derives {levels} levels; set num-levels explicitly (at most {})",
+                Level::LIMIT
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The prefixes of the compaction namespaces, in the order their keys are listed in hints.
+/// A key there that no table declares is almost certainly a typo, so it is rejected instead
+/// of being ignored.
+const COMPACTION_NAMESPACES: &[&str] = &[
+    "compaction.",
+    "num-sorted-run.",
     "num-levels",
     "lookup-compact",
-    "lookup-compact.max-interval",
 ];
 
 /// Keys that existed in older Paimon releases: accepted and ignored, as Paimon does.
 const RETIRED_COMPACTION_KEYS: &[&str] =
     &["compaction.max.file-num", "compaction.early-max.file-num"];
 
-fn in_compaction_namespace(key: &str) -> bool {
-    key.starts_with("compaction.")
-        || key.starts_with("num-sorted-run.")
-        || key.starts_with("lookup-compact")
-        || key.starts_with("num-levels")
+fn namespace_of(key: &str) -> Option<usize> {
+    COMPACTION_NAMESPACES
+        .iter()
+        .position(|p| key.starts_with(p))
 }
 
-/// Reads typed values out of the raw map, remembering the key for error messages.
-struct Reader<'a> {
-    raw: &'a BTreeMap<String, String>,
+/// The declared keys in the compaction namespaces (the core's and maintenance's), grouped by
+/// namespace and sorted within each; derived once from the declarations.
+fn known_compaction_keys() -> &'static [&'static str] {
+    static KNOWN: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(|| {
+        let mut keys: Vec<(usize, &'static str)> = Declared::KEYS
+            .iter()
+            .copied()
+            .chain(maintenance::keys())
+            .filter_map(|k| namespace_of(k).map(|n| (n, k)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys.into_iter().map(|(_, k)| k).collect()
+    })
 }
 
-impl Reader<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.raw.get(key).map(String::as_str)
-    }
-
-    fn bool(&self, key: &str, default: bool) -> Result<bool> {
-        self.get(key).map_or(Ok(default), |v| parse_bool(key, v))
-    }
-
-    fn int<T: TryFrom<i64>>(&self, key: &str, min: i64, max: i64) -> Result<Option<T>> {
-        let Some(v) = self.get(key) else {
-            return Ok(None);
-        };
-        let n: i64 = v
-            .trim()
-            .parse()
-            .map_err(|_| Error::invalid_option(key, v, "expected a whole number"))?;
-        if n < min || n > max {
-            return Err(Error::invalid_option(
-                key,
-                v,
-                format!("must be between {min} and {max}"),
-            ));
-        }
-        T::try_from(n)
-            .map(Some)
-            .map_err(|_| Error::invalid_option(key, v, "out of range"))
-    }
-
-    fn float(&self, key: &str, default: f64, min: f64, max: f64) -> Result<f64> {
-        let Some(v) = self.get(key) else {
-            return Ok(default);
-        };
-        let x: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| Error::invalid_option(key, v, "expected a number"))?;
-        if !(min..=max).contains(&x) {
-            return Err(Error::invalid_option(
-                key,
-                v,
-                format!("must be between {min} and {max}"),
-            ));
-        }
-        Ok(x)
-    }
-
-    fn memory(&self, key: &str) -> Result<Option<u64>> {
-        self.get(key)
-            .map(|v| parse_memory_size(v).map_err(|why| Error::invalid_option(key, v, why)))
-            .transpose()
-    }
-
-    fn positive_memory(&self, key: &str) -> Result<Option<u64>> {
-        match self.memory(key)? {
-            Some(0) => Err(Error::invalid_option(key, "0", "must be greater than zero")),
-            other => Ok(other),
-        }
-    }
-
-    fn duration_ms(&self, key: &str) -> Result<Option<u64>> {
-        self.get(key)
-            .map(|v| parse_duration_ms(v).map_err(|why| Error::invalid_option(key, v, why)))
-            .transpose()
-    }
-
-    fn string(&self, key: &str, default: &str) -> String {
-        self.get(key)
-            .map(|v| v.trim().to_string())
-            .unwrap_or_else(|| default.to_string())
-    }
-}
-
-/// `true` or `false` (any case, trimmed), else a typed invalid-option error naming `key`.
-pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool> {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        _ => Err(Error::invalid_option(key, v, "expected true or false")),
-    }
+/// Rejects a key in the compaction namespaces that nothing declares, with the nearest declared
+/// key as a hint.
+fn reject_unknown_compaction_keys(raw: &BTreeMap<String, String>) -> Result<()> {
+    let known = known_compaction_keys();
+    let unknown = raw.keys().find(|key| {
+        namespace_of(key).is_some()
+            && !known.contains(&key.as_str())
+            && !RETIRED_COMPACTION_KEYS.contains(&key.as_str())
+    });
+    let Some(key) = unknown else {
+        return Ok(());
+    };
+    let hint = known
+        .iter()
+        .min_by_key(|k| edit_distance(k, key))
+        .filter(|k| edit_distance(k, key) <= 3)
+        .map(|k| format!(" (did you mean '{k}'?)"))
+        .unwrap_or_default();
+    Err(Error::invalid_option(
+        key,
+        &raw[key],
+        format!("unknown compaction option{hint}"),
+    ))
 }
 
 impl CoreOptions {
@@ -325,210 +384,90 @@ impl CoreOptions {
         Self::parse_with(table_kind, flavor, &raw)
     }
 
+    /// Parses `raw`: rejects unknown compaction keys, reads the declared keys, then applies
+    /// the defaults that depend on other options (Paimon's derivations).
     pub fn parse_with(
         table_kind: TableKind,
         flavor: Flavor,
         raw: &BTreeMap<String, String>,
     ) -> Result<Self> {
-        for key in raw.keys() {
-            if in_compaction_namespace(key)
-                && !KNOWN_COMPACTION_KEYS.contains(&key.as_str())
-                && !RETIRED_COMPACTION_KEYS.contains(&key.as_str())
-            {
-                let hint = KNOWN_COMPACTION_KEYS
-                    .iter()
-                    .min_by_key(|k| edit_distance(k, key))
-                    .filter(|k| edit_distance(k, key) <= 3)
-                    .map(|k| format!(" (did you mean '{k}'?)"))
-                    .unwrap_or_default();
-                return Err(Error::invalid_option(
-                    key,
-                    &raw[key],
-                    format!("unknown compaction option{hint}"),
-                ));
-            }
-        }
-        let r = Reader { raw };
-
-        let bucket: i32 = r.int("bucket", -2, i32::MAX as i64)?.unwrap_or(-1);
-        if bucket == 0 {
-            return Err(Error::invalid_option(
-                "bucket",
-                "0",
-                "must be -1, -2 or positive",
-            ));
-        }
-        let default_target = match table_kind {
+        reject_unknown_compaction_keys(raw)?;
+        let d = Declared::read(raw)?;
+        let target_file_size = d.target_file_size.unwrap_or(match table_kind {
             TableKind::PrimaryKey => 128 * MIB,
             TableKind::Append => 256 * MIB,
-        };
-        let target_file_size = r
-            .positive_memory("target-file-size")?
-            .unwrap_or(default_target);
-        let small_file_ratio = r.float("compaction.small-file-ratio", 0.7, 0.0, 1.0)?;
+        });
         let compaction_file_size = match flavor {
-            Flavor::Java => (target_file_size as f64 * small_file_ratio) as u64,
+            Flavor::Java => (target_file_size as f64 * d.small_file_ratio) as u64,
             Flavor::Cpp => target_file_size / 10 * 7,
         };
-
-        let trigger: usize = r
-            .int("num-sorted-run.compaction-trigger", 1, i32::MAX as i64)?
-            .unwrap_or(5);
-        let stop: usize = r
-            .int("num-sorted-run.stop-trigger", 1, i32::MAX as i64)?
+        let trigger = d.trigger;
+        let stop = d
+            .stop_trigger
             .unwrap_or_else(|| trigger.saturating_add(3).min(i32::MAX as usize));
-        let num_levels: u32 = r
-            .int("num-levels", 2, Level::LIMIT as i64)?
-            .unwrap_or_else(|| (trigger as u32).saturating_add(1));
-        if num_levels > Level::LIMIT {
-            return Err(Error::invalid_option(
-                "num-sorted-run.compaction-trigger",
-                &trigger.to_string(),
-                format!(
-                    "derives {num_levels} levels; set num-levels explicitly (at most {})",
-                    Level::LIMIT
-                ),
-            ));
-        }
-        let lookup_interval: usize = r
-            .int("lookup-compact.max-interval", 1, i32::MAX as i64)?
+        let lookup_interval = d
+            .lookup_compact_max_interval
             .unwrap_or_else(|| trigger.saturating_mul(2).min(i32::MAX as usize));
-
-        let start: i32 = r
-            .int("compaction.offpeak.start.hour", -1, 23)?
-            .unwrap_or(-1);
-        let end: i32 = r.int("compaction.offpeak.end.hour", -1, 23)?.unwrap_or(-1);
-        let offpeak_ratio: u32 = r
-            .int("compaction.offpeak-ratio", 0, i32::MAX as i64)?
-            .unwrap_or(0);
-
-        let write_only = match r.get("write-only") {
-            Some(v) => parse_bool("write-only", v)?,
-            None => r.bool("write.compaction-skip", false)?,
-        };
-        let lookup_wait = match r.get("lookup-wait") {
-            Some(v) => parse_bool("lookup-wait", v)?,
-            None => r.bool("changelog-producer.lookup-wait", true)?,
-        };
-
-        let mut file_format_per_level = BTreeMap::new();
-        if let Some(v) = r.get("file.format.per.level") {
-            for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                let (lvl, fmt) = part.split_once(':').ok_or_else(|| {
-                    Error::invalid_option("file.format.per.level", v, "expected level:format,...")
-                })?;
-                let lvl: u32 = lvl.trim().parse().map_err(|_| {
-                    Error::invalid_option("file.format.per.level", v, "level must be a number")
-                })?;
-                file_format_per_level.insert(lvl, fmt.trim().to_ascii_lowercase());
-            }
-        }
-
-        let enable_dictionary = match r.get("parquet.enable.dictionary") {
-            Some(v) => parse_bool("parquet.enable.dictionary", v)?,
-            None => true,
-        };
-
         Ok(CoreOptions {
             table_kind,
             flavor,
-            bucket,
+            bucket: d.bucket,
             target_file_size,
-            small_file_ratio,
+            small_file_ratio: d.small_file_ratio,
             compaction_file_size,
             num_sorted_run_compaction_trigger: trigger,
             num_sorted_run_stop_trigger: stop.max(trigger),
-            num_levels,
-            max_size_amplification_percent: r
-                .int(
-                    "compaction.max-size-amplification-percent",
-                    0,
-                    i32::MAX as i64,
-                )?
-                .unwrap_or(200),
-            size_ratio: r
-                .int("compaction.size-ratio", 0, i32::MAX as i64)?
-                .unwrap_or(1),
-            off_peak: OffPeakHours::create(start, end, offpeak_ratio),
-            optimization_interval_ms: r.duration_ms("compaction.optimization-interval")?,
-            total_size_threshold: r.memory("compaction.total-size-threshold")?,
-            incremental_size_threshold: r.memory("compaction.incremental-size-threshold")?,
-            force_up_level0: r.bool("compaction.force-up-level-0", false)?,
-            force_rewrite_all_files: r.bool("compaction.force-rewrite-all-files", false)?,
-            min_file_num: r
-                .int("compaction.min.file-num", 1, i32::MAX as i64)?
-                .unwrap_or(5),
-            file_num_limit: r
-                .int("compaction.file-num-limit", 1, i32::MAX as i64)?
-                .unwrap_or(100_000),
-            delete_ratio_threshold: r.float("compaction.delete-ratio-threshold", 0.2, 0.0, 1.0)?,
-            open_file_cost: r.memory("source.split.open-file-cost")?.unwrap_or(4 * MIB),
-            write_only,
-            changelog_producer: r
-                .get("changelog-producer")
-                .map(|v| ChangelogProducer::parse("changelog-producer", v))
-                .transpose()?
-                .unwrap_or(ChangelogProducer::None),
-            merge_engine: r
-                .get("merge-engine")
-                .map(|v| MergeEngine::parse("merge-engine", v))
-                .transpose()?
-                .unwrap_or(MergeEngine::Deduplicate),
-            deletion_vectors_enabled: r.bool("deletion-vectors.enabled", false)?,
-            force_lookup: r.bool("force-lookup", false)?,
-            lookup_wait,
-            lookup_compact: r
-                .get("lookup-compact")
-                .map(|v| LookupCompactMode::parse("lookup-compact", v))
-                .transpose()?
-                .unwrap_or(LookupCompactMode::Radical),
+            num_levels: d
+                .num_levels
+                .unwrap_or_else(|| (trigger as u32).saturating_add(1)),
+            max_size_amplification_percent: d.max_size_amplification_percent,
+            size_ratio: d.size_ratio,
+            off_peak: OffPeakHours::create(
+                d.offpeak_start_hour,
+                d.offpeak_end_hour,
+                d.offpeak_ratio,
+            ),
+            optimization_interval_ms: d.optimization_interval_ms,
+            total_size_threshold: d.total_size_threshold,
+            incremental_size_threshold: d.incremental_size_threshold,
+            force_up_level0: d.force_up_level0,
+            force_rewrite_all_files: d.force_rewrite_all_files,
+            min_file_num: d.min_file_num,
+            file_num_limit: d.file_num_limit,
+            delete_ratio_threshold: d.delete_ratio_threshold,
+            open_file_cost: d.open_file_cost,
+            write_only: d.write_only,
+            changelog_producer: d.changelog_producer,
+            merge_engine: d.merge_engine,
+            deletion_vectors_enabled: d.deletion_vectors_enabled,
+            force_lookup: d.force_lookup,
+            lookup_wait: d.lookup_wait,
+            lookup_compact: d.lookup_compact,
             lookup_compact_max_interval: lookup_interval.max(trigger),
-            full_compaction_delta_commits: r.int(
-                "full-compaction.delta-commits",
-                1,
-                i32::MAX as i64,
-            )?,
-            commit_force_compact: r.bool("commit.force-compact", false)?,
-            data_evolution_enabled: r.bool("data-evolution.enabled", false)?,
-            sequence_field: r
-                .get("sequence.field")
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty()),
-            sequence_field_sort_order: r
-                .get("sequence.field.sort-order")
-                .map(|v| SequenceSortOrder::parse("sequence.field.sort-order", v))
-                .transpose()?
-                .unwrap_or_default(),
-            ignore_delete: r.bool("ignore-delete", false)?,
-            partial_update_remove_record_on_delete: r
-                .bool("partial-update.remove-record-on-delete", false)?,
-            file_format: r.string("file.format", "parquet").to_ascii_lowercase(),
-            file_format_per_level,
-            file_compression: r.string("file.compression", "zstd").to_ascii_lowercase(),
-            zstd_level: r.int("file.compression.zstd-level", 1, 22)?.unwrap_or(1),
+            full_compaction_delta_commits: d.full_compaction_delta_commits,
+            commit_force_compact: d.commit_force_compact,
+            data_evolution_enabled: d.data_evolution_enabled,
+            sequence_field: d.sequence_field.filter(|s| !s.is_empty()),
+            sequence_field_sort_order: d.sequence_field_sort_order,
+            ignore_delete: d.ignore_delete,
+            partial_update_remove_record_on_delete: d.partial_update_remove_record_on_delete,
+            file_format: d.file_format,
+            file_format_per_level: d.file_format_per_level,
+            file_compression: d.file_compression,
+            zstd_level: d.zstd_level,
             manifest: ManifestOptions {
-                merge_min_count: r
-                    .int("manifest.merge-min-count", 1, i32::MAX as i64)?
-                    .unwrap_or(30),
-                target_file_size: r
-                    .positive_memory("manifest.target-file-size")?
-                    .unwrap_or(8 * MIB),
-                full_compaction_threshold_size: r
-                    .positive_memory("manifest.full-compaction-threshold-size")?
-                    .unwrap_or(16 * MIB),
+                merge_min_count: d.manifest_merge_min_count,
+                target_file_size: d.manifest_target_file_size,
+                full_compaction_threshold_size: d.manifest_full_compaction_threshold_size,
             },
             parquet: ParquetOptions {
-                block_size: r
-                    .positive_memory("parquet.block.size")?
-                    .unwrap_or(128 * MIB),
-                page_size: r.positive_memory("parquet.page.size")?.unwrap_or(MIB),
-                dictionary_page_size: r
-                    .positive_memory("parquet.dictionary.page.size")?
-                    .unwrap_or(MIB),
-                enable_dictionary,
-                dictionary_passthrough: r
-                    .bool("parquet.read.enable-dictionary-passthrough", false)?,
+                block_size: d.parquet_block_size,
+                page_size: d.parquet_page_size,
+                dictionary_page_size: d.parquet_dictionary_page_size,
+                enable_dictionary: d.enable_dictionary,
+                dictionary_passthrough: d.dictionary_passthrough,
             },
+            // The engine's own options (`paimon-compact.*`): parsed here, from `raw`.
             raw: raw.clone(),
         })
     }
@@ -563,8 +502,6 @@ impl CoreOptions {
             .unwrap_or(&self.file_format)
     }
 }
-
-use crate::meta::Level;
 
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();

@@ -15,7 +15,6 @@ mod full_compaction;
 mod interval_partition;
 mod merge_tree_manager;
 mod merge_tree_task;
-mod off_peak;
 mod reason;
 mod routing;
 mod strategy;
@@ -24,6 +23,8 @@ mod universal;
 mod upgrade_strategy;
 
 pub use crate::error::NotCompactable;
+/// A parsed option value (`compaction.offpeak.*`); the planner applies it.
+pub use crate::options::OffPeakHours;
 pub use append_bucketed::{
     full_compact_task, should_requeue_last, AppendDecision, BucketedAppendCompactManager,
 };
@@ -46,7 +47,6 @@ pub use merge_tree_task::{
     plan_file_rewrite_task, plan_merge_tree_task, RewriteAlone, TaskAction, TaskPlan, TaskResult,
     TaskSettings,
 };
-pub use off_peak::OffPeakHours;
 pub use reason::{human_bytes, Idle, RatioStop, RatioWalk, Reason};
 pub use routing::{route, route_job, CompactionMode, Route};
 pub use strategy::CompactStrategy;
