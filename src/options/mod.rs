@@ -7,6 +7,7 @@
 //! unrecognised key in the compaction namespaces, where a typo would otherwise silently fall
 //! back to a default.
 
+pub mod engine;
 mod units;
 
 use std::collections::BTreeMap;
@@ -178,6 +179,9 @@ pub struct CoreOptions {
     /// How the commit merges small manifests (`manifest.*`).
     #[serde(default)]
     pub manifest: ManifestOptions,
+    /// The `paimon-compact.*` engine options.
+    #[serde(default)]
+    pub engine: engine::EngineOptions,
     /// Every key as given, including the ones not interpreted here.
     pub raw: BTreeMap<String, String>,
 }
@@ -529,6 +533,7 @@ impl CoreOptions {
                 dictionary_passthrough: r
                     .bool("parquet.read.enable-dictionary-passthrough", false)?,
             },
+            engine: engine::EngineOptions::parse(raw)?,
             raw: raw.clone(),
         })
     }

@@ -41,11 +41,13 @@ use std::sync::Arc;
 use crate::meta::{DataFileMeta, Level};
 use crate::table::binary_row::Datum;
 
+pub use crate::options::engine::{
+    READ_DICTIONARIES_OPTION, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION,
+};
 pub use changelog::ChangelogMode;
 pub use deletion_vector::{DeletionVectorIndexFile, DeletionVectorMaintainer};
-pub use dictionary_reads::READ_DICTIONARIES_OPTION;
 pub use kv_format::RowKind;
-pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION};
+pub use merge_tree::rewrite_merge_tree;
 pub use table_adapter::PrimaryKeyRewriter;
 
 /// Length of the `_KEY_` prefix of key column names.
