@@ -13,6 +13,7 @@
 //! ([`OffPeakHours`]), so the planner depends on this module and not the other way round.
 
 mod declare;
+pub mod engine;
 pub mod maintenance;
 mod off_peak;
 mod units;
@@ -170,8 +171,9 @@ pub struct CoreOptions {
     /// How the commit merges small manifests (`manifest.*`).
     #[serde(default)]
     pub manifest: ManifestOptions,
-    // The engine's own options (`paimon-compact.*`) take one field here, parsed in
-    // `parse_with` where marked.
+    /// The `paimon-compact.*` engine options.
+    #[serde(default)]
+    pub engine: engine::EngineOptions,
     /// Every key as given, including the ones not interpreted here.
     pub raw: BTreeMap<String, String>,
 }
@@ -467,7 +469,7 @@ impl CoreOptions {
                 enable_dictionary: d.enable_dictionary,
                 dictionary_passthrough: d.dictionary_passthrough,
             },
-            // The engine's own options (`paimon-compact.*`): parsed here, from `raw`.
+            engine: engine::EngineOptions::parse(raw)?,
             raw: raw.clone(),
         })
     }

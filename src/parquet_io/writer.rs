@@ -57,6 +57,7 @@ pub(crate) enum Forwarded {
     Mapped,
     /// Forwarded to arrow-rs's writer as they are (it hashes every row again): a comparison
     /// point for the mapping writer only.
+    #[cfg(feature = "bench-comparisons")]
     Arrow,
 }
 
@@ -114,6 +115,7 @@ enum FieldWriter {
     Arrow,
     /// arrow-rs's column writer, given forwarded dictionary arrays as they are
     /// ([`Forwarded::Arrow`]).
+    #[cfg(feature = "bench-comparisons")]
     ArrowDictionaries,
     /// Forwarded STRING dictionaries, mapped by [`DictColumnWriter`] ([`Forwarded::Mapped`]).
     Mapped,
@@ -122,6 +124,17 @@ enum FieldWriter {
     /// An INT32/INT64/FLOAT/DOUBLE field written by [`primitives`]; `dictionary`: whether it
     /// writes a dictionary (`false`: PLAIN throughout).
     Primitive { dictionary: bool },
+}
+
+impl FieldWriter {
+    /// Whether dictionary arrays reach arrow-rs's writer as they are.
+    fn keeps_dictionary_arrays(self) -> bool {
+        #[cfg(feature = "bench-comparisons")]
+        if self == FieldWriter::ArrowDictionaries {
+            return true;
+        }
+        false
+    }
 }
 
 /// One top-level field of the file.
@@ -278,6 +291,7 @@ impl ParquetFileWriter {
             .map(|f| {
                 let writer = match forwarded(f) {
                     Forwarded::Mapped => FieldWriter::Mapped,
+                    #[cfg(feature = "bench-comparisons")]
                     Forwarded::Arrow => FieldWriter::ArrowDictionaries,
                     Forwarded::No if writers.primitives && ours(f, &primitives::accepts) => {
                         FieldWriter::Primitive {
@@ -411,7 +425,9 @@ impl ParquetFileWriter {
                 continue;
             }
             match field.writer {
-                FieldWriter::Arrow | FieldWriter::ArrowDictionaries => {}
+                FieldWriter::Arrow => {}
+                #[cfg(feature = "bench-comparisons")]
+                FieldWriter::ArrowDictionaries => {}
                 FieldWriter::Mapped => {
                     slots[leaf] = Slot::Mapped(Box::new(DictColumnWriter::new(
                         descr,
@@ -549,7 +565,7 @@ impl ParquetFileWriter {
             // asked for, for comparison).
             let (field, column): (FieldRef, ArrayRef) = match column.data_type() {
                 DataType::Dictionary(_, _) if column.data_type() != field.data_type() => {
-                    if spec.writer == FieldWriter::ArrowDictionaries {
+                    if spec.writer.keeps_dictionary_arrays() {
                         let typed = field
                             .as_ref()
                             .clone()

@@ -18,8 +18,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::SchemaDescriptor;
 
 use super::dictionary_passthrough::PassthroughPolicy;
-use super::engine_settings::{dict_writers, spill_threshold};
-use super::fast_copy::{self, FileWindow, FAST_COPY_OPTION};
+use super::fast_copy::{self, FileWindow};
 use super::input::RewriteInput;
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::schema_evolution::{same_but_spelling, ColumnSource, Evolution};
@@ -29,6 +28,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::host_codec::CodecOffload;
 use crate::io::ToIo;
 use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::options::engine::PassthroughWriter;
 use crate::options::CoreOptions;
 use crate::parquet_io::codec::PageCompressor;
 use crate::parquet_io::dictionary::{DictConfig, DictWriterCounters};
@@ -39,11 +39,6 @@ use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
 use crate::parquet_io::writer::{field_leaves, FileSpec, Forwarded, ParquetFileWriter};
 use crate::plan::should_requeue_last;
 use crate::storage::Storage;
-
-/// Which writer takes forwarded dictionaries: `mapping` (default: keys mapped to output ids
-/// once per input dictionary) or `arrow` (arrow-rs's writer, which hashes every row; kept only
-/// to measure the difference).
-pub const PASSTHROUGH_WRITER_OPTION: &str = "paimon-compact.append.passthrough-writer";
 
 /// What to rewrite and where.
 #[derive(Clone, Debug)]
@@ -94,9 +89,8 @@ struct Settings {
     compression: Compression,
     dict_cfg: Arc<DictConfig>,
     fast_copy: bool,
-    /// Forwarded dictionaries go to arrow-rs's writer (re-hashed per row) instead of the
-    /// mapping writer: only to measure what the mapping writer saves.
-    arrow_passthrough_writer: bool,
+    /// Which writer takes forwarded dictionaries.
+    passthrough_writer: PassthroughWriter,
     target_file_size: u64,
     block_size: u64,
     enable_dictionary: bool,
@@ -112,24 +106,10 @@ impl Settings {
         let compression = writer_settings::compression(options)?;
         // Fail on an unwritable codec now, not after outputs exist.
         PageCompressor::new(compression, None)?;
-        let fast_copy = match options.raw.get(FAST_COPY_OPTION) {
-            None => false,
-            Some(v) => crate::options::parse_bool(FAST_COPY_OPTION, v)?,
-        };
-        let arrow_passthrough_writer =
-            match options.raw.get(PASSTHROUGH_WRITER_OPTION).map(|v| v.trim()) {
-                None | Some("mapping") => false,
-                Some("arrow") => true,
-                Some(v) => {
-                    return Err(Error::invalid_option(
-                        PASSTHROUGH_WRITER_OPTION,
-                        v,
-                        "expected mapping or arrow",
-                    ))
-                }
-            };
+        let fast_copy = options.engine.fast_copy.get()?;
+        let passthrough_writer = options.engine.passthrough_writer.get()?;
         let dict_cfg = Arc::new(
-            DictConfig::new(compression, &props, dict_writers(options)?)
+            DictConfig::new(compression, &props, writer_settings::dict_writers(options)?)
                 .with_offload(offload.clone()),
         );
         Ok(Settings {
@@ -137,11 +117,11 @@ impl Settings {
             compression,
             dict_cfg,
             fast_copy,
-            arrow_passthrough_writer,
+            passthrough_writer,
             target_file_size: options.target_file_size,
             block_size: options.parquet.block_size,
             enable_dictionary: options.parquet.enable_dictionary,
-            spill_threshold: spill_threshold(options)?,
+            spill_threshold: options.engine.spill_threshold.get()?,
             offload,
         })
     }
@@ -444,10 +424,10 @@ pub fn rewrite_append(
     let (schema, descr) = output_schema(req, &first_input)?;
     let policy = PassthroughPolicy::new(options, &format, &schema);
     metrics.passthrough.veto = policy.veto.clone();
-    metrics.passthrough.writer = if settings.arrow_passthrough_writer {
-        "arrow".into()
-    } else {
-        "mapping".into()
+    metrics.passthrough.writer = match settings.passthrough_writer {
+        PassthroughWriter::Mapping => "mapping".into(),
+        #[cfg(feature = "bench-comparisons")]
+        PassthroughWriter::Arrow => "arrow".into(),
     };
     let leaves = field_leaves(&descr);
     for (f, field) in schema.fields().iter().enumerate() {
@@ -464,13 +444,12 @@ pub fn rewrite_append(
     let forwarded = policy
         .mapped
         .iter()
-        .map(
-            |&mapped| match (mapped, settings.arrow_passthrough_writer) {
-                (false, _) => Forwarded::No,
-                (true, false) => Forwarded::Mapped,
-                (true, true) => Forwarded::Arrow,
-            },
-        )
+        .map(|&mapped| match (mapped, settings.passthrough_writer) {
+            (false, _) => Forwarded::No,
+            (true, PassthroughWriter::Mapping) => Forwarded::Mapped,
+            #[cfg(feature = "bench-comparisons")]
+            (true, PassthroughWriter::Arrow) => Forwarded::Arrow,
+        })
         .collect();
     let spec = FileSpec {
         forwarded,

@@ -23,10 +23,6 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::metrics::FastCopyRefusalReason;
 
-/// The paimon-compact option that turns fast copy on (a `paimon-compact.` key, so Paimon's
-/// own option checks and future Paimon keys never collide with it).
-pub const FAST_COPY_OPTION: &str = "paimon-compact.append.fast-copy";
-
 fn codec_name(c: Compression) -> String {
     match c {
         Compression::UNCOMPRESSED => "none".into(),

@@ -7,6 +7,16 @@ use parquet::file::properties::{WriterProperties, WriterVersion};
 
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
+use crate::parquet_io::dictionary::DictWriters;
+
+/// The columns this project's dictionary writers take (the engine options'
+/// `paimon-compact.write.*-dictionary-writer`).
+pub(crate) fn dict_writers(options: &CoreOptions) -> Result<DictWriters> {
+    Ok(DictWriters {
+        primitives: options.engine.primitive_dictionary_writer.get()?.is_ours(),
+        strings: options.engine.string_dictionary_writer.get()?.is_ours(),
+    })
+}
 
 /// The Parquet codec for `file.compression` (Paimon's names; `lz4` is Hadoop-framed LZ4 as in
 /// parquet-mr, `lz4_raw` the raw block format).

@@ -30,13 +30,10 @@ use parquet::schema::types::ColumnPath;
 
 use super::kv_format::KvLayout;
 use crate::error::{Error, Result};
-use crate::options::{parse_bool, CoreOptions};
+use crate::options::CoreOptions;
 use crate::parquet_io::dictionary::DictConfig;
 use crate::parquet_io::writer::field_leaves;
 use crate::rewrite::dictionary_passthrough::fully_dictionary_encoded;
-
-/// Turns dictionary reads off (`false`), to measure them or to rule them out.
-pub const READ_DICTIONARIES_OPTION: &str = "paimon-compact.merge.read-dictionaries";
 
 /// The type a chosen column is read and merged as.
 fn dictionary_type() -> DataType {
@@ -92,10 +89,7 @@ impl DictionaryReads {
     /// input has that schema: nothing is chosen). Fails only on an invalid option value.
     pub(crate) fn plan(c: &Candidates<'_>, first: Option<&ParquetMetaData>) -> Result<Self> {
         let schema = Arc::new(c.schema.clone());
-        let enabled = match c.options.raw.get(READ_DICTIONARIES_OPTION) {
-            None => true,
-            Some(v) => parse_bool(READ_DICTIONARIES_OPTION, v)?,
-        };
+        let enabled = c.options.engine.read_dictionaries.get()?;
         let Some(first) = first.filter(|_| enabled && c.whole_rows && c.dict_cfg.writers.strings)
         else {
             return Ok(Self::none(schema));

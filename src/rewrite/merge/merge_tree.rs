@@ -44,7 +44,6 @@ use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
 use crate::parquet_io::page_stream::PageStream;
 use crate::parquet_io::read::{self, BatchStream, IoCounters, BATCH_SIZE};
 use crate::parquet_io::writer::FileSpec;
-use crate::rewrite::engine_settings::{dict_writers, read_ahead, spill_threshold};
 use crate::rewrite::schema_evolution::{same_but_spelling, ColumnMap, ColumnSource, Evolution};
 use crate::rewrite::writer_settings;
 use crate::rewrite::RewriteInput;
@@ -179,16 +178,6 @@ fn file_schema(input: &InputFile) -> Result<Schema> {
         .map(|s| plain(&s))
         .map_err(|e| read::corrupt(&input.path, e))
 }
-
-/// Reads inputs with the push decoder in windows of this many rows (`0`: whole row groups)
-/// instead of page by page ([`PageStream`], the default): a measurement knob, since the
-/// windowed reader fetches and decompresses the pages that straddle windows (and every
-/// dictionary page) once per window.
-pub const READ_WINDOW_OPTION: &str = "paimon-compact.merge.read-window-rows";
-
-/// Orders the rows a chunk at a time (`true`, the default; see [`super::sorted_chunk`])
-/// instead of one heap step per row (`false`). Both give the same output.
-pub const SORTED_CHUNKS_OPTION: &str = "paimon-compact.merge.sorted-chunks";
 
 impl<'s> Reader<'s> {
     /// Opens a file and checks it has the columns (names and types) of the merge, or, for a
@@ -410,7 +399,7 @@ struct OpenRunFile {
 enum RunSource {
     /// Page by page through storage (the default).
     Pages(Option<PageStream>),
-    /// Push-decoder windows of `window` rows ([`READ_WINDOW_OPTION`]).
+    /// Push-decoder windows of `window` rows (`paimon-compact.merge.read-window-rows`).
     Windows {
         next_row: u64,
         window: u64,
@@ -450,7 +439,7 @@ struct Merge<'s, 'r> {
     read_ahead: u64,
     /// The host's zstd, for page reads, when it offers one.
     offload: Option<Arc<crate::host_codec::CodecOffload>>,
-    /// Rows ordered a chunk at a time ([`SORTED_CHUNKS_OPTION`]); `None`: the heap orders every row.
+    /// Rows ordered a chunk at a time (`paimon-compact.merge.sorted-chunks`); `None`: the heap orders every row.
     chunk: Option<SortedChunk>,
     /// The live cursors, as the next chunk sees them (kept to reuse its allocation).
     live: Vec<CursorView>,
@@ -1027,16 +1016,8 @@ pub fn rewrite_merge_tree(
             )));
         }
     }
-    let sorted_chunks = match options.raw.get(SORTED_CHUNKS_OPTION) {
-        None => true,
-        Some(v) => crate::options::parse_bool(SORTED_CHUNKS_OPTION, v)?,
-    };
-    let window_rows = match options.raw.get(READ_WINDOW_OPTION) {
-        None => None,
-        Some(v) => Some(v.trim().parse::<u64>().map_err(|_| {
-            Error::invalid_option(READ_WINDOW_OPTION, v, "expected a number of rows")
-        })?),
-    };
+    let sorted_chunks = options.engine.sorted_chunks.get()?;
+    let window_rows = options.engine.read_window_rows.get()?;
     let sequence_fields: Vec<String> = options
         .sequence_field
         .as_deref()
@@ -1145,7 +1126,8 @@ pub fn rewrite_merge_tree(
         .clone()
         .map(crate::host_codec::CodecOffload::new);
     let dict_cfg = Arc::new(
-        DictConfig::new(compression, &props, dict_writers(options)?).with_offload(offload.clone()),
+        DictConfig::new(compression, &props, writer_settings::dict_writers(options)?)
+            .with_offload(offload.clone()),
     );
     let dicts = DictionaryReads::plan(
         &Candidates {
@@ -1161,7 +1143,7 @@ pub fn rewrite_merge_tree(
     let file = FileSpec {
         strings_take_dictionaries: true,
         mirrors: key_mirrors(&schema, &layout.key_cols),
-        spill_budget: spill_threshold(options)?,
+        spill_budget: options.engine.spill_threshold.get()?,
         ..FileSpec::new(schema.clone(), descr, props, dict_cfg)
     };
     let settings = Arc::new(OutputSettings {
@@ -1229,7 +1211,7 @@ pub fn rewrite_merge_tree(
         heap: Vec::new(),
         metrics: MergeMetrics::default(),
         window_rows,
-        read_ahead: read_ahead(options)?,
+        read_ahead: options.engine.read_ahead.get()?,
         offload: offload.clone(),
         chunk: sorted_chunks.then(SortedChunk::default),
         live: Vec::new(),

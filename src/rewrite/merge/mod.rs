@@ -38,10 +38,12 @@ use crate::rewrite::RewriteInput;
 use crate::value::Datum;
 
 pub use crate::deletion_vectors::{DeletionVectorIndexFile, DeletionVectorMaintainer};
+pub use crate::options::engine::{
+    READ_DICTIONARIES_OPTION, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION,
+};
 pub use changelog::ChangelogMode;
-pub use dictionary_reads::READ_DICTIONARIES_OPTION;
 pub use kv_format::RowKind;
-pub use merge_tree::{rewrite_merge_tree, READ_WINDOW_OPTION, SORTED_CHUNKS_OPTION};
+pub use merge_tree::rewrite_merge_tree;
 
 /// Length of the `_KEY_` prefix of key column names.
 const KEY_PREFIX_LEN: usize = kv_format::KEY_PREFIX.len();
