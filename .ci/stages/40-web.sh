@@ -14,5 +14,5 @@ fi
 
 bash .ci/web-bundle.sh
 # The native side of the browser-vs-native comparison: writes target/tmp/sim-digests.json.
-cargo test --release --workspace --test simulator
+cargo test --release -p paimon-compact --test it simulator::
 (cd tests/e2e && npm test)

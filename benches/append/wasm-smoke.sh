@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the append rewrite inside the browser's wasm target (see wasm-smoke/src/lib.rs):
 # wasm32-unknown-unknown, no WASI, as a bare module instantiated by Node. (wasm32-wasip2 is the
-# component itself: host/tests/engines.rs runs every codec through it, byte for byte against the
+# component itself: host/tests/it/engines.rs runs every codec through it, byte for byte against the
 # native build, so it needs no second build here.) Needs clang (C zstd) and the rustup target.
 set -euo pipefail
 cd "$(dirname "$0")/wasm-smoke"

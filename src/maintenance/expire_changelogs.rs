@@ -124,7 +124,10 @@ pub fn expire_changelogs(
     )
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the range to expire and the state of the run, each a separate input of the one loop"
+)]
 fn expire_until(
     storage: &dyn Storage,
     table: &Table,

@@ -10,7 +10,7 @@
 //!
 //! The simulation is the single source of truth: the page renders [`view::View`] and never
 //! decides anything, so "what the page shows equals what the planner decides" is a property of
-//! this module that native tests check (see `tests/simulator.rs`). No I/O, no wall clock.
+//! this module that native tests check (see `tests/it/simulator.rs`). No I/O, no wall clock.
 
 pub mod config;
 pub mod detmath;

@@ -290,7 +290,10 @@ impl<'s> TableWriter<'s> {
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one data file: where it goes, its rows and the sequence and time it is stamped with"
+    )]
     fn write_file(
         &mut self,
         table: &Table,

@@ -118,7 +118,10 @@ impl TagAutoCreation {
         result.map(|()| report)
     }
 
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "what one tag creation reads (table, snapshot, clock) and updates (tags, deleter, report)"
+    )]
     fn try_create(
         &mut self,
         storage: &dyn Storage,

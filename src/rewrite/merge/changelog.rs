@@ -159,7 +159,10 @@ pub(crate) struct LookupOutcome {
 /// The lookup merge of one key (compaction.md §10.4). `lookup` searches the levels above the output
 /// (marking the row in deletion-vector mode) and is called only when no input above level 0
 /// holds the key; `order` is the sequence order of records.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the lookup merge of one key reads the group, the merge engine, the columns and the levels above, and fills the caller's buffers"
+)]
 pub(crate) fn lookup_key(
     group: &[Record],
     produce_changelog: bool,

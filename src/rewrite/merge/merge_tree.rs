@@ -1346,7 +1346,10 @@ fn flush(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the merge loop's state is borrowed apart so the hot loop holds no struct of references"
+)]
 fn run_merge(
     merge: &mut Merge<'_, '_>,
     sinks: &mut Sinks<'_>,
@@ -1442,7 +1445,10 @@ fn run_merge(
     flush(merge, sinks, lookup, layout)
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the merge loop's state is borrowed apart so the hot loop holds no struct of references"
+)]
 fn process_group(
     merge: &mut Merge<'_, '_>,
     sinks: &mut Sinks<'_>,

@@ -7,7 +7,7 @@
 //! per key, exact metadata, and (deletion vectors) each key live in at most one file.
 #![cfg(feature = "rewrite")]
 
-mod merge_support;
+use crate::merge_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 use paimon_compact::options::Flavor;
 use paimon_compact::plan::conformance::run_vectors;
 
-const VECTORS: &str = include_str!("vectors/compaction-vectors.json");
+const VECTORS: &str = include_str!("../vectors/compaction-vectors.json");
 
 #[test]
 fn java_head_vectors_all_pass() {

@@ -22,7 +22,7 @@ use paimon_compact_host::{
 };
 use parquet::arrow::ArrowWriter;
 
-const VECTORS: &str = include_str!("../../tests/vectors/compaction-vectors.json");
+const VECTORS: &str = include_str!("../../../tests/vectors/compaction-vectors.json");
 
 fn component_path() -> PathBuf {
     if let Some(p) = std::env::var_os("PAIMON_COMPACT_COMPONENT") {

@@ -1,6 +1,6 @@
 //! The demo tables: written by our own writer, planned, compacted, read back unchanged.
 
-mod table_support;
+use crate::table_support;
 
 use paimon_compact::plan::PlanContext;
 use paimon_compact::storage::MemoryStorage;

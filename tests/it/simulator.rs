@@ -29,7 +29,7 @@ fn pk(pairs: &[(&str, &str)]) -> SimConfig {
 
 /// The configs the browser test also runs (same JSON), so both sides compare digests.
 fn shared_configs() -> Vec<(String, SimConfig)> {
-    let text = include_str!("e2e/digest-configs.json");
+    let text = include_str!("../e2e/digest-configs.json");
     let list: Vec<serde_json::Value> = serde_json::from_str(text).unwrap();
     list.into_iter()
         .map(|v| {

@@ -3,8 +3,7 @@
 //! were. Storage faults are injected at every read and every write in turn.
 #![cfg(feature = "rewrite")]
 
-#[path = "append_rewrite_support.rs"]
-mod support;
+use crate::append_support as support;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

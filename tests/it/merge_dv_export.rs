@@ -8,7 +8,7 @@
 //! `tests/merge_py/test_dv_pyroaring.py` reads them back with pyroaring.
 #![cfg(feature = "rewrite")]
 
-mod merge_support;
+use crate::merge_support;
 
 use std::collections::BTreeMap;
 

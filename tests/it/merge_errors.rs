@@ -3,7 +3,7 @@
 //! and a storage that fails its k-th call for every k (no output may survive).
 #![cfg(feature = "rewrite")]
 
-mod merge_support;
+use crate::merge_support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

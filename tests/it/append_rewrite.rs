@@ -4,8 +4,7 @@
 //! Failure cases live in `append_rewrite_errors.rs`.
 #![cfg(feature = "rewrite")]
 
-#[path = "append_rewrite_support.rs"]
-mod support;
+use crate::append_support as support;
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;

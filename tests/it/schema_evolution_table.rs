@@ -12,7 +12,7 @@
 //! Parquet groups named `element`, `key_value`, `key`, `value`; Parquet field ids), since the
 //! demo writer only writes scalar columns.
 
-mod table_support;
+use crate::table_support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

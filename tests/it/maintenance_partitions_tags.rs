@@ -6,7 +6,7 @@
 //! tag deletion and the files only a tag kept, consumer expiry, and a failure injected at every
 //! storage call of a partition expiry (every snapshot stays readable and a rerun finishes).
 
-mod table_support;
+use crate::table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -5,8 +5,7 @@
 //! metadata, no retracts after a full compaction).
 #![cfg(feature = "rewrite")]
 
-#[path = "table_support/mod.rs"]
-mod table_support;
+use crate::table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,7 +4,7 @@
 //! failure injected at every storage call of a whole expiration (the table stays readable at
 //! every retained snapshot and tag, and a rerun ends exactly where an undisturbed run does).
 
-mod table_support;
+use crate::table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -4,9 +4,8 @@
 //! leaves no output behind. The wasmtime host's own codec is checked in `host/tests`.
 #![cfg(feature = "rewrite")]
 
-#[path = "append_rewrite_support.rs"]
-mod append_support;
-mod merge_support;
+use crate::append_support;
+use crate::merge_support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

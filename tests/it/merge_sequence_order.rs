@@ -4,7 +4,7 @@
 //! ordered by `_SEQUENCE_NUMBER` ascending, and a null value is the oldest in both orders.
 #![cfg(feature = "rewrite")]
 
-mod merge_support;
+use crate::merge_support;
 
 use merge_support::*;
 use paimon_compact::rewrite::merge::{rewrite_merge_tree, RowKind};

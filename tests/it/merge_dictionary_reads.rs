@@ -4,7 +4,7 @@
 //! too; engines that compute values, and invalid option values, are handled.
 #![cfg(feature = "rewrite")]
 
-mod merge_support;
+use crate::merge_support;
 
 use merge_support::*;
 use parquet::arrow::ArrowWriter;

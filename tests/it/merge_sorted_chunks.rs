@@ -5,7 +5,7 @@
 //! of one file, and through each changelog mode; an invalid value is a typed error.
 #![cfg(feature = "rewrite")]
 
-mod merge_support;
+use crate::merge_support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

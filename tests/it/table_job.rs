@@ -3,7 +3,7 @@
 //! upgrades of primary-key tables, blocked merges, conflicts, rebases, leases, and a failure
 //! injected at every storage call of a whole compaction.
 
-mod table_support;
+use crate::table_support;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};

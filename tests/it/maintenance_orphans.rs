@@ -4,7 +4,7 @@
 //! of the snapshot and changelog directories go, hints, schemas, our lease and state
 //! directories and unknown directories stay; a metadata read that keeps failing stops the run.
 
-mod table_support;
+use crate::table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;

@@ -4,7 +4,7 @@
 //! of its scope, refuses the tables it would compact wrongly with the reason and leaves them
 //! byte for byte as they were, and says how it ended (`JobStatus`).
 
-mod table_support;
+use crate::table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,0 +1,5 @@
+//! The host's integration tests in one binary: the CLI end to end, and the two engines
+//! (native and the component in wasmtime) held to the same answers.
+
+mod cli;
+mod engines;

@@ -1,0 +1,28 @@
+//! Every integration test of the core, in one binary (one link of arrow/parquet instead of
+//! one per file). Each module is one former test file; `cargo test --test it <module>::`
+//! runs one of them.
+
+mod append_support;
+mod merge_support;
+mod table_support;
+
+mod append_rewrite;
+mod append_rewrite_errors;
+mod conformance;
+mod dedicated_job;
+mod host_codec;
+mod maintenance_expire;
+mod maintenance_orphans;
+mod maintenance_partitions_tags;
+mod merge_dictionary_reads;
+mod merge_dv_export;
+mod merge_errors;
+mod merge_properties;
+mod merge_sequence_order;
+mod merge_sorted_chunks;
+mod merge_table;
+mod planner_properties;
+mod schema_evolution_table;
+mod simulator;
+mod table_demo;
+mod table_job;
