@@ -1,6 +1,9 @@
 //! Shared helpers of the append-rewrite tests: real Parquet inputs written by arrow-rs into
-//! `MemoryStorage`, requests, and read-back checks. Included by the test files with `#[path]`.
-#![allow(dead_code, reason = "included by several test files, each using a different part")]
+//! `MemoryStorage`, requests, and read-back checks. A module of the `it` test binary.
+#![allow(
+    dead_code,
+    reason = "included by several test files, each using a different part"
+)]
 #![cfg(feature = "rewrite")]
 
 use std::sync::Arc;

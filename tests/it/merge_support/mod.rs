@@ -1,7 +1,10 @@
 //! Shared helpers of the merge-rewrite tests: primary-key Parquet files in `MemoryStorage`,
 //! a straightforward reference model of the merge engines, and read-back checks. Included by
 //! the `tests/merge_*.rs` files with `mod merge_support;`.
-#![allow(dead_code, reason = "each test file uses a different part of the support module")]
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of the support module"
+)]
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,7 +1,10 @@
 //! Shared helpers of the table tests: a fault-injecting storage, a storage with a hook (to
 //! interleave another writer with a running job), and an independent row reader.
 
-#![allow(dead_code, reason = "each test file uses a different part of the support module")]
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of the support module"
+)]
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
