@@ -61,20 +61,21 @@ macro_rules! declare_options {
         }
     };
     (@value $raw:ident, [$($key:tt),+], $parser:expr) => {
-        $crate::options::declare::read_first($raw, &[$($key),+], $parser)?
+        $crate::options::declare::read_first($raw, &[$($key),+], &$parser)?
     };
     (@value $raw:ident, [$($key:tt),+], $parser:expr, $default:expr) => {
-        $crate::options::declare::read_first($raw, &[$($key),+], $parser)?.unwrap_or($default)
+        $crate::options::declare::read_first($raw, &[$($key),+], &$parser)?.unwrap_or($default)
     };
 }
 
 pub(crate) use declare_options;
 
-/// The value of the first of `keys` present in `raw`, parsed; `None` when none is.
+/// The value of the first of `keys` present in `raw`, parsed; `None` when none is. The parser
+/// is taken by reference so this is compiled once per value type, not once per option.
 pub(crate) fn read_first<T>(
     raw: &BTreeMap<String, String>,
     keys: &[&str],
-    parser: impl Fn(&str, &str) -> Result<T>,
+    parser: &dyn Fn(&str, &str) -> Result<T>,
 ) -> Result<Option<T>> {
     for key in keys {
         if let Some(v) = raw.get(*key) {
@@ -86,20 +87,22 @@ pub(crate) fn read_first<T>(
 
 /// A whole number in `min..=max` that fits `T`.
 pub(crate) fn int<T: TryFrom<i64>>(min: i64, max: i64) -> impl Fn(&str, &str) -> Result<T> {
-    move |key, v| {
-        let n: i64 = v
-            .trim()
-            .parse()
-            .map_err(|_| Error::invalid_option(key, v, "expected a whole number"))?;
-        if n < min || n > max {
-            return Err(Error::invalid_option(
-                key,
-                v,
-                format!("must be between {min} and {max}"),
-            ));
-        }
-        T::try_from(n).map_err(|_| Error::invalid_option(key, v, "out of range"))
+    move |key, v| parse_int(key, v, min, max)
+}
+
+fn parse_int<T: TryFrom<i64>>(key: &str, v: &str, min: i64, max: i64) -> Result<T> {
+    let n: i64 = v
+        .trim()
+        .parse()
+        .map_err(|_| Error::invalid_option(key, v, "expected a whole number"))?;
+    if n < min || n > max {
+        return Err(Error::invalid_option(
+            key,
+            v,
+            format!("must be between {min} and {max}"),
+        ));
     }
+    T::try_from(n).map_err(|_| Error::invalid_option(key, v, "out of range"))
 }
 
 /// A number in `min..=max`.

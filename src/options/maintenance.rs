@@ -170,7 +170,7 @@ impl PartitionExpireOptions {
     pub fn read_if_enabled(
         raw: &std::collections::BTreeMap<String, String>,
     ) -> Result<Option<Self>> {
-        if read_first(raw, &[EXPIRATION_TIME], millis)?.is_none() {
+        if read_first(raw, &[EXPIRATION_TIME], &millis)?.is_none() {
             return Ok(None);
         }
         Self::read(raw).map(Some)
