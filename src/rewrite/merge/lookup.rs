@@ -11,8 +11,9 @@ use std::cmp::Ordering;
 
 use roaring::RoaringBitmap;
 
+use super::arena::Arena;
 use super::merge_engine::{Origin, Record};
-use super::merge_tree::{Arena, Reader};
+use super::reader::Reader;
 use crate::error::Result;
 use crate::meta::Key;
 use crate::parquet_io::read::BatchStream;

@@ -8,6 +8,10 @@
 //! counts): inputs' metadata is never copied, since some writers record 0 retracts for files
 //! that hold them.
 //!
+//! * `merge_tree` — [`rewrite_merge_tree`] itself, phase by phase, over `reader` (inputs as
+//!   arena slots, see `arena`), `run_cursor` (a cursor per sorted run), `heap` (the heap
+//!   and sorted chunks that order the runs' rows), `pending` (results assembled into batches)
+//!   and `output` (the rolling data and changelog files);
 //! * [`merge_engine`] — deduplicate, first-row, partial-update, aggregation;
 //! * [`changelog`] — `full-compaction` and `lookup` changelog production;
 //! * [`kv_format`] — the `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` file layout;
@@ -22,13 +26,18 @@
 //! Like the rest of the core, nothing here touches a file system, a clock or a thread; on any
 //! error every file written so far is aborted or deleted through storage.
 
+mod arena;
 pub mod changelog;
 mod dictionary_reads;
+mod heap;
 pub mod kv_format;
 mod lookup;
 mod merge_engine;
 mod merge_tree;
 mod output;
+mod pending;
+mod reader;
+mod run_cursor;
 mod sorted_chunk;
 
 use std::collections::BTreeMap;

@@ -17,7 +17,7 @@
 
 use std::cmp::Ordering;
 
-use super::merge_tree::Arena;
+use super::arena::Arena;
 
 /// One row of a chunk: its key head and where it is.
 #[derive(Clone, Copy, Debug)]
