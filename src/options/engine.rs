@@ -1,7 +1,7 @@
 //! The engine's own options: the `paimon-compact.*` keys, which tune how this project rewrites
 //! files (never what it writes or what Paimon decides).
 //!
-//! Each key is declared once, in the table of [`engine_options!`] below: its constant, its
+//! Each key is declared once, in the table of `engine_options!` below: its constant, its
 //! field in [`EngineOptions`], its default and its parser. [`CoreOptions::parse_with`]
 //! parses them once, with the table's other options, and rejects a key in the
 //! `paimon-compact.` namespace that is not in the table (a typo would otherwise be ignored),

@@ -31,9 +31,10 @@ const SINK_SPARE_PIECES: usize = 64;
 /// The in-memory end of the Parquet writer, drained to storage as the file grows.
 ///
 /// Bytes are kept in fixed-size pieces rather than one growing `Vec` (a doubling buffer would
-/// briefly need twice the data), and the pieces are shared with [`ParquetFileWriter`] so they
-/// can be sent to storage between the column chunks of a row group being flushed: otherwise a
-/// whole row group would sit here while its pages are still in memory too.
+/// briefly need twice the data), and the pieces are shared with the file writer
+/// ([`super::writer::ParquetFileWriter`]) so they can be sent to storage between the column
+/// chunks of a row group being flushed: otherwise a whole row group would sit here while its
+/// pages are still in memory too.
 #[derive(Clone, Default)]
 pub(crate) struct Sink {
     state: Arc<Mutex<SinkState>>,
