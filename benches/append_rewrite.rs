@@ -22,7 +22,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::{
     rewrite_append, AppendRewrite, RewriteInput, FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,
@@ -164,7 +164,7 @@ fn input(storage: &dyn Storage, path: &str, seq: i64) -> RewriteInput {
     RewriteInput {
         path: path.to_string(),
         // Row count 0: not checked (the bench does not read footers twice).
-        meta: Arc::new(DataFileMeta::new(
+        meta: Arc::new(CompactionFile::new(
             name,
             Level::ZERO,
             size,

@@ -26,7 +26,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use paimon_compact::meta::{DataFileMeta, Level};
+use paimon_compact::meta::{CompactionFile, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::interval_partition;
 use paimon_compact::rewrite::merge::kv_format::planner_key;
@@ -264,8 +264,8 @@ fn write_parquet(rows: &[(i64, i64, i8)], out: &mut dyn Write) {
     out.write_all(&buf).expect("out");
 }
 
-fn meta_of(name: &str, level: u32, size: u64, rows: &[(i64, i64, i8)]) -> DataFileMeta {
-    let mut m = DataFileMeta::new(
+fn meta_of(name: &str, level: u32, size: u64, rows: &[(i64, i64, i8)]) -> CompactionFile {
+    let mut m = CompactionFile::new(
         name,
         Level::new(level),
         size,
@@ -282,7 +282,7 @@ fn meta_of(name: &str, level: u32, size: u64, rows: &[(i64, i64, i8)]) -> DataFi
 /// The metadata a writer would record for a file (for `files` mode), from its footer: key
 /// and sequence ranges from the column chunks' statistics, the row count. Reading the key
 /// and sequence columns back instead would put a scan of every input into the measured time.
-fn meta_from_file(st: &DirStorage, name: &str, level: u32) -> DataFileMeta {
+fn meta_from_file(st: &DirStorage, name: &str, level: u32) -> CompactionFile {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::file::statistics::Statistics;
     let f = File::open(st.root.join(name)).expect("open");
@@ -305,7 +305,7 @@ fn meta_from_file(st: &DirStorage, name: &str, level: u32) -> DataFileMeta {
             })
     };
     let ((kmin, kmax), (smin, smax)) = (range(0), range(1));
-    let mut m = DataFileMeta::new(
+    let mut m = CompactionFile::new(
         name,
         Level::new(level),
         size,
@@ -326,7 +326,7 @@ fn options(extra: &[(String, String)]) -> CoreOptions {
 }
 
 /// A full compaction of `metas` (first = max level) into level 5, deletes dropped.
-fn request(metas: Vec<Arc<DataFileMeta>>, dir: &str, out: &str) -> MergeTreeRewrite {
+fn request(metas: Vec<Arc<CompactionFile>>, dir: &str, out: &str) -> MergeTreeRewrite {
     let sections = interval_partition(&metas)
         .into_iter()
         .map(|sec| {

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::{
     AppendCompactCoordinator, BucketedAppendCompactManager, CoordinatorFile,
@@ -16,11 +16,11 @@ use paimon_compact::plan::{
 const FILES: usize = 10_000;
 
 /// Level-0 files as flushes make them: overlapping key ranges, rising sequence numbers.
-fn level0_files(n: usize) -> Vec<Arc<DataFileMeta>> {
+fn level0_files(n: usize) -> Vec<Arc<CompactionFile>> {
     (0..n)
         .map(|i| {
             let min = ((i * 7919) % 100_000) as i64;
-            Arc::new(DataFileMeta::new(
+            Arc::new(CompactionFile::new(
                 format!("data-{i:06}.parquet"),
                 Level::ZERO,
                 1_000_000 + (i as u64 % 97) * 10_000,

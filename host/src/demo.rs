@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use paimon_compact::meta::{DataFileMeta, Key, Level, Levels};
+use paimon_compact::meta::{CompactionFile, Key, Level, Levels};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::{
     human_bytes, BucketDecision, MergeTreeCompactManager, PlanContext, Reason, WriteStall,
@@ -203,7 +203,7 @@ fn planner_walkthrough(json: bool) -> Result<(), Box<dyn std::error::Error>> {
     let mut decisions = Vec::new();
     for i in 0..16i64 {
         let size = (8 << 20) + (i as u64 % 3) * (512 << 10);
-        let flushed = Arc::new(DataFileMeta::new(
+        let flushed = Arc::new(CompactionFile::new(
             format!("data-flush-{i}.parquet"),
             Level::ZERO,
             size,

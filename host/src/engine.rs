@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use paimon_compact::api::{self, Services};
 use paimon_compact::maintenance::maintain::{JobReport, MaintenanceReport, MaintenanceTask};
-use paimon_compact::meta::DataFileMeta;
+use paimon_compact::meta::CompactionFile;
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::plan::{self, BucketPlanRequest, WriteStall};
@@ -413,7 +413,7 @@ fn wit_table_kind(k: TableKind) -> wt::TableKind {
     }
 }
 
-fn wit_file(f: &DataFileMeta) -> wp::DataFile {
+fn wit_file(f: &CompactionFile) -> wp::DataFile {
     wp::DataFile {
         name: f.file_name.clone(),
         size: f.file_size,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::{to_json, Options};
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::options::{CoreOptions, Flavor, TableKind};
 use crate::plan::conformance::ConformanceReport;
 use crate::plan::{
@@ -22,7 +22,7 @@ pub struct BucketRequest {
     pub options: Options,
     /// The bucket's files. The planner reads neither `file_source` nor anything the WIT
     /// `data-file` leaves out.
-    pub files: Vec<DataFileMeta>,
+    pub files: Vec<CompactionFile>,
     /// A forced full compaction instead of the automatic pick.
     pub full: bool,
     /// The decision's clock: epoch milliseconds and local hour (0-23), from the caller.
@@ -137,12 +137,12 @@ pub struct Decision {
 ///
 /// ```rust
 /// use paimon_compact::api::{plan_bucket, BucketRequest};
-/// use paimon_compact::meta::{DataFileMeta, Key, Level};
+/// use paimon_compact::meta::{CompactionFile, Key, Level};
 /// use paimon_compact::options::{Flavor, TableKind};
 ///
 /// // Five small level-0 files: the default trigger (5 sorted runs) compacts them.
 /// let files = (0..5)
-///     .map(|i| DataFileMeta::new(format!("f{i}"), Level::ZERO, 100, Key::from_i64(i), Key::from_i64(i + 1), i, i))
+///     .map(|i| CompactionFile::new(format!("f{i}"), Level::ZERO, 100, Key::from_i64(i), Key::from_i64(i + 1), i, i))
 ///     .collect();
 /// let decision = plan_bucket(&BucketRequest {
 ///     table_kind: TableKind::PrimaryKey,
@@ -194,7 +194,7 @@ pub(super) fn options_map(options: &[(String, String)]) -> BTreeMap<String, Stri
     options.iter().cloned().collect()
 }
 
-fn names(files: &[std::sync::Arc<DataFileMeta>]) -> Vec<String> {
+fn names(files: &[std::sync::Arc<CompactionFile>]) -> Vec<String> {
     files.iter().map(|f| f.file_name.clone()).collect()
 }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::api;
 use crate::error::{ErrorKind, NotCompactable};
 use crate::maintenance::maintain::MaintenanceTask;
-use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::meta::{CompactionFile, FileSource, Key, Level, SequenceNumber};
 use crate::options::{Flavor, TableKind};
 use crate::plan::{PlannerRole, StrategyState};
 use crate::storage::{
@@ -276,8 +276,8 @@ fn json<T: serde::Serialize>(value: &T) -> Result<String, wt::Error> {
 // ---------------------------------------------------------------------------------------------
 // Planner
 
-fn data_file(f: wp::DataFile) -> DataFileMeta {
-    DataFileMeta {
+fn data_file(f: wp::DataFile) -> CompactionFile {
+    CompactionFile {
         file_name: f.name,
         file_size: f.size,
         row_count: f.row_count,

@@ -11,7 +11,7 @@ use super::Deleter;
 use crate::error::{Error, ErrorKind, Result};
 use crate::storage::{Storage, StorageErrorKind};
 use crate::table::binary_row::BinaryRow;
-use crate::table::manifest::{DataFile, FileKind};
+use crate::table::manifest::{DataFileMeta, FileKind};
 use crate::table::path::{validate_external_path, validate_name};
 use crate::table::scan::{read_index_manifest, read_manifest, read_manifest_list, Table};
 use crate::table::snapshot::Snapshot;
@@ -129,7 +129,7 @@ impl<'a> Cleaner<'a> {
         &mut self,
         partition: &BinaryRow,
         bucket: i32,
-        file: &DataFile,
+        file: &DataFileMeta,
         source: &str,
     ) -> Result<(String, String, Vec<String>)> {
         let partition_path = self.partition_path(partition, source)?;

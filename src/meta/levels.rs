@@ -4,7 +4,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use super::{DataFileMeta, Level, SequenceNumber, SortedRun};
+use super::{CompactionFile, Level, SequenceNumber, SortedRun};
 use crate::error::{Error, Result};
 
 /// The level-0 order, newest first: larger max sequence, then smaller min sequence, then older
@@ -18,7 +18,7 @@ struct Level0Order {
 }
 
 impl Level0Order {
-    fn of(f: &DataFileMeta) -> Self {
+    fn of(f: &CompactionFile) -> Self {
         Level0Order {
             max_seq: Reverse(f.max_sequence_number),
             min_seq: f.min_sequence_number,
@@ -32,7 +32,7 @@ impl Level0Order {
 #[derive(Clone, Copy, Debug)]
 pub struct LevelSortedRun<'a> {
     pub level: Level,
-    pub files: &'a [Arc<DataFileMeta>],
+    pub files: &'a [Arc<CompactionFile>],
     pub size: u64,
 }
 
@@ -46,7 +46,7 @@ pub struct RunStat {
 /// The files of one bucket arranged by level.
 #[derive(Clone, Debug)]
 pub struct Levels {
-    level0: BTreeMap<Level0Order, Arc<DataFileMeta>>,
+    level0: BTreeMap<Level0Order, Arc<CompactionFile>>,
     /// `upper[i]` is level `i + 1`.
     upper: Vec<SortedRun>,
 }
@@ -54,7 +54,7 @@ pub struct Levels {
 impl Levels {
     /// Restores a bucket. The effective number of levels is the configured one, raised to fit the
     /// highest level a restored file sits on, as Paimon does; it must be at least 2.
-    pub fn new(configured_num_levels: u32, files: Vec<Arc<DataFileMeta>>) -> Result<Self> {
+    pub fn new(configured_num_levels: u32, files: Vec<Arc<CompactionFile>>) -> Result<Self> {
         let restored_max = files.iter().map(|f| f.level.get()).max().unwrap_or(0);
         let num_levels = configured_num_levels.max(restored_max.saturating_add(1));
         if num_levels < 2 {
@@ -76,7 +76,7 @@ impl Levels {
                 ),
             ));
         }
-        let mut by_level: Vec<Vec<Arc<DataFileMeta>>> = vec![Vec::new(); num_levels as usize];
+        let mut by_level: Vec<Vec<Arc<CompactionFile>>> = vec![Vec::new(); num_levels as usize];
         let mut level0 = BTreeMap::new();
         for f in files {
             if f.level.is_zero() {
@@ -102,7 +102,7 @@ impl Levels {
     }
 
     /// Level-0 files, newest first.
-    pub fn level0(&self) -> impl ExactSizeIterator<Item = &Arc<DataFileMeta>> {
+    pub fn level0(&self) -> impl ExactSizeIterator<Item = &Arc<CompactionFile>> {
         self.level0.values()
     }
 
@@ -160,7 +160,7 @@ impl Levels {
         }
     }
 
-    pub fn all_files(&self) -> Vec<Arc<DataFileMeta>> {
+    pub fn all_files(&self) -> Vec<Arc<CompactionFile>> {
         let mut all: Vec<_> = self.level0.values().cloned().collect();
         for run in &self.upper {
             all.extend(run.files().iter().cloned());
@@ -174,7 +174,7 @@ impl Levels {
     }
 
     /// Adds a freshly flushed file.
-    pub fn add_level0_file(&mut self, file: Arc<DataFileMeta>) -> Result<()> {
+    pub fn add_level0_file(&mut self, file: Arc<CompactionFile>) -> Result<()> {
         self.update(&[], &[file])
     }
 
@@ -182,8 +182,8 @@ impl Levels {
     /// the range, or an `after` that breaks a level's sorted run) the levels are unchanged.
     pub fn update(
         &mut self,
-        before: &[Arc<DataFileMeta>],
-        after: &[Arc<DataFileMeta>],
+        before: &[Arc<CompactionFile>],
+        after: &[Arc<CompactionFile>],
     ) -> Result<()> {
         let max = self.max_level();
         if let Some(f) = before.iter().chain(after).find(|f| f.level > max) {
@@ -214,7 +214,7 @@ impl Levels {
                 continue;
             }
             let level = Level::new(i as u32 + 1);
-            let mut files: Vec<Arc<DataFileMeta>> = self.upper[i]
+            let mut files: Vec<Arc<CompactionFile>> = self.upper[i]
                 .files()
                 .iter()
                 .filter(|f| !removed.contains(f.file_name.as_str()))
@@ -241,8 +241,8 @@ mod tests {
     use super::*;
     use crate::meta::Key;
 
-    fn f(name: &str, level: u32, min: i64, max: i64, seq: i64) -> Arc<DataFileMeta> {
-        Arc::new(DataFileMeta::new(
+    fn f(name: &str, level: u32, min: i64, max: i64, seq: i64) -> Arc<CompactionFile> {
+        Arc::new(CompactionFile::new(
             name,
             Level::new(level),
             (max - min + 1) as u64,

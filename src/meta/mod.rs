@@ -1,12 +1,12 @@
 //! What compaction knows about data files: metadata, keys, levels and sorted runs.
 
-mod data_file;
+mod compaction_file;
 mod key;
 mod level;
 mod levels;
 mod sorted_run;
 
-pub use data_file::{DataFileMeta, FileSource};
+pub use compaction_file::{CompactionFile, FileSource};
 pub use key::Key;
 pub use level::{Level, SequenceNumber};
 pub use levels::{LevelSortedRun, Levels, RunStat};

@@ -2,14 +2,14 @@
 
 use std::sync::Arc;
 
-use super::DataFileMeta;
+use super::CompactionFile;
 use crate::error::{Error, Result};
 
 /// Files ordered by key with no two ranges touching (compaction.md §1.2). The invariant is checked
 /// when a run is built, so every `SortedRun` in the program holds it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SortedRun {
-    files: Vec<Arc<DataFileMeta>>,
+    files: Vec<Arc<CompactionFile>>,
     total_size: u64,
 }
 
@@ -20,13 +20,13 @@ impl SortedRun {
 
     /// Sorts by `min_key` and validates. Overlapping files are corrupt input: Paimon treats a
     /// level whose files overlap as a broken table.
-    pub fn from_unsorted(mut files: Vec<Arc<DataFileMeta>>) -> Result<Self> {
+    pub fn from_unsorted(mut files: Vec<Arc<CompactionFile>>) -> Result<Self> {
         files.sort_by(|a, b| a.min_key.cmp(&b.min_key));
         Self::from_sorted(files)
     }
 
     /// Validates files already in key order.
-    pub fn from_sorted(files: Vec<Arc<DataFileMeta>>) -> Result<Self> {
+    pub fn from_sorted(files: Vec<Arc<CompactionFile>>) -> Result<Self> {
         for w in files.windows(2) {
             if w[1].min_key <= w[0].max_key {
                 return Err(Error::corrupt(
@@ -52,21 +52,21 @@ impl SortedRun {
 
     /// For runs built by an algorithm that guarantees the invariant (interval partition,
     /// rolling writers); checked in debug builds.
-    pub(crate) fn from_sorted_trusted(files: Vec<Arc<DataFileMeta>>) -> Self {
+    pub(crate) fn from_sorted_trusted(files: Vec<Arc<CompactionFile>>) -> Self {
         debug_assert!(files.windows(2).all(|w| w[1].min_key > w[0].max_key));
         let total_size = files.iter().map(|f| f.file_size).sum();
         SortedRun { files, total_size }
     }
 
     /// A run of one file (always valid).
-    pub fn single(file: Arc<DataFileMeta>) -> Self {
+    pub fn single(file: Arc<CompactionFile>) -> Self {
         SortedRun {
             total_size: file.file_size,
             files: vec![file],
         }
     }
 
-    pub fn files(&self) -> &[Arc<DataFileMeta>] {
+    pub fn files(&self) -> &[Arc<CompactionFile>] {
         &self.files
     }
     pub fn total_size(&self) -> u64 {

@@ -10,23 +10,23 @@ use std::sync::Arc;
 
 use super::{Idle, Reason};
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, SequenceNumber};
+use crate::meta::{CompactionFile, SequenceNumber};
 use crate::options::CoreOptions;
 
 /// What an append bucket should compact now.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AppendDecision {
     /// The files to rewrite together, in sequence order (empty: nothing to do).
-    pub files: Vec<Arc<DataFileMeta>>,
+    pub files: Vec<Arc<CompactionFile>>,
     /// Files that left the queue without being compacted (large enough already).
-    pub released: Vec<Arc<DataFileMeta>>,
+    pub released: Vec<Arc<CompactionFile>>,
     pub reason: Reason,
 }
 
 /// Queue order: min sequence number, then max, then name (Paimon breaks ties arbitrarily).
 type QueueKey = (SequenceNumber, SequenceNumber, String);
 
-fn key(f: &DataFileMeta) -> QueueKey {
+fn key(f: &CompactionFile) -> QueueKey {
     (
         f.min_sequence_number,
         f.max_sequence_number,
@@ -37,7 +37,7 @@ fn key(f: &DataFileMeta) -> QueueKey {
 /// The planner state of one fixed bucket of an append table.
 #[derive(Clone, Debug)]
 pub struct BucketedAppendCompactManager {
-    queue: BTreeMap<QueueKey, Arc<DataFileMeta>>,
+    queue: BTreeMap<QueueKey, Arc<CompactionFile>>,
     min_file_num: usize,
     target_file_size: u64,
     compaction_file_size: u64,
@@ -47,7 +47,7 @@ pub struct BucketedAppendCompactManager {
 }
 
 impl BucketedAppendCompactManager {
-    pub fn new(options: &CoreOptions, files: Vec<Arc<DataFileMeta>>) -> Self {
+    pub fn new(options: &CoreOptions, files: Vec<Arc<CompactionFile>>) -> Self {
         let mut m = BucketedAppendCompactManager {
             queue: BTreeMap::new(),
             min_file_num: options.min_file_num,
@@ -63,12 +63,12 @@ impl BucketedAppendCompactManager {
         m
     }
 
-    pub fn add_new_file(&mut self, file: Arc<DataFileMeta>) {
+    pub fn add_new_file(&mut self, file: Arc<CompactionFile>) {
         self.queue.insert(key(&file), file);
     }
 
     /// Queued files in sequence order.
-    pub fn queue(&self) -> impl ExactSizeIterator<Item = &Arc<DataFileMeta>> {
+    pub fn queue(&self) -> impl ExactSizeIterator<Item = &Arc<CompactionFile>> {
         self.queue.values()
     }
 
@@ -84,7 +84,7 @@ impl BucketedAppendCompactManager {
         if self.queue.is_empty() {
             return idle(Idle::Empty, Vec::new());
         }
-        let mut window: VecDeque<Arc<DataFileMeta>> = VecDeque::new();
+        let mut window: VecDeque<Arc<CompactionFile>> = VecDeque::new();
         let mut released = Vec::new();
         let mut total: u64 = 0;
         let two_targets = self.target_file_size.saturating_mul(2);
@@ -150,7 +150,7 @@ impl BucketedAppendCompactManager {
     }
 
     /// A finished task: a small last output goes back into the queue (compaction.md §13.3).
-    pub fn on_result(&mut self, after: &[Arc<DataFileMeta>]) {
+    pub fn on_result(&mut self, after: &[Arc<CompactionFile>]) {
         if let Some(last) = after.last() {
             if should_requeue_last(last.file_size, self.compaction_file_size) {
                 self.add_new_file(last.clone());
@@ -159,7 +159,7 @@ impl BucketedAppendCompactManager {
     }
 }
 
-fn idle(idle: Idle, released: Vec<Arc<DataFileMeta>>) -> AppendDecision {
+fn idle(idle: Idle, released: Vec<Arc<CompactionFile>>) -> AppendDecision {
     AppendDecision {
         files: Vec::new(),
         released,
@@ -169,13 +169,13 @@ fn idle(idle: Idle, released: Vec<Arc<DataFileMeta>>) -> AppendDecision {
 
 /// The full-compaction task over `files` (in sequence order).
 pub fn full_compact_task(
-    files: Vec<Arc<DataFileMeta>>,
+    files: Vec<Arc<CompactionFile>>,
     compaction_file_size: u64,
     dv_enabled: bool,
     force_rewrite_all: bool,
 ) -> AppendDecision {
     let mut stripped = 0;
-    let mut rest: &[Arc<DataFileMeta>] = &files;
+    let mut rest: &[Arc<CompactionFile>] = &files;
     if !force_rewrite_all {
         while let Some((head, tail)) = rest.split_first() {
             if head.file_size >= compaction_file_size && !head.has_deletion_vector {

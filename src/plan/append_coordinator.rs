@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{NotCompactable, Reason};
 use crate::error::{Error, Result};
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::options::{CoreOptions, Flavor, TableKind};
 
 /// Plans without a packed task after which a partition's files are compacted together.
@@ -31,7 +31,7 @@ pub struct DeletionFileRef {
 /// A candidate file of an unaware-bucket table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CoordinatorFile {
-    pub file: Arc<DataFileMeta>,
+    pub file: Arc<CompactionFile>,
     pub deletion_file: Option<DeletionFileRef>,
 }
 
@@ -39,7 +39,7 @@ pub struct CoordinatorFile {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AppendCompactTask {
     pub partition: String,
-    pub files: Vec<Arc<DataFileMeta>>,
+    pub files: Vec<Arc<CompactionFile>>,
     pub reason: Reason,
 }
 
@@ -195,7 +195,7 @@ struct Bin {
     weight: u64,
 }
 
-type Packed = Vec<(Vec<Arc<DataFileMeta>>, u64)>;
+type Packed = Vec<(Vec<Arc<CompactionFile>>, u64)>;
 
 impl Packer {
     fn add(&self, bin: &mut Bin, f: &CoordinatorFile) {

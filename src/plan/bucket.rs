@@ -13,7 +13,7 @@ use super::{
     WriteStall,
 };
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, RunStat};
+use crate::meta::{CompactionFile, RunStat};
 use crate::options::{CoreOptions, Flavor, TableKind};
 
 /// The strategy state that survives between decisions.
@@ -58,7 +58,7 @@ pub struct BucketPlanRequest {
     pub flavor: Flavor,
     #[serde(default)]
     pub options: BTreeMap<String, String>,
-    pub files: Vec<DataFileMeta>,
+    pub files: Vec<CompactionFile>,
     /// A forced full compaction instead of the automatic pick.
     #[serde(default)]
     pub full: bool,
@@ -114,7 +114,7 @@ impl BucketDecision {
 /// Plans one bucket.
 pub fn plan_bucket(req: &BucketPlanRequest) -> Result<BucketDecision> {
     let options = CoreOptions::parse_with(req.table_kind, req.flavor, &req.options)?;
-    let files: Vec<Arc<DataFileMeta>> = req.files.iter().cloned().map(Arc::new).collect();
+    let files: Vec<Arc<CompactionFile>> = req.files.iter().cloned().map(Arc::new).collect();
     let mode = match req.role {
         PlannerRole::DedicatedJob => route_job(&options, req.has_blob_column).into_result()?,
         PlannerRole::Writer => route(&options, req.has_blob_column).into_result()?,

@@ -2,14 +2,14 @@
 //! rewrites. Used by dedicated compaction jobs and `--full`, never by the automatic strategy.
 
 use super::{CompactUnit, Idle, Reason};
-use crate::meta::{DataFileMeta, Level, LevelSortedRun};
+use crate::meta::{CompactionFile, Level, LevelSortedRun};
 
 /// The unit (if any) and why.
 pub fn pick_full_compaction(
     num_levels: u32,
     runs: &[LevelSortedRun<'_>],
     force_rewrite_all: bool,
-    has_expired_records: &dyn Fn(&DataFileMeta) -> bool,
+    has_expired_records: &dyn Fn(&CompactionFile) -> bool,
 ) -> (Option<CompactUnit>, Reason) {
     let max_level = Level::new(num_levels - 1);
     match runs {

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::Arc;
 
-use crate::meta::{DataFileMeta, Key, SortedRun};
+use crate::meta::{CompactionFile, Key, SortedRun};
 
 /// Sections in key order; inside a section, runs ordered by their last file's max key (then
 /// min key), which is paimon-cpp's deterministic order (Java's is heap order, and irrelevant to
@@ -14,7 +14,7 @@ use crate::meta::{DataFileMeta, Key, SortedRun};
 ///
 /// Works on indices and borrowed keys: a unit can hold tens of thousands of files, and cloning
 /// their `Arc`s (one cache miss each) dominated the planner's time.
-pub fn interval_partition(files: &[Arc<DataFileMeta>]) -> Vec<Vec<SortedRun>> {
+pub fn interval_partition(files: &[Arc<CompactionFile>]) -> Vec<Vec<SortedRun>> {
     // Sort plain (min prefix, max prefix, index) triples, contiguous in memory, then re-sort
     // by the full keys only the groups whose min prefixes tie (usually none). The prefix order
     // agrees with the key order wherever prefixes differ, and the index breaks the last tie, so
@@ -67,7 +67,7 @@ pub fn interval_partition(files: &[Arc<DataFileMeta>]) -> Vec<Vec<SortedRun>> {
 
 /// Greedy: each file joins the run that ends earliest if it starts after that run's end,
 /// otherwise it opens a new run.
-fn partition_section(files: &[Arc<DataFileMeta>], section: &[usize]) -> Vec<SortedRun> {
+fn partition_section(files: &[Arc<CompactionFile>], section: &[usize]) -> Vec<SortedRun> {
     // Heap entries: (last max key's prefix, last max key, last min key, run index), smallest
     // first; the prefix decides most comparisons without a pointer chase.
     let mut heap: BinaryHeap<Reverse<(u64, &Key, &Key, usize)>> = BinaryHeap::new();

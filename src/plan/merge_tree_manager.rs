@@ -9,7 +9,7 @@ use super::{
     CompactUnit, Idle, PlanContext, Reason, TaskPlan, TaskSettings, UpgradeRule,
 };
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, Level, Levels, RunStat};
+use crate::meta::{CompactionFile, Level, Levels, RunStat};
 use crate::options::{CoreOptions, Flavor};
 
 /// A bucket's decision: the unit (if any), whether deletes are dropped, what the task does.
@@ -72,7 +72,7 @@ pub fn drop_delete(
 }
 
 /// A predicate telling whether a file holds records past `record-level.expire-time`.
-pub type ExpiryCheck = Arc<dyn Fn(&DataFileMeta) -> bool + Send + Sync>;
+pub type ExpiryCheck = Arc<dyn Fn(&CompactionFile) -> bool + Send + Sync>;
 
 /// The planner state of one primary-key bucket.
 #[derive(Clone)]
@@ -94,7 +94,7 @@ pub struct MergeTreeCompactManager {
 
 impl MergeTreeCompactManager {
     /// Restores a bucket from its live files.
-    pub fn new(options: &CoreOptions, files: Vec<Arc<DataFileMeta>>) -> Result<Self> {
+    pub fn new(options: &CoreOptions, files: Vec<Arc<CompactionFile>>) -> Result<Self> {
         let strategy = CompactStrategy::for_options(options, &files);
         let levels = Levels::new(options.num_levels, files)?;
         Ok(MergeTreeCompactManager {
@@ -144,7 +144,7 @@ impl MergeTreeCompactManager {
         self.task_running
     }
 
-    fn has_expired(&self, f: &DataFileMeta) -> bool {
+    fn has_expired(&self, f: &CompactionFile) -> bool {
         self.flavor == Flavor::Java && self.expiry.as_ref().is_some_and(|e| e(f))
     }
 
@@ -241,14 +241,14 @@ impl MergeTreeCompactManager {
     /// Applies a finished task's result to the levels.
     pub fn apply(
         &mut self,
-        before: &[Arc<DataFileMeta>],
-        after: &[Arc<DataFileMeta>],
+        before: &[Arc<CompactionFile>],
+        after: &[Arc<CompactionFile>],
     ) -> Result<()> {
         self.levels.update(before, after)
     }
 
     /// Adds a flushed level-0 file.
-    pub fn add_new_file(&mut self, file: Arc<DataFileMeta>) -> Result<()> {
+    pub fn add_new_file(&mut self, file: Arc<CompactionFile>) -> Result<()> {
         if !file.level.is_zero() {
             return Err(Error::corrupt(
                 Some(&file.file_name),

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use super::{interval_partition, UpgradeRule, UpgradeStrategy};
-use crate::meta::{DataFileMeta, Level, SortedRun};
+use crate::meta::{CompactionFile, Level, SortedRun};
 
 /// Why a file that could have been upgraded is rewritten on its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -31,7 +31,7 @@ pub enum TaskAction {
     /// table's changelog rewriter (compaction.md §10.2): nothing (metadata only), a changelog and
     /// deletion-vector lookup over the file, or a rewrite of the file with the looked-up values.
     Upgrade {
-        file: Arc<DataFileMeta>,
+        file: Arc<CompactionFile>,
         to_level: Level,
         strategy: UpgradeStrategy,
     },
@@ -48,7 +48,7 @@ pub enum TaskAction {
 
 impl TaskAction {
     /// Files this action replaces.
-    pub fn inputs(&self) -> Vec<Arc<DataFileMeta>> {
+    pub fn inputs(&self) -> Vec<Arc<CompactionFile>> {
         match self {
             TaskAction::Upgrade { file, .. } => vec![file.clone()],
             TaskAction::Rewrite { sections, .. } => sections
@@ -67,7 +67,7 @@ pub struct TaskPlan {
 }
 
 /// What a task replaced and what replaced it, for applying to `Levels`.
-pub type TaskResult = (Vec<Arc<DataFileMeta>>, Vec<Arc<DataFileMeta>>);
+pub type TaskResult = (Vec<Arc<CompactionFile>>, Vec<Arc<CompactionFile>>);
 
 impl TaskPlan {
     /// The result this plan would have if every rewrite produced exactly one file spanning its
@@ -85,7 +85,7 @@ impl TaskPlan {
                 }
                 TaskAction::Rewrite { output_level, .. } => {
                     let inputs = action.inputs();
-                    let mut out = DataFileMeta::new(
+                    let mut out = CompactionFile::new(
                         name_of(i),
                         *output_level,
                         inputs.iter().map(|f| f.file_size).sum(),
@@ -139,13 +139,13 @@ pub struct TaskSettings<'a> {
     /// `compaction file size`: files below it are small.
     pub min_file_size: u64,
     pub force_rewrite_all: bool,
-    pub has_expired_records: &'a dyn Fn(&DataFileMeta) -> bool,
+    pub has_expired_records: &'a dyn Fn(&CompactionFile) -> bool,
     /// Decides each upgrade's [`UpgradeStrategy`].
     pub upgrade_rule: &'a UpgradeRule,
 }
 
 /// Plans a normal (merging) task over the unit's files.
-pub fn plan_merge_tree_task(files: &[Arc<DataFileMeta>], s: &TaskSettings<'_>) -> TaskPlan {
+pub fn plan_merge_tree_task(files: &[Arc<CompactionFile>], s: &TaskSettings<'_>) -> TaskPlan {
     let mut plan = TaskPlan::default();
     let mut candidate: Vec<Vec<SortedRun>> = Vec::new();
     for section in interval_partition(files) {
@@ -168,7 +168,7 @@ pub fn plan_merge_tree_task(files: &[Arc<DataFileMeta>], s: &TaskSettings<'_>) -
 
 /// Plans a file-rewrite task (a forced full compaction of a single max-level run): each file
 /// is rewritten alone.
-pub fn plan_file_rewrite_task(files: &[Arc<DataFileMeta>], output_level: Level) -> TaskPlan {
+pub fn plan_file_rewrite_task(files: &[Arc<CompactionFile>], output_level: Level) -> TaskPlan {
     TaskPlan {
         actions: files
             .iter()
@@ -203,7 +203,7 @@ fn flush_candidate(candidate: &mut Vec<Vec<SortedRun>>, plan: &mut TaskPlan, s: 
     });
 }
 
-fn upgrade(file: Arc<DataFileMeta>, plan: &mut TaskPlan, s: &TaskSettings<'_>) {
+fn upgrade(file: Arc<CompactionFile>, plan: &mut TaskPlan, s: &TaskSettings<'_>) {
     let alone = if s.output_level == s.max_level && file.may_contain_deletes() {
         Some(RewriteAlone::DeletesAtMaxLevel)
     } else if s.force_rewrite_all {
@@ -240,7 +240,7 @@ mod sections_serde {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<S: Serializer>(sections: &[Vec<SortedRun>], s: S) -> Result<S::Ok, S::Error> {
-        let files: Vec<Vec<Vec<&DataFileMeta>>> = sections
+        let files: Vec<Vec<Vec<&CompactionFile>>> = sections
             .iter()
             .map(|sec| {
                 sec.iter()
@@ -252,7 +252,7 @@ mod sections_serde {
     }
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<SortedRun>>, D::Error> {
-        let files: Vec<Vec<Vec<DataFileMeta>>> = Vec::deserialize(d)?;
+        let files: Vec<Vec<Vec<CompactionFile>>> = Vec::deserialize(d)?;
         files
             .into_iter()
             .map(|sec| {

@@ -1,7 +1,7 @@
 //! Choosing a primary-key bucket's compaction strategy from the table options (compaction.md §3).
 
 use super::{ForceUpLevel0Compaction, Idle, Pick, PlanContext, UniversalCompaction};
-use crate::meta::{DataFileMeta, RunStat};
+use crate::meta::{CompactionFile, RunStat};
 use crate::options::{CoreOptions, Flavor, LookupCompactMode};
 
 /// The strategy of one bucket, with its state (early-full clock, gentle counter).
@@ -19,7 +19,7 @@ impl CompactStrategy {
     /// Java seeds the early-full clock with the newest creation time among restored files on
     /// the configured max level, so a restarted writer does not run a full compaction at once;
     /// C++ does not (compaction.md §4.2, §16 D3).
-    pub fn for_options(options: &CoreOptions, restored: &[std::sync::Arc<DataFileMeta>]) -> Self {
+    pub fn for_options(options: &CoreOptions, restored: &[std::sync::Arc<CompactionFile>]) -> Self {
         let seed = match options.flavor {
             Flavor::Java => estimate_last_full_compaction(restored, options.num_levels),
             Flavor::Cpp => None,
@@ -79,7 +79,7 @@ impl CompactStrategy {
 }
 
 fn estimate_last_full_compaction(
-    restored: &[std::sync::Arc<DataFileMeta>],
+    restored: &[std::sync::Arc<CompactionFile>],
     num_levels: u32,
 ) -> Option<i64> {
     let max_level = num_levels.checked_sub(1)?;

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::Reason;
-use crate::meta::{DataFileMeta, Level, LevelSortedRun};
+use crate::meta::{CompactionFile, Level, LevelSortedRun};
 
 /// A strategy's choice over `levelSortedRuns`: the first `run_count` runs, written to
 /// `output_level`. Universal and force-up-level-0 only ever pick a newest-first prefix, which is
@@ -19,7 +19,7 @@ pub struct Pick {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CompactUnit {
     pub output_level: Level,
-    pub files: Vec<Arc<DataFileMeta>>,
+    pub files: Vec<Arc<CompactionFile>>,
     /// Rewrite each file on its own (a forced full compaction of a single max-level run) rather
     /// than merging them.
     pub file_rewrite: bool,

@@ -27,7 +27,7 @@ use super::writer_settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host_codec::CodecOffload;
 use crate::io::ToIo;
-use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::meta::{CompactionFile, FileSource, Key, Level, SequenceNumber};
 use crate::options::engine::PassthroughWriter;
 use crate::options::CoreOptions;
 use crate::parquet_io::codec::PageCompressor;
@@ -67,7 +67,7 @@ pub struct RewrittenFile {
     /// Path relative to the storage root.
     pub path: String,
     /// Manifest metadata: file source COMPACT, the requested level, sequence range, row count.
-    pub meta: DataFileMeta,
+    pub meta: CompactionFile,
     /// Per top-level column, when asked for.
     pub value_stats: Option<Vec<ColumnStats>>,
 }
@@ -241,7 +241,7 @@ impl Recorder for AppendFiles<'_> {
         let (rows, size) = (file.rows, file.size);
         let min_seq = self.next_seq;
         self.next_seq += rows as i64;
-        let meta = DataFileMeta {
+        let meta = CompactionFile {
             file_name: file.name,
             file_size: size,
             row_count: rows,

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use super::schema_evolution::ColumnSource;
-use crate::meta::{DataFileMeta, Key, Level};
+use crate::meta::{CompactionFile, Key, Level};
 
 /// One input data file of a rewrite.
 #[derive(Clone, Debug)]
@@ -17,7 +17,7 @@ pub struct RewriteInput {
     /// Its metadata. The append rewrite takes the sequence numbers and the row count from it;
     /// the merge takes the level (which decides changelog and lookup roles) and the key range
     /// (which locates keys in higher levels), and re-derives row counts and keys from the data.
-    pub meta: Arc<DataFileMeta>,
+    pub meta: Arc<CompactionFile>,
     /// Row positions its deletion vector marks as deleted, ascending; `None` for no vector.
     pub deleted_rows: Option<Vec<u64>>,
     /// Schema evolution: a file written under an older schema version is read as the output
@@ -40,7 +40,7 @@ impl RewriteInput {
         deleted_rows: Option<Vec<u64>>,
     ) -> Self {
         let name = path.rsplit('/').next().unwrap_or(&path).to_string();
-        let mut meta = DataFileMeta::new(
+        let mut meta = CompactionFile::new(
             name,
             Level::ZERO,
             0,

@@ -2,7 +2,7 @@
 //! compaction the planner picked, and (optionally) every planner call, so a test can replay
 //! them through the planner directly.
 
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::plan::{AppendDecision, MergeTreeDecision, PlanContext, Reason};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -109,7 +109,7 @@ impl DecisionRecord {
 pub enum PlannerCall {
     Add {
         lane: u32,
-        file: DataFileMeta,
+        file: CompactionFile,
     },
     Trigger {
         lane: u32,
@@ -124,11 +124,11 @@ pub enum PlannerCall {
     },
     Apply {
         lane: u32,
-        before: Vec<DataFileMeta>,
-        after: Vec<DataFileMeta>,
+        before: Vec<CompactionFile>,
+        after: Vec<CompactionFile>,
     },
     CoordinatorNotify {
-        files: Vec<DataFileMeta>,
+        files: Vec<CompactionFile>,
     },
     CoordinatorPlan {
         tasks: Vec<Vec<String>>,

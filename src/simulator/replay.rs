@@ -11,9 +11,9 @@
 //!   "snapshots": [
 //!     { "id": 1, "commit_kind": "APPEND", "time_ms": 1767225600000,
 //!       "changes": [ { "partition": "dt=2026-01-01", "bucket": 0,
-//!                      "added": [ <DataFileMeta> ], "deleted": [ "data-0.parquet" ] } ] } ] }
+//!                      "added": [ <CompactionFile> ], "deleted": [ "data-0.parquet" ] } ] } ] }
 //! ```
-//! `<DataFileMeta>` is the planner's file JSON: `file_name, file_size, row_count, min_key,
+//! `<CompactionFile>` is the planner's file JSON: `file_name, file_size, row_count, min_key,
 //! max_key` (hex of the order-preserving key encoding), `min_sequence_number,
 //! max_sequence_number, level`, and optionally `delete_row_count, creation_time_ms,
 //! file_source, has_deletion_vector`. Each `(partition, bucket)` becomes one lane.
@@ -26,7 +26,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::options::TableKind;
 use crate::plan::BucketPlanRequest;
 
@@ -63,7 +63,7 @@ pub struct BucketChange {
     #[serde(default)]
     pub bucket: i32,
     #[serde(default)]
-    pub added: Vec<DataFileMeta>,
+    pub added: Vec<CompactionFile>,
     /// Names of files this snapshot removed from the bucket.
     #[serde(default)]
     pub deleted: Vec<String>,

@@ -23,7 +23,7 @@ use parquet::file::properties::WriterProperties;
 use super::binary_row::{order_key, BinaryRow, Datum};
 use super::commit::{self, CommitDelta, CommitSettings, WrittenFiles};
 use super::ids::IdGen;
-use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
+use super::manifest::{DataFileMeta, FileKind, ManifestEntry, SimpleStats};
 use super::path::TablePaths;
 use super::scan::{scan, Table};
 use super::schema::{DataField, DataType, TableSchema, TypeRoot};
@@ -393,7 +393,7 @@ impl<'s> TableWriter<'s> {
             partition: partition.clone(),
             bucket,
             total_buckets: table.options.bucket,
-            file: DataFile {
+            file: DataFileMeta {
                 file_name: name,
                 file_size: size as i64,
                 row_count: rows.len() as i64,

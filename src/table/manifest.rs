@@ -1,5 +1,5 @@
 //! Manifest lists (`ManifestFileMeta`, format.md §5) and manifests (`ManifestEntry` +
-//! `DataFileMeta`, format.md §6).
+//! `CompactionFile`, format.md §6).
 //!
 //! Entries are kept with every field Paimon wrote, because a compaction's DELETE entry must
 //! repeat the removed file's metadata verbatim (same level, same stats) for Paimon to cancel
@@ -81,9 +81,9 @@ impl SimpleStats {
     }
 }
 
-/// Paimon's `DataFileMeta`: every field of a data file's manifest record.
+/// Paimon's `CompactionFile`: every field of a data file's manifest record.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DataFile {
+pub struct DataFileMeta {
     pub file_name: String,
     pub file_size: i64,
     pub row_count: i64,
@@ -109,9 +109,9 @@ pub struct DataFile {
     pub write_cols_sequences: Option<Vec<i64>>,
 }
 
-impl DataFile {
+impl DataFileMeta {
     fn read(r: &Rec<'_>) -> Result<Self> {
-        Ok(DataFile {
+        Ok(DataFileMeta {
             file_name: r.string("_FILE_NAME")?,
             file_size: r.long("_FILE_SIZE")?,
             row_count: r.long("_ROW_COUNT")?,
@@ -195,7 +195,7 @@ impl DataFile {
 
     /// The same file recorded at another level (an upgrade).
     pub fn with_level(&self, level: i32) -> Self {
-        DataFile {
+        DataFileMeta {
             level,
             ..self.clone()
         }
@@ -221,7 +221,7 @@ pub struct ManifestEntry {
     pub partition: BinaryRow,
     pub bucket: i32,
     pub total_buckets: i32,
-    pub file: DataFile,
+    pub file: DataFileMeta,
 }
 
 impl ManifestEntry {
@@ -251,7 +251,7 @@ impl ManifestEntry {
             partition: BinaryRow(r.bytes("_PARTITION")?),
             bucket: r.int("_BUCKET")?,
             total_buckets: r.int("_TOTAL_BUCKETS")?,
-            file: DataFile::read(&r.record("_FILE")?)?,
+            file: DataFileMeta::read(&r.record("_FILE")?)?,
         })
     }
 
@@ -446,8 +446,8 @@ pub fn encode_manifest_list(
 pub(crate) mod tests {
     use super::*;
 
-    pub(crate) fn sample_file(name: &str, level: i32) -> DataFile {
-        DataFile {
+    pub(crate) fn sample_file(name: &str, level: i32) -> DataFileMeta {
+        DataFileMeta {
             file_name: name.into(),
             file_size: 100,
             row_count: 3,

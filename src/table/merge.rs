@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use arrow::datatypes::SchemaRef;
 
 use super::binary_row::{BinaryRow, Datum};
-use super::manifest::{DataFile, SimpleStats};
+use super::manifest::{DataFileMeta, SimpleStats};
 use super::scan::Table;
 use super::schema::{DataField, DataType, TableSchema};
 use crate::error::{Error, Result};
@@ -139,7 +139,7 @@ pub(crate) fn merge(
     io: &crate::io::Io,
     table: &Table,
     req: &MergeTreeRewrite,
-) -> Result<(MergeTreeRewriteResult, Vec<DataFile>, Vec<DataFile>)> {
+) -> Result<(MergeTreeRewriteResult, Vec<DataFileMeta>, Vec<DataFileMeta>)> {
     let storage = io.storage.as_ref();
     let r = rewrite_merge_tree(io, req, &table.options)?;
     let outputs = manifest_records(table, &r.outputs, req.creation_time_ms);
@@ -162,7 +162,7 @@ fn manifest_records(
     table: &Table,
     files: &[MergeOutputFile],
     creation_time_ms: i64,
-) -> Result<Vec<DataFile>> {
+) -> Result<Vec<DataFileMeta>> {
     files
         .iter()
         .map(|o| {
@@ -182,12 +182,12 @@ fn manifest_record(
     key_types: &[DataType],
     schema_id: i64,
     creation_time_ms: i64,
-) -> Result<DataFile> {
+) -> Result<DataFileMeta> {
     let row = |values: &[Datum]| BinaryRow::encode(values, key_types);
     let mins: Vec<Datum> = o.key_stats.iter().map(|s| s.min.clone()).collect();
     let maxs: Vec<Datum> = o.key_stats.iter().map(|s| s.max.clone()).collect();
     let count = |v: u64| i64::try_from(v).map_err(|_| Error::internal("count beyond i64"));
-    Ok(DataFile {
+    Ok(DataFileMeta {
         file_name: o.meta.file_name.clone(),
         file_size: count(o.meta.file_size)?,
         row_count: count(o.meta.row_count)?,

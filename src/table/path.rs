@@ -327,7 +327,7 @@ impl TablePaths {
         &self,
         partition_path: &str,
         bucket: i32,
-        file: &super::manifest::DataFile,
+        file: &super::manifest::DataFileMeta,
         source: &str,
     ) -> Result<String> {
         match &file.external_path {

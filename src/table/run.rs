@@ -12,13 +12,13 @@ use super::binary_row::BinaryRow;
 use super::commit::{self, CommitDelta, WrittenFiles};
 use super::ids::IdGen;
 use super::index::{self, IndexManifestEntry, DELETION_VECTORS_INDEX};
-use super::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
+use super::manifest::{DataFileMeta, FileKind, ManifestEntry, SimpleStats};
 use super::plan::{evolved_schema, level_stats, PlannedBucket, Work};
 use super::report::{BucketMetrics, CompactOptions};
 use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
 use crate::error::{Error, Result};
 use crate::io::Io;
-use crate::meta::{DataFileMeta, Level, Levels};
+use crate::meta::{CompactionFile, Level, Levels};
 use crate::options::ChangelogProducer;
 use crate::plan::{MergeTreeDecision, TaskAction, UpgradeStrategy};
 use crate::rewrite::merge::MergeTreeRewrite;
@@ -92,9 +92,9 @@ struct MergeSpec<'t> {
     output_level: Level,
     max_level: Level,
     drop_delete: bool,
-    sections: Vec<Vec<Vec<Arc<DataFileMeta>>>>,
+    sections: Vec<Vec<Vec<Arc<CompactionFile>>>>,
     exclude: &'t BTreeSet<String>,
-    bucket_files: &'t [Arc<DataFileMeta>],
+    bucket_files: &'t [Arc<CompactionFile>],
 }
 
 fn live_file<'b>(b: &'b BucketState, name: &str) -> Result<&'b LiveFile> {
@@ -104,7 +104,7 @@ fn live_file<'b>(b: &'b BucketState, name: &str) -> Result<&'b LiveFile> {
         .ok_or_else(|| Error::internal(format!("planned file '{name}' is not live")))
 }
 
-fn add_entry(b: &BucketState, file: DataFile) -> ManifestEntry {
+fn add_entry(b: &BucketState, file: DataFileMeta) -> ManifestEntry {
     ManifestEntry {
         kind: FileKind::Add,
         partition: b.partition.clone(),
@@ -175,7 +175,7 @@ impl Run<'_, '_> {
 
     fn bucket(&mut self, pb: &PlannedBucket, work: &Work) -> Result<()> {
         let b = &self.state.buckets[&pb.key];
-        let before: Vec<Arc<DataFileMeta>> = b.planner_files(self.table)?;
+        let before: Vec<Arc<CompactionFile>> = b.planner_files(self.table)?;
         let mut m = BucketMetrics {
             partition: b.partition_path.clone(),
             bucket: b.bucket,
@@ -185,7 +185,7 @@ impl Run<'_, '_> {
             ..BucketMetrics::default()
         };
         let mut removed: BTreeSet<String> = BTreeSet::new();
-        let mut added: Vec<Arc<DataFileMeta>> = Vec::new();
+        let mut added: Vec<Arc<CompactionFile>> = Vec::new();
         match work {
             Work::Append(tasks) => {
                 m.reason = "append compaction".into();
@@ -198,7 +198,7 @@ impl Run<'_, '_> {
                 self.merge_tree_task(b, pb, decision, &mut m, &mut removed, &mut added)?;
             }
         }
-        let mut after: Vec<Arc<DataFileMeta>> = before
+        let mut after: Vec<Arc<CompactionFile>> = before
             .iter()
             .filter(|f| !removed.contains(&f.file_name))
             .cloned()
@@ -217,7 +217,7 @@ impl Run<'_, '_> {
         task: &[usize],
         m: &mut BucketMetrics,
         removed: &mut BTreeSet<String>,
-        added: &mut Vec<Arc<DataFileMeta>>,
+        added: &mut Vec<Arc<CompactionFile>>,
     ) -> Result<()> {
         let latest = &self.table.schema;
         let maps = task
@@ -295,7 +295,7 @@ impl Run<'_, '_> {
                 }
                 _ => (SimpleStats::empty(), Vec::new()),
             };
-            let f = DataFile {
+            let f = DataFileMeta {
                 file_name: o.meta.file_name.clone(),
                 file_size: o.meta.file_size as i64,
                 row_count: o.meta.row_count as i64,
@@ -347,7 +347,7 @@ impl Run<'_, '_> {
         decision: &MergeTreeDecision,
         m: &mut BucketMetrics,
         removed: &mut BTreeSet<String>,
-        added: &mut Vec<Arc<DataFileMeta>>,
+        added: &mut Vec<Arc<CompactionFile>>,
     ) -> Result<()> {
         let bucket_files = b.planner_files(self.table)?;
         let max_level =
@@ -438,7 +438,7 @@ impl Run<'_, '_> {
         merge: &MergeSpec<'_>,
         m: &mut BucketMetrics,
         removed: &mut BTreeSet<String>,
-        added: &mut Vec<Arc<DataFileMeta>>,
+        added: &mut Vec<Arc<CompactionFile>>,
     ) -> Result<()> {
         let outputs = self.run_merge(b, merge, true, m)?;
         for f in merge.sections.iter().flatten().flatten() {
@@ -481,8 +481,8 @@ impl Run<'_, '_> {
         merge: &MergeSpec<'_>,
         write_data: bool,
         m: &mut BucketMetrics,
-    ) -> Result<Vec<DataFile>> {
-        let input = |f: &Arc<DataFileMeta>| -> Result<RewriteInput> {
+    ) -> Result<Vec<DataFileMeta>> {
+        let input = |f: &Arc<CompactionFile>| -> Result<RewriteInput> {
             let l = live_file(b, &f.file_name)?;
             Ok(RewriteInput {
                 path: self.path_of(b, l)?,

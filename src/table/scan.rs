@@ -15,7 +15,7 @@ use super::path::{partition_path, TablePaths, DEFAULT_PARTITION_NAME};
 use super::schema::{DataType, SchemaVersions, TableSchema};
 use super::snapshot::{latest_snapshot_id, read_snapshot, Snapshot};
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::meta::{CompactionFile, FileSource, Key, Level, SequenceNumber};
 use crate::options::CoreOptions;
 use crate::storage::Storage;
 
@@ -162,7 +162,7 @@ pub struct BucketState {
 
 impl BucketState {
     /// The files as the planner sees them, in the same order as `files`.
-    pub fn planner_files(&self, table: &Table) -> Result<Vec<Arc<DataFileMeta>>> {
+    pub fn planner_files(&self, table: &Table) -> Result<Vec<Arc<CompactionFile>>> {
         self.files
             .iter()
             .map(|f| planner_meta(table, f).map(Arc::new))
@@ -178,7 +178,7 @@ impl BucketState {
 }
 
 /// The planner's view of one live file.
-pub fn planner_meta(table: &Table, f: &LiveFile) -> Result<DataFileMeta> {
+pub fn planner_meta(table: &Table, f: &LiveFile) -> Result<CompactionFile> {
     let d = &f.entry.file;
     let level = u32::try_from(d.level)
         .ok()
@@ -197,7 +197,7 @@ pub fn planner_meta(table: &Table, f: &LiveFile) -> Result<DataFileMeta> {
             )
         })
     };
-    Ok(DataFileMeta {
+    Ok(CompactionFile {
         file_name: d.file_name.clone(),
         file_size: nonneg(d.file_size, "size")?,
         row_count: nonneg(d.row_count, "row count")?,

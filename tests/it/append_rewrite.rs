@@ -734,7 +734,7 @@ fn nested_columns_all_null_and_empty_strings() {
             let bytes = write_parquet(&batch, &props(Compression::SNAPPY, 1000));
             let path = format!("{DIR}/data-nested-{k}.parquet");
             storage.put(&path, bytes);
-            let mut meta = paimon_compact::meta::DataFileMeta::new(
+            let mut meta = paimon_compact::meta::CompactionFile::new(
                 format!("data-nested-{k}.parquet"),
                 Level::ZERO,
                 0,
@@ -804,7 +804,7 @@ fn list_item_names_of_different_writers_are_the_same_column() {
             &path,
             write_parquet(batch, &props(Compression::SNAPPY, 1000)),
         );
-        let mut meta = paimon_compact::meta::DataFileMeta::new(
+        let mut meta = paimon_compact::meta::CompactionFile::new(
             format!("data-lists-{k}.parquet"),
             Level::ZERO,
             0,

@@ -18,7 +18,7 @@ use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataOptions, ParquetMe
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::{AppendRewrite, AppendRewriteResult, RewriteInput};
 use paimon_compact::storage::MemoryStorage;
@@ -111,7 +111,7 @@ fn put(
     min_seq: i64,
 ) -> RewriteInput {
     let name = path.rsplit('/').next().unwrap().to_string();
-    let mut meta = DataFileMeta::new(
+    let mut meta = CompactionFile::new(
         name,
         Level::ZERO,
         bytes.len() as u64,

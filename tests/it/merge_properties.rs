@@ -15,7 +15,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 
 use merge_support::*;
-use paimon_compact::meta::{DataFileMeta, Level, SortedRun};
+use paimon_compact::meta::{CompactionFile, Level, SortedRun};
 use paimon_compact::plan::interval_partition;
 use paimon_compact::rewrite::merge::{
     rewrite_merge_tree, ChangelogMode, MergeTreeRewrite, RowKind,
@@ -413,7 +413,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
     let dv = matches!(case.mode, Mode::Lookup { dv: true, .. });
     let files = gen_bucket(&mut rng, &case.cfg, dv);
     let st = MemoryStorage::new();
-    let mut metas: Vec<Arc<DataFileMeta>> = Vec::new();
+    let mut metas: Vec<Arc<CompactionFile>> = Vec::new();
     let mut by_name: BTreeMap<String, RewriteInput> = BTreeMap::new();
     for f in &files {
         // Half the cases without an offset index: pages are then found by their headers.
@@ -427,7 +427,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
     let is_input = |f: &GenFile| f.level <= case.out;
     let inputs: Vec<&GenFile> = files.iter().filter(|f| is_input(f)).collect();
     let higher: Vec<&GenFile> = files.iter().filter(|f| !is_input(f)).collect();
-    let input_metas: Vec<Arc<DataFileMeta>> = metas
+    let input_metas: Vec<Arc<CompactionFile>> = metas
         .iter()
         .filter(|m| m.level.get() <= case.out)
         .cloned()

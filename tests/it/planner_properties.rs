@@ -3,13 +3,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use paimon_compact::meta::{DataFileMeta, Key, Level, Levels};
+use paimon_compact::meta::{CompactionFile, Key, Level, Levels};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::plan::*;
 use proptest::prelude::*;
 
-fn file(name: String, level: u32, size: u64, min: i64, max: i64, seq: i64) -> Arc<DataFileMeta> {
-    Arc::new(DataFileMeta::new(
+fn file(name: String, level: u32, size: u64, min: i64, max: i64, seq: i64) -> Arc<CompactionFile> {
+    Arc::new(CompactionFile::new(
         name,
         Level::new(level),
         size,

@@ -29,7 +29,7 @@ use paimon_compact::storage::MemoryStorage;
 use paimon_compact::table::binary_row::{BinaryRow, Datum};
 use paimon_compact::table::commit::{self, CommitDelta, CommitSettings, WrittenFiles};
 use paimon_compact::table::ids::IdGen;
-use paimon_compact::table::manifest::{DataFile, FileKind, ManifestEntry, SimpleStats};
+use paimon_compact::table::manifest::{DataFileMeta, FileKind, ManifestEntry, SimpleStats};
 use paimon_compact::table::path::TablePaths;
 use paimon_compact::table::scan::scan;
 use paimon_compact::table::schema::{DataType, TableSchema, TypeRoot};
@@ -299,7 +299,7 @@ fn commit_rows(st: &MemoryStorage, seeds: &[i64], file_seed: u8) {
         partition: BinaryRow::encode(&[], &[]).unwrap(),
         bucket: 0,
         total_buckets: 1,
-        file: DataFile {
+        file: DataFileMeta {
             file_name: name,
             file_size: buf.len() as i64,
             row_count: seeds.len() as i64,

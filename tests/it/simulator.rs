@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use paimon_compact::meta::DataFileMeta;
+use paimon_compact::meta::CompactionFile;
 use paimon_compact::plan::{
     AppendCompactCoordinator, BucketedAppendCompactManager, CoordinatorFile,
     MergeTreeCompactManager,
@@ -82,7 +82,7 @@ fn replay_trace(sim: &Simulation) -> usize {
     let mut coord = (sim.env.config.table == SimTable::AppendUnaware)
         .then(|| AppendCompactCoordinator::new(&options).unwrap());
     let mut picks = Vec::new();
-    let arc = |f: &DataFileMeta| Arc::new(f.clone());
+    let arc = |f: &CompactionFile| Arc::new(f.clone());
     for call in &sim.trace {
         match call {
             PlannerCall::Add { lane, file } => match sim.env.config.table {

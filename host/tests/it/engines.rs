@@ -11,7 +11,7 @@ use std::time::Duration;
 use arrow::array::{Int64Array, StringArray};
 use arrow::datatypes::{DataType, Field, Schema};
 use arrow::record_batch::RecordBatch;
-use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::{BucketPlanRequest, PlanContext};
 use paimon_compact::storage::{MemoryStorage, Storage, StorageErrorKind};
@@ -68,8 +68,8 @@ fn conformance_is_identical_natively_and_in_the_component() {
     }
 }
 
-fn file(name: &str, level: u32, size: u64, min: i64, max: i64, seq: i64) -> DataFileMeta {
-    DataFileMeta::new(
+fn file(name: &str, level: u32, size: u64, min: i64, max: i64, seq: i64) -> CompactionFile {
+    CompactionFile::new(
         name,
         Level::new(level),
         size,
@@ -80,7 +80,11 @@ fn file(name: &str, level: u32, size: u64, min: i64, max: i64, seq: i64) -> Data
     )
 }
 
-fn pk_request(files: Vec<DataFileMeta>, options: &[(&str, &str)], full: bool) -> BucketPlanRequest {
+fn pk_request(
+    files: Vec<CompactionFile>,
+    options: &[(&str, &str)],
+    full: bool,
+) -> BucketPlanRequest {
     BucketPlanRequest {
         table_kind: TableKind::PrimaryKey,
         flavor: Flavor::Java,

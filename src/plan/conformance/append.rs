@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::json::{array_of, bool_of, file, i64_of, opt_u64, str_of, u64_of};
 use super::StepRunner;
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::options::{CoreOptions, Flavor, TableKind};
 use crate::plan::{
     full_compact_task, should_requeue_last, AppendCompactCoordinator, BucketedAppendCompactManager,
@@ -42,7 +42,7 @@ pub(super) fn append_options(
     Ok(o)
 }
 
-pub(super) fn names(files: &[Arc<DataFileMeta>]) -> Value {
+pub(super) fn names(files: &[Arc<CompactionFile>]) -> Value {
     json!(files
         .iter()
         .map(|f| f.file_name.clone())

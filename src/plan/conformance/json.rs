@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::meta::{DataFileMeta, Key, Level, RunStat};
+use crate::meta::{CompactionFile, Key, Level, RunStat};
 use crate::plan::PlanContext;
 
 pub(super) fn str_of<'a>(v: &'a Value, key: &str) -> std::result::Result<&'a str, String> {
@@ -95,8 +95,8 @@ pub(super) fn file(
     max_key: i64,
     min_seq: i64,
     max_seq: i64,
-) -> DataFileMeta {
-    DataFileMeta::new(
+) -> CompactionFile {
+    CompactionFile::new(
         name,
         Level::new(level),
         size,

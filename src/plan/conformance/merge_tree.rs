@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::compact;
 use super::json::{array_of, bool_of, file, i64_of, level_of, opt_u64, str_of, u64_of};
-use crate::meta::{DataFileMeta, Levels};
+use crate::meta::{CompactionFile, Levels};
 use crate::options::{CoreOptions, Flavor, TableKind};
 use crate::plan::{
     interval_partition, CompactUnit, Idle, MergeTreeCompactManager, Reason, TaskAction,
@@ -17,7 +17,7 @@ pub(super) fn interval_partition_step(
     input: &Value,
     _: Flavor,
 ) -> std::result::Result<Value, String> {
-    let files: Vec<Arc<DataFileMeta>> = array_of(input, "intervals")?
+    let files: Vec<Arc<CompactionFile>> = array_of(input, "intervals")?
         .iter()
         .enumerate()
         .map(|(i, iv)| {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::json::{array_of, bool_of, file, i64_of, level_of, opt_u64, str_of, u64_of};
-use crate::meta::{DataFileMeta, Level, LevelSortedRun, Levels};
+use crate::meta::{CompactionFile, Level, LevelSortedRun, Levels};
 use crate::options::{CoreOptions, Flavor, MergeEngine, TableKind};
 use crate::plan::{
     self, lookup_upgrade_strategy, pick_full_compaction, LookupUpgradeFacts, OffPeakHours,
@@ -60,7 +60,7 @@ pub(super) fn pick_full_step(
 ) -> std::result::Result<Value, String> {
     let num_levels = u64_of(input, "num_levels")? as u32;
     let mut expired = BTreeSet::new();
-    let mut run_files: Vec<(Level, Vec<Arc<DataFileMeta>>)> = Vec::new();
+    let mut run_files: Vec<(Level, Vec<Arc<CompactionFile>>)> = Vec::new();
     for run in array_of(input, "runs")? {
         let level = level_of(run, "level")?;
         let mut files = Vec::new();

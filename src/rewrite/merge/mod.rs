@@ -42,7 +42,7 @@ mod sorted_chunk;
 
 use std::collections::BTreeMap;
 
-use crate::meta::{DataFileMeta, Level};
+use crate::meta::{CompactionFile, Level};
 use crate::rewrite::RewriteInput;
 use crate::value::Datum;
 
@@ -101,7 +101,7 @@ pub struct MergeOutputFile {
     pub path: String,
     /// Exact metadata: the output level, `FileSource::Compact`, min/max key (the planner's
     /// order-preserving bytes), sequence range, row count and retract count of the rows written.
-    pub meta: DataFileMeta,
+    pub meta: CompactionFile,
     /// The first and last key of the file as typed values (for the manifest's BinaryRows).
     pub min_key: Vec<Datum>,
     pub max_key: Vec<Datum>,

@@ -11,7 +11,7 @@ use arrow::row::{RowConverter, Rows, SortField};
 use super::kv_format::{datum_at, key_datums, kinds_of, planner_key, KEY_PREFIX};
 use super::{KeyColumnStats, MergeOutputFile};
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, FileSource, Level, SequenceNumber};
+use crate::meta::{CompactionFile, FileSource, Level, SequenceNumber};
 use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
 use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
 use crate::storage::Storage;
@@ -128,7 +128,7 @@ impl Recorder for MergeFiles {
                 null_count,
             })
             .collect();
-        let meta = DataFileMeta {
+        let meta = CompactionFile {
             file_name: file.name,
             file_size: file.size,
             row_count: file.rows,

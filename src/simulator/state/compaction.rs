@@ -11,7 +11,7 @@ use super::{
     MIB,
 };
 use crate::error::Result;
-use crate::meta::{DataFileMeta, FileSource, Key, Level};
+use crate::meta::{CompactionFile, FileSource, Key, Level};
 use crate::plan::{CoordinatorFile, MergeTreeDecision, Reason, TaskAction, UpgradeStrategy};
 
 impl SimState {
@@ -237,7 +237,7 @@ impl SimState {
         &mut self,
         env: &SimEnv,
         li: usize,
-        before: Vec<Arc<DataFileMeta>>,
+        before: Vec<Arc<CompactionFile>>,
         reason: Reason,
         kind: TaskKind,
         out: &mut StepOut,
@@ -261,7 +261,7 @@ impl SimState {
         for p in 0..parts {
             let part_bytes = bytes / parts + if p == parts - 1 { bytes % parts } else { 0 };
             self.file_counter += 1;
-            let meta = Arc::new(DataFileMeta {
+            let meta = Arc::new(CompactionFile {
                 file_name: format!("data-{li}-{}", self.file_counter),
                 file_size: part_bytes,
                 row_count: rows / parts,
@@ -398,7 +398,7 @@ impl SimState {
             };
             let prows = keys::rows(&piece).round().max(1.0);
             self.file_counter += 1;
-            let meta = Arc::new(DataFileMeta {
+            let meta = Arc::new(CompactionFile {
                 file_name: format!("data-{li}-{}", self.file_counter),
                 file_size: (prows * row_bytes) as u64,
                 row_count: prows as u64,
@@ -453,7 +453,7 @@ impl SimState {
         out: &mut StepOut,
     ) -> Result<()> {
         let record = env.config.record_trace;
-        let after_meta: Vec<Arc<DataFileMeta>> =
+        let after_meta: Vec<Arc<CompactionFile>> =
             task.after.iter().map(|f| f.meta.clone()).collect();
         let lane = &mut self.lanes[li];
         for f in &task.before {

@@ -22,7 +22,7 @@ use super::keys::{self, Segment};
 use super::record::{DecisionRecord, EventKind, EventRecord, PlannerCall};
 use super::rng::Rng;
 use crate::error::{Error, Result};
-use crate::meta::{DataFileMeta, Level};
+use crate::meta::{CompactionFile, Level};
 use crate::options::CoreOptions;
 use crate::plan::{
     route, AppendCompactCoordinator, BucketedAppendCompactManager, CompactionMode,
@@ -94,7 +94,7 @@ impl SimEnv {
 /// A live data file with what the simulation knows beyond the planner's metadata.
 #[derive(Clone, Debug)]
 pub struct SimFile {
-    pub meta: Arc<DataFileMeta>,
+    pub meta: Arc<CompactionFile>,
     pub segs: Arc<[Segment]>,
     /// Fraction of the file's rows that are delete markers.
     pub delete_fraction: f64,
@@ -115,7 +115,7 @@ pub struct Task {
     pub decision: u32,
     pub start_ms: i64,
     pub end_ms: i64,
-    pub before: Vec<Arc<DataFileMeta>>,
+    pub before: Vec<Arc<CompactionFile>>,
     pub after: Vec<SimFile>,
     /// Input files and what happens to them (for highlighting).
     pub actions: Vec<(String, FileAction)>,
@@ -458,7 +458,7 @@ impl SimState {
     }
 }
 
-fn new_planner(env: &SimEnv, files: Vec<Arc<DataFileMeta>>) -> Result<Planner> {
+fn new_planner(env: &SimEnv, files: Vec<Arc<CompactionFile>>) -> Result<Planner> {
     if env.not_compactable.is_some() {
         return Ok(Planner::None);
     }
@@ -475,7 +475,7 @@ fn new_planner(env: &SimEnv, files: Vec<Arc<DataFileMeta>>) -> Result<Planner> {
 
 /// A file from outside the simulation (a replayed table): its keys mapped onto `i64`, its rows
 /// spread evenly over its key range.
-fn sim_of(f: &Arc<DataFileMeta>) -> SimFile {
+fn sim_of(f: &Arc<CompactionFile>) -> SimFile {
     let rows = f.row_count.max(1) as f64;
     let df = f.delete_row_count.map_or(0.0, |d| d as f64 / rows);
     SimFile {
@@ -485,7 +485,7 @@ fn sim_of(f: &Arc<DataFileMeta>) -> SimFile {
     }
 }
 
-fn segs_of(f: &DataFileMeta) -> Arc<[Segment]> {
+fn segs_of(f: &CompactionFile) -> Arc<[Segment]> {
     let lo = keys::key_to_i64(&f.min_key);
     let hi = keys::key_to_i64(&f.max_key).max(lo);
     let len = (hi as f64 - lo as f64) + 1.0;

@@ -8,7 +8,7 @@ use super::super::keys::{self, KeyDistribution, Segment};
 use super::super::record::{DecisionRecord, EventKind, PlannerCall, TaskKind};
 use super::{new_planner, sim_of, Block, Planner, SimEnv, SimFile, SimState, StepOut, What, MIB};
 use crate::error::Result;
-use crate::meta::{DataFileMeta, FileSource, Key, Level, SequenceNumber};
+use crate::meta::{CompactionFile, FileSource, Key, Level, SequenceNumber};
 use crate::options::ChangelogProducer;
 
 impl SimState {
@@ -173,7 +173,7 @@ impl SimState {
         } else {
             (Key::from_i64(0), Key::from_i64(0))
         };
-        let meta = Arc::new(DataFileMeta {
+        let meta = Arc::new(CompactionFile {
             file_name: format!("data-{li}-{}", self.file_counter),
             file_size: size,
             row_count: rows as u64,
@@ -389,7 +389,7 @@ impl SimState {
         // Restore each touched bucket as a writer would from this snapshot, and ask the planner
         // what it would do now (advice: the real table's own history is what happens next).
         for li in touched {
-            let files: Vec<Arc<DataFileMeta>> = self.lanes[li]
+            let files: Vec<Arc<CompactionFile>> = self.lanes[li]
                 .files
                 .values()
                 .map(|f| f.meta.clone())

@@ -14,7 +14,7 @@ use super::{
     TablePlan, Work,
 };
 use crate::error::Result;
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::plan::{
     AppendCompactCoordinator, BucketedAppendCompactManager, CoordinatorFile, DeletionFileRef,
     Reason,
@@ -92,7 +92,7 @@ fn append_bucket_plan(
     storage: &dyn Storage,
     table: &Table,
     b: &BucketState,
-    files: &[Arc<DataFileMeta>],
+    files: &[Arc<CompactionFile>],
     reason: Reason,
     tasks: Vec<Vec<usize>>,
 ) -> Result<(BucketPlan, Option<Work>)> {
@@ -131,7 +131,7 @@ fn append_bucket_plan(
 }
 
 /// Files packed together by the coordinator, and why.
-type PickedTask = (Vec<Arc<DataFileMeta>>, Reason);
+type PickedTask = (Vec<Arc<CompactionFile>>, Reason);
 
 /// Plans every bucket of an unaware-bucket append table through the coordinator.
 pub(super) fn plan_coordinator(
@@ -210,7 +210,7 @@ pub(super) fn plan_coordinator(
                 .iter()
                 .flat_map(|(fs, _)| fs.iter().map(|f| f.file_name.as_str()))
                 .collect();
-            let rest: Vec<Arc<DataFileMeta>> = files
+            let rest: Vec<Arc<CompactionFile>> = files
                 .iter()
                 .zip(&b.files)
                 .filter(|(f, l)| {

@@ -18,7 +18,7 @@ use super::scan::{BucketState, Table, TableState};
 use super::schema::TableSchema;
 use super::scope::{JobScope, ResolvedScope};
 use crate::error::{ErrorKind, Result};
-use crate::meta::DataFileMeta;
+use crate::meta::CompactionFile;
 use crate::options::TableKind;
 use crate::plan::{
     route_job, CompactionMode, MergeTreeDecision, PlanContext, Reason, RewriteAlone,
@@ -182,7 +182,7 @@ pub(super) struct InternalPlan {
 }
 
 /// Files and bytes per level of `files`.
-pub(super) fn level_stats(files: &[Arc<DataFileMeta>]) -> Vec<LevelStat> {
+pub(super) fn level_stats(files: &[Arc<CompactionFile>]) -> Vec<LevelStat> {
     let mut by: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
     for f in files {
         let e = by.entry(f.level.get()).or_default();
@@ -435,7 +435,7 @@ fn postpone_bucket_plan(table: &Table, b: &BucketState) -> Result<BucketPlan> {
 }
 
 /// Where each of `files` is in the bucket's live files.
-fn indices_of(b: &BucketState, files: &[Arc<DataFileMeta>]) -> Vec<usize> {
+fn indices_of(b: &BucketState, files: &[Arc<CompactionFile>]) -> Vec<usize> {
     files
         .iter()
         .filter_map(|f| {

@@ -19,7 +19,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use paimon_compact::meta::{DataFileMeta, Key, Level, SequenceNumber};
+use paimon_compact::meta::{CompactionFile, Key, Level, SequenceNumber};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::merge::kv_format::planner_key;
 use paimon_compact::rewrite::merge::{MergeOutputFile, MergeTreeRewrite, RowKind};
@@ -151,7 +151,7 @@ pub fn stored_input(
     let path = format!("{DIR}/{name}");
     let size = bytes.len() as u64;
     st.put(&path, bytes);
-    let mut meta = DataFileMeta::new(
+    let mut meta = CompactionFile::new(
         name,
         Level::new(level),
         size,

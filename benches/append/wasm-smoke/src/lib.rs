@@ -13,7 +13,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
-use paimon_compact::meta::{DataFileMeta, Key, Level};
+use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
 use paimon_compact::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
 use paimon_compact::storage::MemoryStorage;
@@ -69,7 +69,7 @@ fn case(name: &str, codec: Compression, passthrough: bool) -> Result<(), String>
         w.write(&b).map_err(|e| e.to_string())?;
         w.close().map_err(|e| e.to_string())?;
         let path = format!("t/in-{k}.parquet");
-        let mut meta = DataFileMeta::new(
+        let mut meta = CompactionFile::new(
             format!("in-{k}.parquet"),
             Level::ZERO,
             buf.len() as u64,

@@ -13,7 +13,7 @@ pub enum FileSource {
 
 /// One data file as compaction sees it (compaction.md §1.1).
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize, serde::Deserialize)]
-pub struct DataFileMeta {
+pub struct CompactionFile {
     pub file_name: String,
     pub file_size: u64,
     pub row_count: u64,
@@ -35,7 +35,7 @@ pub struct DataFileMeta {
     pub has_deletion_vector: bool,
 }
 
-impl DataFileMeta {
+impl CompactionFile {
     /// A file with only the fields the planner's tests care about; the rest take neutral values.
     pub fn new(
         name: impl Into<String>,
@@ -46,7 +46,7 @@ impl DataFileMeta {
         min_seq: i64,
         max_seq: i64,
     ) -> Self {
-        DataFileMeta {
+        CompactionFile {
             file_name: name.into(),
             file_size: size,
             row_count: 0,
@@ -64,7 +64,7 @@ impl DataFileMeta {
 
     /// The same file, recorded at another level (an "upgrade": no I/O).
     pub fn upgrade(&self, level: Level) -> Self {
-        DataFileMeta {
+        CompactionFile {
             level,
             ..self.clone()
         }
