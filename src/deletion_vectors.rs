@@ -28,11 +28,15 @@ pub const DV_FILE_VERSION: u8 = 1;
 /// Where one data file's deletion vector sits in an index file.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeletionVectorMeta {
+    /// Name of the data file the vector belongs to, as the index manifest records it in
+    /// `_DELETIONS_VECTORS_RANGES` (format.md §10).
     pub data_file: String,
     /// Offset of the length word.
     pub offset: i32,
     /// Magic plus bitmap bytes.
     pub length: i32,
+    /// Number of deleted rows in the vector; `None` when the index manifest does not record
+    /// it (older writers). Always set by [`encode_deletion_vectors`].
     pub cardinality: Option<i64>,
 }
 
@@ -120,13 +124,16 @@ pub struct DeletionVectorMaintainer {
 /// A written deletion-vector index file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeletionVectorIndexFile {
+    /// Path the file was written at, relative to the storage root.
     pub path: String,
+    /// Size of the whole file in bytes, as the storage reported on finishing it.
     pub size: u64,
     /// Where each data file's vector is (offset of its length word, length, cardinality).
     pub ranges: Vec<DeletionVectorMeta>,
 }
 
 impl DeletionVectorMaintainer {
+    /// A bucket without deletion vectors yet (and unmodified).
     pub fn new() -> Self {
         Self::default()
     }
@@ -163,10 +170,13 @@ impl DeletionVectorMaintainer {
         }
     }
 
+    /// The deleted row positions of data file `file`; `None` if it has no vector.
     pub fn vector(&self, file: &str) -> Option<&RoaringBitmap> {
         self.vectors.get(file)
     }
 
+    /// Every vector, by data file name (may include empty ones, which [`Self::encode`] leaves
+    /// out).
     pub fn vectors(&self) -> &BTreeMap<String, RoaringBitmap> {
         &self.vectors
     }

@@ -25,9 +25,15 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StorageErrorKind {
+    /// The path does not exist. Callers rely on it to tell "absent" from "unreadable" (a
+    /// missing hint file, a snapshot not yet written).
     NotFound,
+    /// A create-if-absent write found the path taken: another writer got there first (how a
+    /// lost snapshot commit shows up).
     AlreadyExists,
+    /// The storage refused access.
     Permission,
+    /// Any other failure; the message says what.
     Io,
 }
 
@@ -41,14 +47,20 @@ pub enum NotCompactable {
     /// A table option whose compaction is another job's, or that this build cannot compact
     /// correctly (`src/table/guards.rs`).
     TableOption {
+        /// Paimon option key that rules compaction out, such as `row-tracking.enabled`.
         key: String,
+        /// The table's value for `key`, as written in its options (empty if unset).
         value: String,
+        /// Why the option rules compaction out, as a sentence fragment for the message.
         because: String,
     },
     /// `bucket = -1` append tables have no per-bucket auto compaction; the coordinator does it.
     UnawareBucketAutoCompaction,
     /// `data-evolution.enabled`: compacted by a different (row-id preserving) planner.
-    DataEvolution { deletion_vectors: bool },
+    DataEvolution {
+        /// Whether `deletion-vectors.enabled` is on as well (it only changes the message).
+        deletion_vectors: bool,
+    },
     /// Tables with BLOB columns skip compaction.
     BlobTable,
     /// `bucket = -2`: files wait in a postpone bucket until a rescale job assigns them.
@@ -91,15 +103,30 @@ impl fmt::Display for NotCompactable {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum ErrorKind {
     /// An option is unknown, malformed or out of range.
-    InvalidOption { key: String, value: String },
+    InvalidOption {
+        /// Paimon option key as given by the caller, such as `target-file-size`.
+        key: String,
+        /// The rejected value, verbatim.
+        value: String,
+    },
     /// The table or bucket cannot be compacted by design (write-only, data evolution, ...).
-    NotCompactable { reason: NotCompactable },
+    NotCompactable {
+        /// Which rule refused it, as data a caller can branch on.
+        reason: NotCompactable,
+    },
     /// Input that claims an invariant it does not hold (overlapping sorted run, level out of
     /// range, unparsable metadata or data file).
-    CorruptInput { file: Option<String> },
+    CorruptInput {
+        /// Path of the file at fault as the storage names it; `None` when no one file is at
+        /// fault (an in-memory input such as a plan request or replay JSON, or an invariant
+        /// broken across files).
+        file: Option<String>,
+    },
     /// A storage call failed.
     Io {
+        /// Which kind of storage failure it was.
         storage: StorageErrorKind,
+        /// Path the failed call was about, as passed to the storage.
         path: String,
     },
     /// Creating the snapshot at `path` failed, and so did checking whether it exists: the
@@ -107,10 +134,12 @@ pub enum ErrorKind {
     /// them could break a published snapshot); look at `path` before retrying or cleaning up.
     /// `storage` is the failure of the check.
     CommitUnknown {
+        /// The failure of the existence check (not of the create).
         storage: StorageErrorKind,
+        /// Path of the snapshot file that may or may not exist.
         path: String,
     },
-    /// Another writer changed what this job depends on.
+    /// Another writer changed what this job depends on; nothing was committed.
     Conflict,
     /// A valid request this build does not support.
     Unsupported,
@@ -131,8 +160,11 @@ pub type Cause = Arc<dyn std::error::Error + Send + Sync + 'static>;
 /// diagnosis, and it does not cross the WIT edge.
 #[derive(Clone, serde::Serialize, serde::Deserialize)]
 pub struct Error {
+    /// What went wrong, for programs to branch on.
     #[serde(flatten)]
     pub kind: ErrorKind,
+    /// One line for people, starting with the kind's prefix (`invalid option`, `corrupt
+    /// input`, `unsupported`, ...); never parsed by this crate.
     pub message: String,
     #[serde(skip)]
     source: Option<Cause>,
@@ -195,6 +227,7 @@ impl Error {
         self
     }
 
+    /// An [`ErrorKind::InvalidOption`] for `key` = `value`, with `why` it was rejected.
     pub fn invalid_option(key: &str, value: &str, why: impl fmt::Display) -> Self {
         Error::new(
             ErrorKind::InvalidOption {
@@ -205,11 +238,13 @@ impl Error {
         )
     }
 
+    /// An [`ErrorKind::NotCompactable`] whose message is `reason`'s description.
     pub fn not_compactable(reason: NotCompactable) -> Self {
         let message = format!("not compactable: {reason}");
         Error::new(ErrorKind::NotCompactable { reason }, message)
     }
 
+    /// An [`ErrorKind::CorruptInput`] naming `file` when the fault is known to be in one.
     pub fn corrupt(file: Option<&str>, why: impl fmt::Display) -> Self {
         let message = match file {
             Some(f) => format!("corrupt input '{f}': {why}"),
@@ -250,6 +285,7 @@ impl Error {
         )
     }
 
+    /// A concurrent change this job cannot commit over ([`ErrorKind::Conflict`]).
     pub fn conflict(why: impl fmt::Display) -> Self {
         Error::new(ErrorKind::Conflict, format!("conflict: {why}"))
     }
@@ -264,6 +300,7 @@ impl Error {
         Error::new(ErrorKind::Internal, format!("internal error: {why}"))
     }
 
+    /// A valid request or input this build does not handle ([`ErrorKind::Unsupported`]).
     pub fn unsupported(why: impl fmt::Display) -> Self {
         Error::new(ErrorKind::Unsupported, format!("unsupported: {why}"))
     }
@@ -275,6 +312,7 @@ impl Error {
     }
 }
 
+/// The crate's result type, with [`Error`] as the default error.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

@@ -49,6 +49,8 @@ impl std::fmt::Debug for CodecOffload {
 }
 
 impl CodecOffload {
+    /// Wraps `host` with zeroed counters, shared (`Arc`) so every reader and writer of one
+    /// rewrite adds to the same metrics.
     pub fn new(host: Arc<dyn HostCodec>) -> Arc<Self> {
         Arc::new(CodecOffload {
             host,
@@ -57,11 +59,15 @@ impl CodecOffload {
         })
     }
 
+    /// [`HostCodec::zstd_compress`], counted as one compressed page (a failed call counts
+    /// too: it was handed over).
     pub fn zstd_compress(&self, level: i32, input: &[u8]) -> Result<Vec<u8>, String> {
         self.compressed.fetch_add(1, Ordering::Relaxed);
         self.host.zstd_compress(level, input)
     }
 
+    /// [`HostCodec::zstd_decompress`], counted as one decompressed page (a failed call counts
+    /// too).
     pub fn zstd_decompress(
         &self,
         input: &[u8],

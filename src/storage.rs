@@ -22,8 +22,12 @@ pub use crate::error::StorageErrorKind;
 /// A failed storage call, with the path it was about.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct StorageError {
+    /// Which kind of failure, the only part callers branch on (for example, `NotFound` as
+    /// "absent").
     pub kind: StorageErrorKind,
+    /// Path the call was about, relative to the storage's root.
     pub path: String,
+    /// The storage's own words about the failure, without the path; often empty.
     pub message: String,
 }
 
@@ -44,6 +48,7 @@ impl fmt::Display for StorageError {
 }
 
 impl StorageError {
+    /// A failure of `kind` on `path`, with the storage's own `message` (may be empty).
     pub fn new(kind: StorageErrorKind, path: &str, message: impl Into<String>) -> Self {
         StorageError {
             kind,
@@ -51,11 +56,13 @@ impl StorageError {
             message: message.into(),
         }
     }
+    /// `path` does not exist ([`StorageErrorKind::NotFound`], no message).
     pub fn not_found(path: &str) -> Self {
         Self::new(StorageErrorKind::NotFound, path, "")
     }
 }
 
+/// The result of a storage call.
 pub type StorageResult<T> = std::result::Result<T, StorageError>;
 
 /// The core's `Io` error, keeping the storage error as its cause.
@@ -68,7 +75,9 @@ impl From<StorageError> for crate::error::Error {
 /// An entry of a listing.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ObjectMeta {
+    /// Full path relative to the storage's root (not to the listed prefix).
     pub path: String,
+    /// Size in bytes.
     pub size: u64,
     /// When the object was last written, in epoch milliseconds, where the store knows it.
     /// Orphan-file removal deletes only files older than its threshold and keeps any file of
@@ -82,9 +91,11 @@ pub struct ObjectMeta {
 /// `Send`: a writer may be kept by an owner that moves between threads (a host's resource
 /// table, a page store arrow-rs requires to be `Send`).
 pub trait StorageWriter: Send {
+    /// Appends `chunk` to the file; nothing becomes visible before `finish`.
     fn write(&mut self, chunk: &[u8]) -> StorageResult<()>;
     /// Makes the file visible; returns its size.
     fn finish(self: Box<Self>) -> StorageResult<u64>;
+    /// Discards everything written; the path is left as it was.
     fn abort(self: Box<Self>) -> StorageResult<()>;
 }
 
@@ -102,6 +113,8 @@ pub trait Storage: Send + Sync {
     /// Starts writing a file (replacing it on `finish` if it exists). The writer is owned: it
     /// may outlive this borrow of the storage.
     fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>>;
+    /// Removes a file. A missing file is an error of kind `NotFound`, which callers that
+    /// tolerate a file already gone check for.
     fn delete(&self, path: &str) -> StorageResult<()>;
     /// Atomically creates a file with `bytes`, or fails with `AlreadyExists`.
     fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()>;
@@ -131,6 +144,7 @@ pub struct MemoryStorage {
 }
 
 impl MemoryStorage {
+    /// An empty storage.
     pub fn new() -> Self {
         Self::default()
     }
@@ -145,10 +159,13 @@ impl MemoryStorage {
         self.files().keys().cloned().collect()
     }
 
+    /// Stores `bytes` at `path` at once, replacing any file there (a test and demo shortcut
+    /// for a writer's `finish`).
     pub fn put(&self, path: &str, bytes: Vec<u8>) {
         self.files().insert(path.to_string(), Arc::new(bytes));
     }
 
+    /// The bytes at `path`, shared rather than copied; `None` if there is no such file.
     pub fn get(&self, path: &str) -> Option<Arc<Vec<u8>>> {
         self.files().get(path).cloned()
     }

@@ -13,7 +13,10 @@ use crate::error::{Error, Result};
 /// A Paimon data type, with its nullability.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DataType {
+    /// The kind of the type and its parameters (length, precision, nested types).
     pub root: TypeRoot,
+    /// Whether values may be null: `false` for a type written with `NOT NULL` in the schema
+    /// file, `true` otherwise (Paimon's default).
     pub nullable: bool,
 }
 
@@ -21,53 +24,96 @@ pub struct DataType {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum TypeRoot {
+    /// `BOOLEAN`.
     Boolean,
+    /// `TINYINT`: a signed 8-bit integer.
     TinyInt,
+    /// `SMALLINT`: a signed 16-bit integer.
     SmallInt,
+    /// `INT` (also read as `INTEGER`): a signed 32-bit integer.
     Int,
+    /// `BIGINT`: a signed 64-bit integer.
     BigInt,
+    /// `FLOAT`: a 32-bit IEEE 754 float.
     Float,
+    /// `DOUBLE` (also read as `DOUBLE PRECISION`): a 64-bit IEEE 754 float.
     Double,
+    /// `DECIMAL(p, s)` (also read as `NUMERIC`, `DEC`); `DECIMAL` alone is `DECIMAL(10, 0)`.
     Decimal {
+        /// Total number of decimal digits; up to 18 fits BinaryRow's fixed 8-byte slot
+        /// ([`DataType::is_fixed_length`]), above 38 has no Arrow form.
         precision: u32,
+        /// Digits after the decimal point (`0..=precision`).
         scale: u32,
     },
+    /// `CHAR(n)`: a fixed-length string; `CHAR` alone is `CHAR(1)`.
     Char {
+        /// Length in characters.
         length: u32,
     },
+    /// `VARCHAR(n)`; `STRING` is `VARCHAR(`[`MAX_LENGTH`]`)`.
     VarChar {
+        /// Maximum length in characters.
         length: u32,
     },
+    /// `BINARY(n)`: a fixed-length byte string; `BINARY` alone is `BINARY(1)`.
     Binary {
+        /// Length in bytes.
         length: u32,
     },
+    /// `VARBINARY(n)`; `BYTES` is `VARBINARY(`[`MAX_LENGTH`]`)`.
     VarBinary {
+        /// Maximum length in bytes.
         length: u32,
     },
+    /// `DATE`: days since 1970-01-01.
     Date,
+    /// `TIME(p)`: a time of day without time zone, stored in Parquet as `INT32` milliseconds
+    /// whatever the precision; `TIME` alone is `TIME(0)`.
     Time {
+        /// Fractional-second digits (0–9).
         precision: u32,
     },
+    /// `TIMESTAMP(p)` (`TIMESTAMP WITHOUT TIME ZONE`); `TIMESTAMP` alone is `TIMESTAMP(6)`.
     Timestamp {
+        /// Fractional-second digits (0–9): up to 3 is stored as milliseconds (and fits
+        /// BinaryRow's fixed slot), up to 6 as microseconds, above 6 as nanoseconds (INT96 in
+        /// Parquet).
         precision: u32,
     },
+    /// `TIMESTAMP(p) WITH LOCAL TIME ZONE` (also read as `TIMESTAMP_LTZ`): an instant, read
+    /// as UTC; `TIMESTAMP_LTZ` alone has precision 6.
     LocalZonedTimestamp {
+        /// Fractional-second digits (0–9), with the same storage tiers as
+        /// [`TypeRoot::Timestamp`].
         precision: u32,
     },
+    /// `ARRAY<t>`.
     Array {
+        /// Type of each element, with its own nullability.
         element: Box<DataType>,
     },
+    /// `MULTISET<t>`: a bag, stored in Parquet as a map from element to its `INT` count.
     Multiset {
+        /// Type of the distinct elements (the map's keys).
         element: Box<DataType>,
     },
+    /// `MAP<k, v>`.
     Map {
+        /// Type of the keys; Paimon's Parquet writer stores them as non-null.
         key: Box<DataType>,
+        /// Type of the values, with its own nullability.
         value: Box<DataType>,
     },
+    /// `ROW<...>`: a nested record.
     Row {
+        /// The nested fields in order, each with its own stable field id.
         fields: Vec<DataField>,
     },
+    /// `VARIANT`: semi-structured data; readable from schemas, but it has no single Arrow form
+    /// ([`DataType::to_arrow`] refuses it).
     Variant,
+    /// `BLOB`: values stored outside the data files; [`DataType::to_arrow`] refuses it.
     Blob,
 }
 
@@ -168,6 +214,7 @@ impl DataType {
         })
     }
 
+    /// A nullable type of `root` (Paimon's default when a type string has no `NOT NULL`).
     pub fn new(root: TypeRoot) -> Self {
         DataType {
             root,
@@ -175,6 +222,7 @@ impl DataType {
         }
     }
 
+    /// The same type with `NOT NULL`.
     pub fn not_null(mut self) -> Self {
         self.nullable = false;
         self
@@ -414,9 +462,15 @@ fn split_not_null(s: &str) -> (&str, bool) {
 /// One column.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DataField {
+    /// Field id, stable across renames; schema evolution matches the columns of older files by
+    /// it (format.md §2), and nested ROW fields have their own.
     pub id: i32,
+    /// Column name in the current schema (may differ from the name in older data files).
     pub name: String,
+    /// Type of the column, with its nullability.
     pub data_type: DataType,
+    /// The column comment from the schema file; `None` when it has none. Ignored when
+    /// comparing types ([`DataType::same_as`]).
     pub description: Option<String>,
 }
 

@@ -12,30 +12,44 @@ use crate::types::{DataType, TypeRoot};
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "kebab-case")]
 pub enum Datum {
+    /// SQL `NULL`, of any type; sorts before every other value in [`order_key`].
     Null,
+    /// A `BOOLEAN`.
     Boolean(bool),
+    /// A `TINYINT`.
     TinyInt(i8),
+    /// A `SMALLINT`.
     SmallInt(i16),
+    /// An `INT`.
     Int(i32),
+    /// A `BIGINT`.
     BigInt(i64),
+    /// A `FLOAT`; keys order it by IEEE 754 total order.
     Float(f32),
+    /// A `DOUBLE`; keys order it by IEEE 754 total order.
     Double(f64),
     /// The unscaled value; the scale comes from the type.
     Decimal(i128),
+    /// A `CHAR` or `VARCHAR`/`STRING` value; keys order it by its UTF-8 bytes, unsigned.
     String(String),
+    /// A `BINARY` or `VARBINARY`/`BYTES` value; keys order it as unsigned bytes.
     Bytes(Vec<u8>),
     /// Days since the epoch.
     Date(i32),
     /// Milliseconds of the day.
     Time(i32),
     /// Milliseconds since the epoch and the nanoseconds within that millisecond.
+    /// Used for both `TIMESTAMP` and `TIMESTAMP WITH LOCAL TIME ZONE`.
     Timestamp {
+        /// Milliseconds since 1970-01-01 00:00:00 (may be negative).
         millis: i64,
+        /// Nanoseconds within that millisecond (`0..1_000_000`); 0 for precisions up to 3.
         nanos: i32,
     },
 }
 
 impl Datum {
+    /// Whether this is [`Datum::Null`].
     pub fn is_null(&self) -> bool {
         matches!(self, Datum::Null)
     }

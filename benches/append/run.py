@@ -6,7 +6,7 @@ Usage (from the repository root):
     python3 benches/append/run.py [--gb 1.0] [--work target/append-bench] [--skip-rss]
 
 It creates a venv under target/ and installs pyarrow, duckdb and numpy from PyPI into it, builds
-the native bench binary (`cargo bench --bench append_rewrite --no-run`, honouring
+the native bench binary (`cargo bench --bench append_rewrite --features bench-comparisons --no-run`, honouring
 CARGO_TARGET_DIR), generates the tables once (kept under --work), then measures for each engine:
 wall time, CPU time (user+sys of the child process) and peak RSS (ru_maxrss of the child).
 Machines are noisy: compare the ratios of one run, not absolute times.
@@ -68,7 +68,7 @@ def build_native() -> Path:
     """Builds the bench binary in release mode and returns its path."""
     log("building the native bench binary (release)")
     out = subprocess.run(
-        ["cargo", "bench", "--bench", "append_rewrite", "--no-run", "--message-format=json"],
+        ["cargo", "bench", "--bench", "append_rewrite", "--features", "bench-comparisons", "--no-run", "--message-format=json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

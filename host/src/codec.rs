@@ -27,6 +27,8 @@ impl NativeZstd {
         }
     }
 
+    /// One zstd frame of `data` at `level`; the compressor is kept for the next page and
+    /// rebuilt only when the level changes. The error is a message for the guest.
     pub fn compress(&mut self, level: i32, data: &[u8]) -> Result<Vec<u8>, String> {
         if !matches!(&self.compressor, Some((l, _)) if *l == level) {
             let c = zstd::bulk::Compressor::new(level)

@@ -41,7 +41,10 @@ pub use paimon_compact::api::{
 
 /// The engine a command runs on.
 pub enum Compactor {
+    /// The core linked into this binary, called through [`paimon_compact::api`] directly.
     Native,
+    /// The WebAssembly component in wasmtime, bounded in memory and time by its
+    /// [`crate::wasm::Limits`]; same API, same results.
     Wasm(Box<WasmRuntime>),
 }
 
@@ -122,6 +125,7 @@ fn from_json<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, HostError>
 }
 
 impl Compactor {
+    /// `native` or `wasm`, as reports and logs name the engine.
     pub fn name(&self) -> &'static str {
         match self {
             Compactor::Native => "native",
@@ -159,6 +163,8 @@ impl Compactor {
         }
     }
 
+    /// Runs a conformance vectors file (JSON text) through the planner with `flavor`'s rules
+    /// and reports each case (the WIT `planner.run-conformance`).
     pub fn run_conformance(
         &self,
         vectors_json: &str,

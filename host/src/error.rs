@@ -11,9 +11,15 @@ pub enum HostError {
     /// The core reported an error (invalid option, corrupt input, storage failure, ...).
     Core(CoreError),
     /// The guest tried to grow its memory past the limit and was stopped.
-    MemoryLimit { bytes: usize },
+    MemoryLimit {
+        /// The limit the guest hit ([`crate::wasm::Limits::max_memory_bytes`]), in bytes.
+        bytes: usize,
+    },
     /// The guest ran past its time limit and was interrupted.
-    TimeLimit { seconds: f64 },
+    TimeLimit {
+        /// The limit the call ran past ([`crate::wasm::Limits::timeout`]), in seconds.
+        seconds: f64,
+    },
     /// The guest trapped for another reason (a bug: please report it).
     Trap(String),
     /// The host could not load or link the component.

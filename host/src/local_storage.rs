@@ -31,6 +31,8 @@ fn io_error(e: std::io::Error, path: &str) -> StorageError {
 }
 
 impl LocalDirStorage {
+    /// Storage rooted at the directory `root`, without external roots. Nothing is checked
+    /// or created until a call needs it.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         LocalDirStorage {
             root: root.into(),
@@ -56,6 +58,7 @@ impl LocalDirStorage {
         Some(rest)
     }
 
+    /// The directory relative paths resolve against, as given to [`LocalDirStorage::new`].
     pub fn root(&self) -> &Path {
         &self.root
     }

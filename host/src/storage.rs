@@ -13,13 +13,21 @@ use paimon_compact::storage::{
 /// A progress event from the component.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Progress {
+    /// The phase: `rewrite`, `compact`, ...
     pub phase: String,
+    /// Units done so far in this phase, counted in `unit`.
     pub done: u64,
+    /// Units the phase has in all, in `unit`.
     pub total: u64,
+    /// What `done` and `total` count: `files`, `steps`, ...
     pub unit: String,
+    /// A line for people.
     pub message: String,
 }
 
+/// The host's progress callback, for either engine. Calls are serialized (one at a time), but
+/// may come from a thread other than the caller's; it should return quickly, since the job
+/// waits for it.
 pub type ProgressFn = Box<dyn FnMut(Progress) + Send>;
 
 /// Fails chosen storage calls: the k-th call (counting every method, writer calls included), or
@@ -33,6 +41,8 @@ pub struct FaultyStorage<S> {
 }
 
 impl<S> FaultyStorage<S> {
+    /// Wraps `inner`, failing nothing until [`Self::fail_call`] or [`Self::fail_path`] says
+    /// what to fail.
     pub fn new(inner: S) -> Self {
         FaultyStorage {
             inner,

@@ -13,10 +13,14 @@ use crate::Result;
 /// `input-file`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AppendInputFile {
+    /// Path of the Parquet file, relative to the storage root.
     pub path: String,
     /// Rows in the file; 0 when unknown (then not checked).
     pub row_count: u64,
+    /// Smallest sequence number of the file's rows, as its manifest entry records it. The
+    /// first input's is where the outputs' renumbering starts.
     pub min_sequence_number: i64,
+    /// Largest sequence number of the file's rows, as its manifest entry records it.
     pub max_sequence_number: i64,
     /// Row positions its deletion vector marks as deleted, ascending.
     pub deleted_rows: Option<Vec<u64>>,
@@ -31,6 +35,8 @@ pub struct AppendRequest {
     pub output_dir: String,
     /// New files are `<file_prefix><n>.parquet`; the caller makes the prefix unique.
     pub file_prefix: String,
+    /// The table's options (`target-file-size`, `file.compression`, ...); parsed as an append
+    /// table's, so a malformed one fails the call before anything is read.
     pub options: Options,
     /// Stamped into the outputs' metadata.
     pub creation_time_ms: i64,
@@ -41,16 +47,23 @@ pub struct AppendRequest {
 pub struct OutputFile {
     /// Relative to the storage root.
     pub path: String,
+    /// File size in bytes.
     pub size: u64,
+    /// Rows written, after dropping the rows the inputs' deletion vectors mark.
     pub row_count: u64,
+    /// First sequence number of the file: rows are renumbered consecutively from the first
+    /// input's minimum, so each output continues where the previous one ended.
     pub min_sequence_number: i64,
+    /// Last sequence number of the file: `min_sequence_number + row_count - 1`.
     pub max_sequence_number: i64,
+    /// LSM level of the file; always 0 here (append tables keep their files at level 0).
     pub level: u32,
 }
 
 /// What an append rewrite wrote (the WIT `append-result`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AppendResult {
+    /// The new files, in sequence order (each one's sequence range follows the previous one's).
     pub outputs: Vec<OutputFile>,
     /// The last output is small and rejoins the compaction queue.
     pub requeue_last: bool,

@@ -14,6 +14,8 @@ use crate::Result;
 pub struct MaintenanceRequest {
     /// The clock: epoch milliseconds and the host's offset from UTC.
     pub now_ms: i64,
+    /// Milliseconds to add to UTC for the host's local wall-clock time, which Paimon compares
+    /// partition values, tag periods and creation times against (`maintenance.md`, "Time").
     pub utc_offset_ms: i64,
     /// Report what would be deleted or committed, and change nothing.
     pub dry_run: bool,

@@ -64,6 +64,7 @@ pub struct ProgressEvent {
     pub phase: String,
     /// Units done and in total in this phase, counted in `unit`.
     pub done: u64,
+    /// Units the phase has in all, in `unit` (`done` reaches it when the phase ends).
     pub total: u64,
     /// `files`, `steps`, ...
     pub unit: String,

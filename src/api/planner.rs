@@ -17,8 +17,13 @@ use crate::Result;
 /// One bucket to plan (the WIT `bucket-request`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BucketRequest {
+    /// Whether the bucket is an LSM tree (primary key) or a queue of files (append): picks
+    /// the strategy (compaction.md §3, §13).
     pub table_kind: TableKind,
+    /// Which implementation's decisions to reproduce where Java and C++ differ
+    /// (compaction.md §16).
     pub flavor: Flavor,
+    /// The table's options, by Paimon key (compaction.md §2); a malformed one fails the call.
     pub options: Options,
     /// The bucket's files. The planner reads neither `file_source` nor anything the WIT
     /// `data-file` leaves out.
@@ -27,6 +32,8 @@ pub struct BucketRequest {
     pub full: bool,
     /// The decision's clock: epoch milliseconds and local hour (0-23), from the caller.
     pub now_ms: i64,
+    /// Hour of the caller's local wall clock (0–23), for the off-peak window
+    /// (compaction.md §4.7).
     pub local_hour: u8,
     /// What the last decision returned; `None` for a freshly opened bucket.
     pub state: Option<StrategyState>,
@@ -71,6 +78,7 @@ pub struct Reason {
 /// Merge files into new files at `output_level` (the WIT `rewrite-action`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RewriteAction {
+    /// LSM level the merged files are written at.
     pub output_level: u32,
     /// Sections in key order, each a list of sorted runs, each a list of file names.
     pub sections: Vec<Vec<Vec<String>>>,
@@ -85,9 +93,12 @@ pub struct RewriteAction {
 pub enum TaskAction {
     /// Record the file at a higher level; no data moves.
     Upgrade {
+        /// Name of the file, as in the request's `files`.
         file: String,
+        /// Level the file is recorded at afterwards (higher than its current one).
         to_level: u32,
     },
+    /// Merge the listed runs into new files (compaction.md §9).
     Rewrite(RewriteAction),
 }
 
@@ -126,6 +137,7 @@ pub struct Decision {
     pub actions: Vec<TaskAction>,
     /// Files an append bucket stops considering (large enough already).
     pub released: Vec<String>,
+    /// Which rule decided, in words and numbers; set for "nothing to do" as well.
     pub reason: Reason,
     /// Primary-key tables only.
     pub write_stall: Option<WriteStall>,

@@ -20,6 +20,8 @@ pub struct TableJob {
     pub full: bool,
     /// The job's clock: epoch milliseconds and local hour (0-23).
     pub now_ms: i64,
+    /// Hour of the host's local wall clock (0–23), for the off-peak window
+    /// (compaction.md §4.7).
     pub local_hour: u8,
     /// 16 random bytes; new file names and the commit derive from them. Checked by
     /// [`compact_table`] (planning does not need them).

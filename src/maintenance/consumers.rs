@@ -129,11 +129,13 @@ pub fn reset_consumer(
 /// What consumer expiry did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConsumerReport {
+    /// The run only reported ([`MaintenanceContext::dry_run`]): nothing was deleted.
     pub dry_run: bool,
     /// Deleted (in a dry run: would be) consumer ids.
     pub expired: Vec<String>,
     /// Consumers kept because their modification time is unknown.
     pub age_unknown: Vec<String>,
+    /// Consumers kept because they were modified at or after the cutoff.
     pub kept: usize,
 }
 

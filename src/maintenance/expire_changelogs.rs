@@ -42,6 +42,8 @@ use crate::table::snapshot::{latest_snapshot_id, Snapshot};
 /// What one changelog expiration did (or, in a dry run, would do).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChangelogExpireReport {
+    /// The run only reported ([`MaintenanceContext::dry_run`]): the lists say what would have
+    /// been deleted.
     pub dry_run: bool,
     /// Changelog ids whose files were deleted, ascending.
     pub expired_changelogs: Vec<i64>,
@@ -49,9 +51,13 @@ pub struct ChangelogExpireReport {
     pub deleted: Vec<String>,
     /// As [`super::expire_snapshots::ExpireReport::empty_directories`].
     pub empty_directories: Vec<String>,
-    /// The earliest long-lived changelog before and after the run (`None`: none).
+    /// The earliest long-lived changelog before the run (`None`: none).
     pub earliest_before: Option<i64>,
+    /// The earliest long-lived changelog after the run (in a dry run: that it would leave);
+    /// equal to `earliest_before` when nothing expired, `None` when there were none.
     pub earliest_after: Option<i64>,
+    /// Changelogs kept or deletions cancelled because metadata was missing or unreadable, and
+    /// hints that could not be written; none of them fails the run.
     pub warnings: Vec<String>,
 }
 

@@ -152,6 +152,8 @@ impl ExpireConfig {
 /// What one snapshot expiration did (or, in a dry run, would do).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExpireReport {
+    /// The run only reported ([`MaintenanceContext::dry_run`]): the lists say what would have
+    /// been deleted or written.
     pub dry_run: bool,
     /// Snapshot ids whose files were deleted, ascending.
     pub expired_snapshots: Vec<i64>,
@@ -165,8 +167,10 @@ pub struct ExpireReport {
     /// longer hold any file, deepest first. Storage has no directories of its own, so a host
     /// whose file system has them removes these (non-recursively).
     pub empty_directories: Vec<String>,
-    /// The earliest snapshot before and after the run (`None`: no snapshot).
+    /// The earliest snapshot before the run (`None`: no snapshot).
     pub earliest_before: Option<i64>,
+    /// The earliest snapshot after the run (in a dry run: that it would leave); equal to
+    /// `earliest_before` when nothing expired, `None` when there was no snapshot.
     pub earliest_after: Option<i64>,
     /// Deletions cancelled because metadata was missing or unreadable, and hints that could
     /// not be written.

@@ -30,16 +30,29 @@ use crate::table::scan::Table;
 pub enum MaintenanceTask {
     /// Everything a dedicated job's commit runs, in Paimon's order.
     AfterCommit,
+    /// Snapshot expiration alone (procedure `expire_snapshots`, maintenance-rules.md §4).
     ExpireSnapshots,
+    /// Changelog expiration alone, whether or not changelogs are decoupled (procedure
+    /// `expire_changelogs`, maintenance-rules.md §5).
     ExpireChangelogs,
+    /// Partition expiration alone, checked now regardless of
+    /// `partition.expiration-check-interval` (procedure `expire_partitions`,
+    /// maintenance-rules.md §7); an error without `partition.expiration-time`.
     ExpirePartitions,
+    /// Tag expiry by age alone, without auto-creation (procedure `expire_tags`,
+    /// maintenance-rules.md §8.3).
     ExpireTags,
+    /// Consumer expiry alone; does nothing without `consumer.expiration-time`
+    /// (maintenance-rules.md §6).
     ExpireConsumers,
+    /// Orphan file removal (procedure `remove_orphan_files`, maintenance-rules.md §9); the
+    /// only task that does not load the table's schema and options.
     RemoveOrphanFiles,
 }
 
 /// How to run it.
 pub struct MaintenanceSettings<'a> {
+    /// The run's time, the host's UTC offset, and whether it is a dry run.
     pub ctx: MaintenanceContext,
     /// Random bytes from the host: names of what partition expiration commits.
     pub job_id: [u8; 16],
@@ -56,6 +69,8 @@ pub struct MaintenanceSettings<'a> {
 }
 
 impl MaintenanceSettings<'_> {
+    /// Settings at `ctx` with no option overrides, the default orphan age, an empty commit
+    /// user and no sleep between commit retries.
     pub fn new(ctx: MaintenanceContext, job_id: [u8; 16]) -> Self {
         MaintenanceSettings {
             ctx,
@@ -72,19 +87,31 @@ impl MaintenanceSettings<'_> {
 /// absent.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MaintenanceReport {
+    /// The run only reported ([`MaintenanceContext::dry_run`]); every step's report says what
+    /// it would have done.
     pub dry_run: bool,
+    /// Tag auto-creation (maintenance-rules.md §8.2); only after a commit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags_created: Option<TagReport>,
+    /// Tag expiry by age (maintenance-rules.md §8.3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tags_expired: Option<TagReport>,
+    /// Partition expiration (maintenance-rules.md §7); absent without
+    /// `partition.expiration-time`, and after a commit for an unpartitioned table.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<PartitionExpireReport>,
+    /// Consumer expiry (maintenance-rules.md §6); absent without `consumer.expiration-time`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consumers: Option<ConsumerReport>,
+    /// Snapshot expiration (maintenance-rules.md §4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshots: Option<ExpireReport>,
+    /// Changelog expiration (maintenance-rules.md §5); after a commit only when changelogs are
+    /// decoupled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changelogs: Option<ChangelogExpireReport>,
+    /// Orphan file removal (maintenance-rules.md §9); only for
+    /// [`MaintenanceTask::RemoveOrphanFiles`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub orphans: Option<OrphanReport>,
 }
@@ -207,6 +234,8 @@ pub fn run(
 /// what the maintenance after it did.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct JobReport {
+    /// The compaction's report; its fields are at the top level of the JSON (see
+    /// `docs/report.md`).
     #[serde(flatten)]
     pub compaction: crate::table::CompactReport,
     /// The post-commit maintenance; absent with `skip_maintenance` or for a refused table.

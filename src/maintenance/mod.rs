@@ -58,6 +58,8 @@ pub struct Deleter<'a> {
 }
 
 impl<'a> Deleter<'a> {
+    /// A deleter over `storage` with nothing deleted yet; with `dry_run` it deletes nothing and
+    /// only records the paths.
     pub fn new(storage: &'a dyn Storage, dry_run: bool) -> Self {
         Deleter {
             storage,
@@ -66,10 +68,13 @@ impl<'a> Deleter<'a> {
         }
     }
 
+    /// The storage deletions go to, for steps that also read before deleting.
     pub fn storage(&self) -> &'a dyn Storage {
         self.storage
     }
 
+    /// Whether this deleter only records (a dry run), so callers can skip writes of their own
+    /// (hints, tag files) as well.
     pub fn dry_run(&self) -> bool {
         self.dry_run
     }

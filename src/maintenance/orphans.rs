@@ -54,7 +54,9 @@ const LEASE_DIR: &str = "compaction-lease";
 /// file stays an orphan and a later run retries it.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct FailedDeletion {
+    /// Path of the file, relative to the storage root.
     pub path: String,
+    /// The storage error, as text.
     pub error: String,
 }
 

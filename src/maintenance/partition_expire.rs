@@ -63,11 +63,19 @@ pub const CHECK_STATE_FILE: &str = "compaction-state/partition-expire.json";
 /// The partition-expiration options of a table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PartitionExpireConfig {
+    /// `partition.expiration-time` in milliseconds: a partition older than `now` minus this
+    /// expires.
     pub expiration_time_ms: i64,
     /// `0`: check on every call.
     pub check_interval_ms: i64,
+    /// `partition.expiration-strategy`: judge a partition by its values or by its files'
+    /// creation times.
     pub strategy: ExpireStrategy,
+    /// `partition.timestamp-formatter`, a Java `DateTimeFormatter` pattern, already checked to
+    /// compile; `None` reads `y-M-d[ H:m:s[.fraction]]` leniently.
     pub timestamp_formatter: Option<String>,
+    /// `partition.timestamp-pattern`, a template of `$column` references; `None` uses the
+    /// first partition column's value.
     pub timestamp_pattern: Option<String>,
     /// At most this many partitions per check.
     pub max_num: usize,
@@ -324,6 +332,7 @@ impl DropCommit<'_> {
 pub struct PartitionExpireReport {
     /// `false` when the check interval had not passed (nothing was read).
     pub checked: bool,
+    /// The run only reported ([`MaintenanceContext::dry_run`]): nothing was committed.
     pub dry_run: bool,
     /// The dropped partitions (in a dry run: those that would be), in Paimon's order.
     pub expired: Vec<ExpiredPartition>,
@@ -332,6 +341,8 @@ pub struct PartitionExpireReport {
     /// Data files removed from the table by those snapshots (still on storage until snapshot
     /// expiration passes them).
     pub files_dropped: usize,
+    /// Partitions that could not be judged (so were kept), and caveats of the drop; none of
+    /// them fails the run.
     pub warnings: Vec<String>,
 }
 
@@ -511,6 +522,7 @@ fn drop_batch(
 /// The committer's memory of its last check (Paimon keeps it in memory only).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PartitionExpirer {
+    /// The options it expires by (the table's as of the run; not persisted in the state file).
     pub config: PartitionExpireConfig,
     /// The last check, local wall-clock milliseconds.
     pub last_check_local_ms: i64,

@@ -88,6 +88,7 @@ fn statistics_path(paths: &TablePaths, name: &str, source: &str) -> Result<Strin
 /// One tag file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TagEntry {
+    /// The tag's name: the file is `tag/tag-<name>`.
     pub name: String,
     /// The tagged snapshot (the TTL fields are in `extra`).
     pub snapshot: Snapshot,
@@ -298,6 +299,8 @@ fn name_format(fields: &[Field], dashes: bool, space_before_hour: bool) -> Vec<T
 }
 
 impl TagPeriodHandler {
+    /// The handler for `tag.creation-period` and `tag.period-formatter`, or for
+    /// `tag.creation-period-duration` when set (which then wins, with `yyyyMMddHHmm` names).
     pub fn new(options: &TagOptions) -> Self {
         use Field::*;
         use TagPeriodFormatter::*;
@@ -336,6 +339,8 @@ impl TagPeriodHandler {
         }
     }
 
+    /// Length of one period in milliseconds (`tag.creation-period`, or
+    /// `tag.creation-period-duration` when set).
     pub fn period_ms(&self) -> i64 {
         self.period_ms
     }
@@ -350,10 +355,13 @@ impl TagPeriodHandler {
         }
     }
 
+    /// Whether `name` parses as a period name of this format, i.e. counts as an automatic tag
+    /// (for `tag.num-retained-max` and the resume point); other tags are manual.
     pub fn is_auto_tag(&self, name: &str) -> bool {
         self.tag_to_time(name).is_some()
     }
 
+    /// The name of the period starting at `local_ms` (local wall-clock milliseconds).
     pub fn time_to_tag(&self, local_ms: i64) -> String {
         time::format(&self.toks, local_ms)
     }
@@ -368,23 +376,37 @@ impl TagPeriodHandler {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TagDeleteReason {
+    /// An automatic tag beyond `tag.num-retained-max`, oldest first, after a creation.
     NumRetainedMax,
+    /// Its own retention passed: the local clock is strictly past `tagCreateTime +
+    /// tagTimeRetained`.
     TimeRetained,
+    /// Created before the `older_than` of the `expire_tags` procedure.
     OlderThan,
+    /// Deleted by name ([`delete_tag`]).
     Requested,
 }
 
+/// A tag written (in a dry run: that would be).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CreatedTag {
+    /// The tag's name.
     pub name: String,
+    /// The snapshot it copies.
     pub snapshot_id: i64,
+    /// The retention written as `tagTimeRetained`, in milliseconds; `None`: none, the tag is
+    /// kept until deleted or capped.
     pub time_retained_ms: Option<i64>,
 }
 
+/// A tag deleted (in a dry run: that would be).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeletedTag {
+    /// The tag's name.
     pub name: String,
+    /// The snapshot it named.
     pub snapshot_id: i64,
+    /// Which rule deleted it.
     pub reason: TagDeleteReason,
     /// Whether the files only this tag protected were looked for (its snapshot had expired
     /// and no other tag names it).
@@ -394,11 +416,17 @@ pub struct DeletedTag {
 /// What a tag step did (in a dry run: would do).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TagReport {
+    /// The run only reported ([`MaintenanceContext::dry_run`]): no tag file was written or
+    /// deleted.
     pub dry_run: bool,
+    /// Tags created, in creation order.
     pub created: Vec<CreatedTag>,
+    /// Tags deleted, in deletion order.
     pub deleted: Vec<DeletedTag>,
     /// Every file deleted: tag files, then data, manifest, index and statistics files.
     pub deleted_files: Vec<String>,
+    /// Tags kept or cleanups cancelled because something could not be read or judged (e.g. a
+    /// missing tag, an unreadable neighbour); none of them fails the run.
     pub warnings: Vec<String>,
 }
 

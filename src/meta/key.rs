@@ -20,6 +20,8 @@ pub struct Key {
 }
 
 impl Key {
+    /// A key from its order-preserving encoding (as [`crate::value::order_key`] makes it);
+    /// the bytes are taken as they are, not validated.
     pub fn from_bytes(bytes: impl Into<Arc<[u8]>>) -> Self {
         let bytes: Arc<[u8]> = bytes.into();
         let mut head = [0u8; 8];
@@ -48,6 +50,7 @@ impl Key {
         self.prefix
     }
 
+    /// The whole encoding, as given to [`Key::from_bytes`].
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes
     }

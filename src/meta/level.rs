@@ -21,17 +21,22 @@ use std::fmt;
 pub struct Level(u32);
 
 impl Level {
+    /// Level 0, where writers flush and append tables keep every file.
     pub const ZERO: Level = Level(0);
     /// Far above any real configuration (Paimon's default is `trigger + 1`); a bound that keeps
     /// a corrupt level from sizing allocations.
     pub const LIMIT: u32 = 1024;
 
+    /// Level `level`, unchecked here: [`crate::meta::Levels::new`] refuses files beyond
+    /// [`Level::LIMIT`].
     pub const fn new(level: u32) -> Self {
         Level(level)
     }
+    /// The level as a number, as the manifest's `_LEVEL` stores it.
     pub const fn get(self) -> u32 {
         self.0
     }
+    /// Whether this is level 0, whose files are each their own sorted run.
     pub const fn is_zero(self) -> bool {
         self.0 == 0
     }

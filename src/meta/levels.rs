@@ -31,15 +31,20 @@ impl Level0Order {
 /// One entry of [`Levels::level_sorted_runs`]: a level-0 file or a whole level ≥ 1.
 #[derive(Clone, Copy, Debug)]
 pub struct LevelSortedRun<'a> {
+    /// Level of the run: 0 for a single level-0 file, else the level it makes up.
     pub level: Level,
+    /// The run's files in key order (one file at level 0).
     pub files: &'a [Arc<CompactionFile>],
+    /// Sum of the files' sizes in bytes.
     pub size: u64,
 }
 
 /// What the compaction strategies look at: a run's level and its size in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunStat {
+    /// Level of the run (0 for each level-0 file).
     pub level: Level,
+    /// Total size of the run's files in bytes.
     pub size: u64,
 }
 
@@ -93,10 +98,14 @@ impl Levels {
         Ok(Levels { level0, upper })
     }
 
+    /// Number of levels including level 0: the configured `num-levels`, raised to fit the
+    /// restored files (always at least 2).
     pub fn num_levels(&self) -> u32 {
         self.upper.len() as u32 + 1
     }
 
+    /// The highest level, `num_levels() - 1`: where full compaction writes and retracts may
+    /// be dropped.
     pub fn max_level(&self) -> Level {
         Level::new(self.upper.len() as u32)
     }
@@ -145,6 +154,8 @@ impl Levels {
             .collect()
     }
 
+    /// Number of sorted runs: each level-0 file, plus each non-empty level ≥ 1 (the length of
+    /// [`Levels::level_sorted_runs`]).
     pub fn number_of_sorted_runs(&self) -> usize {
         self.level0.len() + self.upper.iter().filter(|r| !r.is_empty()).count()
     }
@@ -160,6 +171,8 @@ impl Levels {
         }
     }
 
+    /// Every file of the bucket: level 0 newest first, then each level ascending in key
+    /// order.
     pub fn all_files(&self) -> Vec<Arc<CompactionFile>> {
         let mut all: Vec<_> = self.level0.values().cloned().collect();
         for run in &self.upper {
@@ -168,6 +181,7 @@ impl Levels {
         all
     }
 
+    /// Size of every file of the bucket, in bytes.
     pub fn total_size(&self) -> u64 {
         self.level0.values().map(|f| f.file_size).sum::<u64>()
             + self.upper.iter().map(SortedRun::total_size).sum::<u64>()

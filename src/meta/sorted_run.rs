@@ -14,6 +14,7 @@ pub struct SortedRun {
 }
 
 impl SortedRun {
+    /// A run without files (an empty level).
     pub fn empty() -> Self {
         SortedRun::default()
     }
@@ -66,12 +67,15 @@ impl SortedRun {
         }
     }
 
+    /// The files in ascending key order, with disjoint key ranges.
     pub fn files(&self) -> &[Arc<CompactionFile>] {
         &self.files
     }
+    /// Sum of the files' sizes in bytes, computed when the run was built.
     pub fn total_size(&self) -> u64 {
         self.total_size
     }
+    /// Whether the run has no files.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }

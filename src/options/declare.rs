@@ -175,6 +175,7 @@ macro_rules! string_enum {
         pub enum $name { $( $(#[$vm])* #[serde(rename = $text)] $variant ),+ }
 
         impl $name {
+            /// The option value that spells this variant, as Paimon writes it.
             pub fn as_str(self) -> &'static str {
                 match self { $( $name::$variant => $text ),+ }
             }

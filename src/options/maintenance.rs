@@ -33,14 +33,27 @@ pub const CHANGELOG_TIME_RETAINED: &str = "changelog.time-retained";
 /// `consumer.changelog-only`.
 pub const CONSUMER_CHANGELOG_ONLY: &str = "consumer.changelog-only";
 
+/// `partition.expiration-time`: how old a partition must be to expire; setting it enables
+/// partition expiration (maintenance-rules.md §7.1).
 pub const EXPIRATION_TIME: &str = "partition.expiration-time";
+/// `partition.expiration-check-interval`: minimum gap between two checks (maintenance-rules.md
+/// §7.2).
 pub const CHECK_INTERVAL: &str = "partition.expiration-check-interval";
+/// `partition.expiration-strategy`: `values-time` or `update-time`.
 pub const STRATEGY: &str = "partition.expiration-strategy";
+/// `partition.timestamp-formatter`: the Java `DateTimeFormatter` pattern partition texts are
+/// read with.
 pub const TIMESTAMP_FORMATTER: &str = "partition.timestamp-formatter";
+/// `partition.timestamp-pattern`: how partition values form the text to read, such as
+/// `$dt $hr:00:00`.
 pub const TIMESTAMP_PATTERN: &str = "partition.timestamp-pattern";
+/// `partition.expiration-max-num`: partitions expired per check at most.
 pub const MAX_NUM: &str = "partition.expiration-max-num";
+/// `partition.expiration-batch-size`: partitions dropped per OVERWRITE commit.
 pub const BATCH_SIZE: &str = "partition.expiration-batch-size";
+/// `end-input.check-partition-expire`: always check on the end-of-input commit.
 pub const END_INPUT_CHECK: &str = "end-input.check-partition-expire";
+/// `compaction.skip-expired-partitions`: compaction leaves partitions expired by value alone.
 pub const SKIP_EXPIRED: &str = "compaction.skip-expired-partitions";
 
 /// `consumer.expiration-time`.
@@ -49,14 +62,22 @@ pub const CONSUMER_EXPIRATION_TIME: &str = "consumer.expiration-time";
 string_enum!(
     /// `snapshot.expire.execution-mode`: where the post-commit hook runs expiration. Expiration
     /// itself behaves the same either way; the hook that calls it decides.
-    ExpireExecutionMode { Sync = "sync", Async = "async" }
+    ExpireExecutionMode {
+        /// The hook expires in the committing thread (Paimon's default).
+        Sync = "sync",
+        /// The hook expires in the background, after the commit returns.
+        Async = "async",
+    }
 );
 
 string_enum!(
     /// `tag.automatic-creation`.
     TagCreationMode {
+        /// No automatic tags (Paimon's default).
         None = "none",
+        /// Tags by each snapshot's commit time, in `sink.process-time-zone`.
         ProcessTime = "process-time",
+        /// Tags by each snapshot's watermark, in `sink.watermark-time-zone`.
         Watermark = "watermark",
         /// Created by Paimon's Flink batch writer, not by maintenance.
         Batch = "batch",
@@ -66,15 +87,25 @@ string_enum!(
 
 string_enum!(
     /// `tag.creation-period`.
-    TagCreationPeriod { Daily = "daily", Hourly = "hourly", TwoHours = "two-hours" }
+    TagCreationPeriod {
+        /// One tag per day, such as `2023-07-18` (Paimon's default).
+        Daily = "daily",
+        /// One tag per hour, such as `2023-07-18 11`.
+        Hourly = "hourly",
+        /// One tag per two hours, always named like `2023-07-18 11`.
+        TwoHours = "two-hours",
+    }
     spelled with_dashes, expected "expected daily, hourly or two-hours"
 );
 
 string_enum!(
     /// `tag.period-formatter`.
     TagPeriodFormatter {
+        /// `2023-07-18`, `2023-07-18 11` (Paimon's default).
         WithDashes = "with_dashes",
+        /// `20230718`, `20230718 11`.
         WithoutDashes = "without_dashes",
+        /// `20230718`, `2023071811`.
         WithoutDashesAndSpaces = "without_dashes_and_spaces",
     }
     spelled with_underscores,
@@ -105,12 +136,21 @@ declare_options! {
     /// Snapshot and changelog expiration (Paimon's `ExpireConfig`); defaults that copy other
     /// values are applied by `ExpireConfig::from_options`.
     pub struct ExpireOptions {
-        /// With its text, which names it in the `min > max` error.
+        /// `snapshot.num-retained.min`: the newest snapshots that always stay (at least 1;
+        /// `None`: 10). With its text, which names it in the `min > max` error.
         retain_min: Option<(i32, String)> = NUM_RETAINED_MIN => int_and_text(1);
+        /// `snapshot.num-retained.max`: snapshots older than the newest this many go whatever
+        /// their age (default unlimited, `i32::MAX`).
         retain_max: i32 = NUM_RETAINED_MAX => int(1, I32_MAX), default i32::MAX,
             then retain_min_within_max(&retain_min, retain_max);
+        /// `snapshot.time-retained` in milliseconds (default 1 h): a snapshot goes once its
+        /// successor is older than this (maintenance-rules.md §4.2).
         time_retained_ms: i64 = TIME_RETAINED => millis_saturating, default 3_600_000;
+        /// `snapshot.expire.limit` (default 50): snapshots, and changelogs, removed per run at
+        /// most; zero or negative removes none.
         max_deletes: i32 = EXPIRE_LIMIT => int(i32::MIN as i64, I32_MAX), default 50;
+        /// `snapshot.clean-empty-directories`: report the directories a run emptied
+        /// (maintenance-rules.md §4.6).
         clean_empty_directories: bool = CLEAN_EMPTY_DIRECTORIES | CLEAN_EMPTY_DIRECTORIES_FALLBACK
             => parse_bool, default false;
         /// Default: the snapshot minimum.
@@ -119,7 +159,10 @@ declare_options! {
         changelog_retain_max: Option<i32> = CHANGELOG_NUM_RETAINED_MAX => int(1, I32_MAX);
         /// Default: the snapshot time.
         changelog_time_retained_ms: Option<i64> = CHANGELOG_TIME_RETAINED => millis_saturating;
+        /// `consumer.changelog-only`: with decoupled changelogs, consumers protect changelogs
+        /// only, not snapshots.
         consumer_changelog_only: bool = CONSUMER_CHANGELOG_ONLY => parse_bool, default false;
+        /// `snapshot.expire.execution-mode`: parsed for the post-commit hook only.
         execution_mode: ExpireExecutionMode =
             EXECUTION_MODE => ExpireExecutionMode::parse, default ExpireExecutionMode::Sync;
     }
@@ -145,7 +188,9 @@ declare_options! {
     pub struct PartitionExpireOptions {
         /// Always set when read through [`PartitionExpireOptions::read_if_enabled`].
         expiration_time_ms: Option<i64> = EXPIRATION_TIME => millis;
+        /// Minimum gap between checks in milliseconds (default 1 h; 0 checks every time).
         check_interval_ms: i64 = CHECK_INTERVAL => millis, default 3_600_000;
+        /// How a partition's age is judged (default `values-time`).
         strategy: ExpireStrategy = STRATEGY => expire_strategy, default ExpireStrategy::ValuesTime;
         /// Not trimmed: a pattern's spaces are part of it.
         timestamp_formatter: Option<String> = TIMESTAMP_FORMATTER => verbatim;
@@ -155,11 +200,16 @@ declare_options! {
 declare_options! {
     /// How much one partition-expiration check does.
     pub struct PartitionExpireLimits {
+        /// Partitions expired per check at most (default 100).
         max_num: usize = MAX_NUM => non_negative_count, default 100;
-        /// Default: `max_num`.
+        /// Partitions per OVERWRITE commit. Default: `max_num`.
         batch_size: Option<i64> = BATCH_SIZE => java_int;
+        /// Template with `$column` placeholders; `None`: the first partition value alone.
+        /// Not trimmed.
         timestamp_pattern: Option<String> = TIMESTAMP_PATTERN => verbatim;
+        /// Check on an end-of-input commit whatever the interval.
         end_input_check: bool = END_INPUT_CHECK => parse_bool, default false;
+        /// Compaction skips partitions expired by value (`values-time` only).
         skip_expired_in_compaction: bool = SKIP_EXPIRED => parse_bool, default false;
     }
 }
@@ -213,20 +263,30 @@ fn non_negative_count(key: &str, v: &str) -> Result<usize> {
 declare_options! {
     /// Automatic tag creation and expiry.
     pub struct TagDeclared {
+        /// See [`TagOptions::mode`].
         mode: TagCreationMode =
             "tag.automatic-creation" => TagCreationMode::parse, default TagCreationMode::None;
+        /// See [`TagOptions::period`].
         period: TagCreationPeriod =
             "tag.creation-period" => TagCreationPeriod::parse, default TagCreationPeriod::Daily;
+        /// See [`TagOptions::formatter`].
         formatter: TagPeriodFormatter = "tag.period-formatter" => TagPeriodFormatter::parse,
             default TagPeriodFormatter::WithDashes;
         /// Negative counts read as zero.
         num_retained_max: Option<usize> = "tag.num-retained-max" => java_int_at_least_zero;
+        /// See [`TagOptions::watermark_offset_ms`].
         watermark_offset_ms: i64 = "sink.watermark-time-zone" => zone_offset_ms, default 0;
+        /// See [`TagOptions::process_offset_ms`].
         process_offset_ms: Option<i64> = "sink.process-time-zone" => zone_offset_ms;
+        /// See [`TagOptions::period_duration_ms`].
         period_duration_ms: Option<i64> = "tag.creation-period-duration" => millis;
+        /// See [`TagOptions::delay_ms`].
         delay_ms: i64 = "tag.creation-delay" => millis, default 0;
+        /// See [`TagOptions::default_time_retained_ms`].
         default_time_retained_ms: Option<i64> = "tag.default-time-retained" => millis;
+        /// See [`TagOptions::time_expire_enabled`].
         time_expire_enabled: bool = "tag.time-expire-enabled" => parse_bool, default true;
+        /// See [`TagOptions::automatic_completion`].
         automatic_completion: bool =
             "tag.automatic-completion" => parse_bool, default false;
     }
@@ -235,15 +295,29 @@ declare_options! {
 /// The tag options of a table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TagOptions {
+    /// `tag.automatic-creation` (default `none`): whether and by which time tags are created
+    /// automatically.
     pub mode: TagCreationMode,
+    /// `tag.creation-period` (default `daily`): the period one automatic tag covers.
     pub period: TagCreationPeriod,
     /// `tag.creation-period-duration`: replaces `period`, names `yyyyMMddHHmm`.
     pub period_duration_ms: Option<i64>,
+    /// `tag.creation-delay` in milliseconds (default 0, must be below the period): how long
+    /// after a period ends its tag is created.
     pub delay_ms: i64,
+    /// `tag.period-formatter` (default `with_dashes`): how automatic tag names are spelled.
     pub formatter: TagPeriodFormatter,
+    /// `tag.num-retained-max`: automatic tags kept at most, oldest deleted first; `None` for
+    /// no cap. Manual tags never count.
     pub num_retained_max: Option<usize>,
+    /// `tag.default-time-retained` in milliseconds: the retention written into a new tag
+    /// that is not given one; `None` writes none.
     pub default_time_retained_ms: Option<i64>,
+    /// `tag.time-expire-enabled` (default true): delete tags whose retention has passed
+    /// (maintenance-rules.md §8.3).
     pub time_expire_enabled: bool,
+    /// `tag.automatic-completion`: name a new tag after the next missing period rather than
+    /// the period before the snapshot's own.
     pub automatic_completion: bool,
     /// `sink.watermark-time-zone` as an offset from UTC.
     pub watermark_offset_ms: i64,
@@ -252,6 +326,8 @@ pub struct TagOptions {
 }
 
 impl TagOptions {
+    /// Reads the tag options out of a table's raw options; a malformed one is an
+    /// `invalid-option` error naming its key.
     pub fn from_options(raw: &std::collections::BTreeMap<String, String>) -> Result<Self> {
         let d = TagDeclared::read(raw)?;
         Ok(TagOptions {
@@ -281,6 +357,8 @@ fn java_int_at_least_zero(key: &str, v: &str) -> Result<usize> {
 declare_options! {
     /// Consumer expiry.
     pub struct ConsumerOptions {
+        /// `consumer.expiration-time` in milliseconds: consumers whose file was last modified
+        /// longer ago are deleted; `None`: consumers never expire.
         expiration_ms: Option<i64> = CONSUMER_EXPIRATION_TIME => millis;
     }
 }

@@ -49,21 +49,51 @@ pub enum Flavor {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TableKind {
+    /// A table with `primary-key`: an LSM tree per bucket, compacted by merging sorted runs
+    /// (compaction.md §3–§12).
     PrimaryKey,
+    /// A table without a primary key: files in write order, compacted by concatenating small
+    /// ones (compaction.md §13, §14).
     Append,
 }
 
 string_enum!(
     /// `merge-engine`: how records with the same key combine.
-    MergeEngine { Deduplicate = "deduplicate", PartialUpdate = "partial-update", Aggregation = "aggregation", FirstRow = "first-row" }
+    MergeEngine {
+        /// The newest record of a key wins (Paimon's default).
+        Deduplicate = "deduplicate",
+        /// The newest non-null value of each field wins.
+        PartialUpdate = "partial-update",
+        /// Each field is combined by its `fields.<name>.aggregate-function`.
+        Aggregation = "aggregation",
+        /// The oldest record of a key wins; a lookup table (`CoreOptions::need_lookup`).
+        FirstRow = "first-row",
+    }
 );
 string_enum!(
     /// `changelog-producer`.
-    ChangelogProducer { None = "none", Input = "input", FullCompaction = "full-compaction", Lookup = "lookup" }
+    ChangelogProducer {
+        /// No changelog files (Paimon's default).
+        None = "none",
+        /// Writers copy their input into changelog files; compaction produces none.
+        Input = "input",
+        /// Full compactions produce the changelog (compaction.md §10.3).
+        FullCompaction = "full-compaction",
+        /// Compactions of level 0 produce it by looking keys up; a lookup table
+        /// (compaction.md §10.4).
+        Lookup = "lookup",
+    }
 );
 string_enum!(
     /// `lookup-compact`: how eagerly lookup tables push level 0 up.
-    LookupCompactMode { Radical = "radical", Gentle = "gentle" }
+    LookupCompactMode {
+        /// Force level 0 up at every decision where universal compaction picks nothing
+        /// (Paimon's default).
+        Radical = "radical",
+        /// Force level 0 up only at every `lookup-compact.max-interval`-th such decision
+        /// (compaction.md §5).
+        Gentle = "gentle",
+    }
 );
 string_enum!(
     /// `sequence.field.sort-order` (Paimon's `CoreOptions.SortOrder`): which way the user
@@ -71,7 +101,12 @@ string_enum!(
     /// system `_SEQUENCE_NUMBER` that breaks their ties always ascends, and a null value is the
     /// oldest either way (Paimon's `UserDefinedSeqComparator` reverses non-null comparisons
     /// only).
-    SequenceSortOrder { Ascending = "ascending", Descending = "descending" }
+    SequenceSortOrder {
+        /// The largest `sequence.field` value is the newest record.
+        Ascending = "ascending",
+        /// The smallest `sequence.field` value is the newest record.
+        Descending = "descending",
+    }
 );
 
 impl Default for SequenceSortOrder {
@@ -107,66 +142,132 @@ impl Default for ManifestOptions {
 /// Parquet writer settings that compaction honours when it rewrites files.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParquetOptions {
+    /// `parquet.block.size` (128 MiB): bytes at which a row group is cut, as parquet-mr cuts
+    /// them (by bytes only).
     pub block_size: u64,
+    /// `parquet.page.size` (1 MiB): data page size limit in bytes.
     pub page_size: u64,
+    /// `parquet.dictionary.page.size` (1 MiB): dictionary page size limit in bytes.
     pub dictionary_page_size: u64,
+    /// `parquet.enable.dictionary` (true): write dictionary-encoded columns.
     pub enable_dictionary: bool,
-    /// `parquet.read.enable-dictionary-passthrough`.
+    /// `parquet.read.enable-dictionary-passthrough` (false): forward fully dictionary-encoded
+    /// STRING columns of the inputs without decoding them (`rewrite::dictionary_passthrough`).
     pub dictionary_passthrough: bool,
 }
 
 /// Every option compaction uses, typed, with Paimon's defaults and derivations applied.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CoreOptions {
+    /// The table's kind, given by the caller (it is not an option): picks the defaults that
+    /// depend on it, such as `target_file_size`.
     pub table_kind: TableKind,
+    /// Which implementation's rules to reproduce, given by the caller (compaction.md §16).
     pub flavor: Flavor,
     /// `bucket`: `-1` is an unaware-bucket (append) or dynamic-bucket table, `-2` postponed.
     pub bucket: i32,
+    /// `target-file-size` in bytes: where rewrites roll to a new file. Default 128 MiB for
+    /// primary-key tables, 256 MiB for append tables.
     pub target_file_size: u64,
+    /// `compaction.small-file-ratio` (0.0–1.0, default 0.7): `compaction_file_size` as a
+    /// fraction of `target_file_size`; the C++ flavor ignores it.
     pub small_file_ratio: f64,
     /// Files below this size are "small" (rewritten rather than upgraded, re-queued...).
     pub compaction_file_size: u64,
+    /// `num-sorted-run.compaction-trigger` (default 5): sorted runs at which universal
+    /// compaction starts picking (compaction.md §4.1).
     pub num_sorted_run_compaction_trigger: usize,
     /// Effective: at least the compaction trigger.
     pub num_sorted_run_stop_trigger: usize,
     /// Configured number of levels (restored files may raise it, see `Levels`).
     pub num_levels: u32,
+    /// `compaction.max-size-amplification-percent` (default 200): all runs are merged once
+    /// the newer runs exceed this percentage of the oldest one (compaction.md §4.3).
     pub max_size_amplification_percent: u64,
+    /// `compaction.size-ratio` in percent (default 1): how much larger than the candidate a
+    /// run may be and still join it (compaction.md §4.4).
     pub size_ratio: u32,
+    /// The off-peak window and its extra size ratio; `None` when the feature is off
+    /// (compaction.md §4.7).
     pub off_peak: Option<OffPeakHours>,
+    /// `compaction.optimization-interval` in milliseconds: a full compaction at least this
+    /// often; `None` when unset (compaction.md §4.2).
     pub optimization_interval_ms: Option<u64>,
+    /// `compaction.total-size-threshold` in bytes: a bucket whose runs total less than this is
+    /// fully compacted; `None` when unset (compaction.md §4.2).
     pub total_size_threshold: Option<u64>,
+    /// `compaction.incremental-size-threshold` in bytes: a full compaction once the runs
+    /// below the max level exceed this; `None` when unset (compaction.md §4.2).
     pub incremental_size_threshold: Option<u64>,
+    /// `compaction.force-up-level-0`: keep level 0 empty even without lookup (compaction.md
+    /// §3, §5).
     pub force_up_level0: bool,
+    /// `compaction.force-rewrite-all-files`: rewrite files a compaction would otherwise
+    /// upgrade or leave alone (compaction.md §6, §9, §13).
     pub force_rewrite_all_files: bool,
+    /// `compaction.min.file-num` (default 5): files an append pick needs (compaction.md §13,
+    /// §14).
     pub min_file_num: usize,
+    /// `compaction.file-num-limit` (default 100 000): parsed and reported, but not applied
+    /// (compaction.md §14.1).
     pub file_num_limit: usize,
+    /// `compaction.delete-ratio-threshold` (0.0–1.0, default 0.2): an unaware-bucket file
+    /// whose deleted rows exceed this fraction is a compaction candidate (compaction.md §14.1).
     pub delete_ratio_threshold: f64,
+    /// `source.split.open-file-cost` in bytes (default 4 MiB): added to each file's size when
+    /// the coordinator packs bins (compaction.md §14.1).
     pub open_file_cost: u64,
+    /// `write-only` (older key `write.compaction-skip`): writers leave compaction to a
+    /// dedicated job; only writer-role decisions refuse it (compaction.md §3).
     pub write_only: bool,
+    /// `changelog-producer`: chooses the rewriter and what an upgrade costs (compaction.md
+    /// §3, §10).
     pub changelog_producer: ChangelogProducer,
+    /// `merge-engine`: how the merge combines the records of one key.
     pub merge_engine: MergeEngine,
+    /// `deletion-vectors.enabled`: compaction marks superseded rows in deletion vectors
+    /// instead of readers merging levels (compaction.md §11); makes a lookup table.
     pub deletion_vectors_enabled: bool,
+    /// `force-lookup`: a lookup table even without a lookup changelog or deletion vectors.
     pub force_lookup: bool,
+    /// `lookup-wait` (older key `changelog-producer.lookup-wait`, default true): a lookup
+    /// table's writer waits for compaction before committing
+    /// ([`CoreOptions::prepare_commit_wait_compaction`]).
     pub lookup_wait: bool,
+    /// `lookup-compact` (default `radical`): how eagerly lookup tables push level 0 up.
     pub lookup_compact: LookupCompactMode,
     /// Effective: at least the compaction trigger.
     pub lookup_compact_max_interval: usize,
+    /// `full-compaction.delta-commits`: a writer's sink runs a full compaction every this
+    /// many commits; only the simulator models it (compaction.md §12).
     pub full_compaction_delta_commits: Option<u32>,
+    /// `commit.force-compact`: a writer waits for compaction at every commit; only the
+    /// simulator models it (compaction.md §12).
     pub commit_force_compact: bool,
+    /// `data-evolution.enabled`: such tables are refused (compaction.md §15).
     pub data_evolution_enabled: bool,
+    /// `sequence.field`: comma-separated columns that order a key's records before the
+    /// system sequence number; `None` when unset or empty.
     pub sequence_field: Option<String>,
     /// `sequence.field.sort-order`: with `descending`, the smallest `sequence.field` value is
     /// the newest record. Defaulted when absent from serialized options of older builds.
     #[serde(default)]
     pub sequence_field_sort_order: SequenceSortOrder,
+    /// `ignore-delete`: the merge drops retract records instead of applying them.
     pub ignore_delete: bool,
+    /// `partial-update.remove-record-on-delete`: with `partial-update`, a `-D` record removes
+    /// the key's row instead of failing the merge.
     pub partial_update_remove_record_on_delete: bool,
+    /// `file.format` (default `parquet`), lower case: the format files are written in unless
+    /// `file_format_per_level` names another for their level.
     pub file_format: String,
     /// `file.format.per.level`: level → format.
     pub file_format_per_level: BTreeMap<u32, String>,
+    /// `file.compression` (default `zstd`), lower case: the Parquet codec of written files.
     pub file_compression: String,
+    /// `file.compression.zstd-level` (1–22, default 1).
     pub zstd_level: i32,
+    /// The `parquet.*` writer settings.
     pub parquet: ParquetOptions,
     /// How the commit merges small manifests (`manifest.*`).
     #[serde(default)]
@@ -479,6 +580,7 @@ impl CoreOptions {
         Self::parse(table_kind, &BTreeMap::new()).expect("defaults parse")
     }
 
+    /// Whether the merge engine is `first-row`.
     pub fn is_first_row(&self) -> bool {
         self.merge_engine == MergeEngine::FirstRow
     }
@@ -492,6 +594,8 @@ impl CoreOptions {
             || self.force_lookup
     }
 
+    /// Whether a writer waits for its compaction before committing: lookup tables with
+    /// `lookup-wait` (compaction.md §2, §7.5).
     pub fn prepare_commit_wait_compaction(&self) -> bool {
         self.need_lookup() && self.lookup_wait
     }

@@ -4,8 +4,12 @@
 /// `compaction.offpeak.start.hour`, `.end.hour` and `compaction.offpeak-ratio`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OffPeakHours {
+    /// First local hour of the window (0–23, inclusive).
     pub start_hour: u8,
+    /// Local hour the window ends at (0–23, exclusive); below `start_hour` the window wraps
+    /// midnight. Never equal to `start_hour`.
     pub end_hour: u8,
+    /// Percentage added to `compaction.size-ratio` inside the window.
     pub ratio: u32,
 }
 

@@ -20,6 +20,7 @@ pub struct AppendDecision {
     pub files: Vec<Arc<CompactionFile>>,
     /// Files that left the queue without being compacted (large enough already).
     pub released: Vec<Arc<CompactionFile>>,
+    /// The rule that picked `files`, or why nothing was picked ([`Reason::Idle`]).
     pub reason: Reason,
 }
 
@@ -47,6 +48,9 @@ pub struct BucketedAppendCompactManager {
 }
 
 impl BucketedAppendCompactManager {
+    /// A manager for one bucket, with `files` (the bucket's live files) queued and no task
+    /// running. Reads `compaction.min.file-num`, `target-file-size`, the compaction file size,
+    /// `compaction.force-rewrite-all-files` and `deletion-vectors.enabled`.
     pub fn new(options: &CoreOptions, files: Vec<Arc<CompactionFile>>) -> Self {
         let mut m = BucketedAppendCompactManager {
             queue: BTreeMap::new(),
@@ -63,6 +67,8 @@ impl BucketedAppendCompactManager {
         m
     }
 
+    /// Queues a file (a writer's new file, or a small last output, compaction.md §13.3) in
+    /// sequence order. A file with the same sequence range and name replaces the queued one.
     pub fn add_new_file(&mut self, file: Arc<CompactionFile>) {
         self.queue.insert(key(&file), file);
     }
@@ -72,6 +78,8 @@ impl BucketedAppendCompactManager {
         self.queue.values()
     }
 
+    /// Records whether a task of this bucket is running: while one is, [`Self::pick_auto`]
+    /// picks nothing and [`Self::trigger_full`] is an error. The manager never sets it itself.
     pub fn set_task_running(&mut self, running: bool) {
         self.task_running = running;
     }

@@ -31,15 +31,23 @@ pub struct DeletionFileRef {
 /// A candidate file of an unaware-bucket table.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CoordinatorFile {
+    /// The data file's metadata (size, row count and name are what the coordinator reads).
     pub file: Arc<CompactionFile>,
+    /// Its deletion vector; `None` when it has none (or the table has no deletion vectors).
     pub deletion_file: Option<DeletionFileRef>,
 }
 
 /// One compaction task: files of one partition rewritten together (committed as bucket 0).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AppendCompactTask {
+    /// The partition key the files were notified under ([`AppendCompactCoordinator::notify`]);
+    /// opaque to the coordinator.
     pub partition: String,
+    /// Files to rewrite together: in packing order for a packed bin (smallest first, or by
+    /// deletion-vector index group), by name for an aged task. Their deletion vectors, if any,
+    /// are applied and dropped.
     pub files: Vec<Arc<CompactionFile>>,
+    /// [`Reason::CoordinatorPacked`] or [`Reason::CoordinatorAged`].
     pub reason: Reason,
 }
 

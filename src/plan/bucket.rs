@@ -26,6 +26,8 @@ pub struct StrategyState {
 }
 
 impl StrategyState {
+    /// Captures the state of `strategy`: its early-full clock (`None` when early full
+    /// compaction is not configured) and its gentle counter (0 unless force-up-level-0).
     pub fn of(strategy: &CompactStrategy) -> Self {
         StrategyState {
             last_full_compaction_ms: strategy
@@ -40,6 +42,9 @@ impl StrategyState {
         }
     }
 
+    /// Puts this state back into a freshly built `strategy`. The clock is only restored when
+    /// the strategy has early full compaction configured, the counter only into
+    /// force-up-level-0; otherwise that part is ignored.
     pub fn restore_into(&self, strategy: &mut CompactStrategy) {
         if let Some(early) = strategy.universal_mut().early_full.as_mut() {
             early.last_full_ms = self.last_full_compaction_ms;
@@ -53,20 +58,29 @@ impl StrategyState {
 /// One bucket to plan.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct BucketPlanRequest {
+    /// Primary-key or append table; with `bucket` from the options it selects the machinery
+    /// (compaction.md §15).
     pub table_kind: TableKind,
+    /// Whose decisions to reproduce where Java and C++ differ (compaction.md §16); Java when
+    /// absent.
     #[serde(default)]
     pub flavor: Flavor,
+    /// The table's options as Paimon stores them (key to raw string value), parsed with the
+    /// defaults and derivations of compaction.md §2; empty when absent.
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// The bucket's live data files, each at the level its metadata records.
     pub files: Vec<CompactionFile>,
     /// A forced full compaction instead of the automatic pick.
     #[serde(default)]
     pub full: bool,
+    /// The injected clock and local hour; epoch 0 at hour 0 when absent.
     #[serde(default)]
     pub context: PlanContext,
     /// `None`: a fresh writer (Java seeds the early-full clock from the max level).
     #[serde(default)]
     pub state: Option<StrategyState>,
+    /// Whether the table has a BLOB column; such tables are refused (compaction.md §15).
     #[serde(default)]
     pub has_blob_column: bool,
     /// Whose decision to model: the dedicated compaction job (the default; it ignores
@@ -90,19 +104,28 @@ pub enum PlannerRole {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum BucketDecision {
+    /// A primary-key bucket (compaction.md §7).
     MergeTree {
+        /// The manager's decision: unit, drop-delete flag, task plan and reason.
         decision: MergeTreeDecision,
+        /// Write-stall signals of the bucket as given (the decision does not change the
+        /// levels; compaction.md §7.5).
         write_stall: WriteStall,
         /// The sorted runs the decision was made on, newest first.
         runs: Vec<RunStat>,
+        /// The strategy state after this decision, to pass back as
+        /// [`BucketPlanRequest::state`] next time.
         state: StrategyState,
     },
+    /// A fixed bucket of an append table (compaction.md §13).
     Append {
+        /// The automatic pick, or the full compaction when the request asked for one.
         decision: AppendDecision,
     },
 }
 
 impl BucketDecision {
+    /// The reason of the decision, whichever kind it is.
     pub fn reason(&self) -> &super::Reason {
         match self {
             BucketDecision::MergeTree { decision, .. } => &decision.reason,

@@ -11,6 +11,7 @@ pub struct PlanContext {
 }
 
 impl PlanContext {
+    /// A context at `now_ms` (epoch milliseconds) and `local_hour` (0–23; not checked here).
     pub fn at(now_ms: i64, local_hour: u8) -> Self {
         PlanContext { now_ms, local_hour }
     }

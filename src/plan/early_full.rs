@@ -9,11 +9,15 @@ use crate::options::{CoreOptions, Flavor};
 /// and the clock of the last full compaction (state that survives between decisions).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct EarlyFullCompaction {
+    /// `compaction.optimization-interval` in milliseconds; `None` when unset.
     pub interval_ms: Option<u64>,
+    /// `compaction.total-size-threshold` in bytes; `None` when unset.
     pub total_size_threshold: Option<u64>,
+    /// `compaction.incremental-size-threshold` in bytes; `None` when unset.
     pub incremental_size_threshold: Option<u64>,
     /// Epoch ms of the last full compaction this planner knows of.
     pub last_full_ms: Option<i64>,
+    /// Decides what zero runs do: Java goes on, C++ returns nothing (compaction.md §16 D5).
     pub flavor: Flavor,
 }
 

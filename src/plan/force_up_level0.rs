@@ -11,6 +11,7 @@ use crate::meta::RunStat;
 /// Universal compaction plus the forced level-0 pick.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ForceUpLevel0Compaction {
+    /// The universal compaction tried first on every pick.
     pub universal: UniversalCompaction,
     /// `None` = radical; `Some(n)` = gentle, force every `n` checks.
     pub max_interval: Option<usize>,
@@ -20,6 +21,7 @@ pub struct ForceUpLevel0Compaction {
 }
 
 impl ForceUpLevel0Compaction {
+    /// Wraps `universal`; `max_interval` as in [`Self::max_interval`]. The counter starts at 0.
     pub fn new(universal: UniversalCompaction, max_interval: Option<usize>) -> Self {
         ForceUpLevel0Compaction {
             universal,
@@ -28,6 +30,10 @@ impl ForceUpLevel0Compaction {
         }
     }
 
+    /// The decision for `runs` (newest first, compaction.md §5): universal's pick if any (the
+    /// counter untouched); else the forced level-0 pick, which under `gentle` is due only when
+    /// the counter, ticked on every such call, reaches the interval. `None` when nothing is
+    /// picked, including a due gentle pick with level 0 empty (its tick is spent anyway).
     pub fn pick(&mut self, num_levels: u32, runs: &[RunStat], ctx: &PlanContext) -> Option<Pick> {
         if let Some(pick) = self.universal.pick(num_levels, runs, ctx) {
             return Some(pick);

@@ -15,9 +15,14 @@ use crate::options::{CoreOptions, Flavor};
 /// A bucket's decision: the unit (if any), whether deletes are dropped, what the task does.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MergeTreeDecision {
+    /// The files to compact and their output level; `None` when nothing is to be done.
     pub unit: Option<CompactUnit>,
+    /// Whether the task's merges may drop retract records (`-U`, `-D`; compaction.md §7.2).
+    /// Always false without a unit.
     pub drop_delete: bool,
+    /// The actions that carry out the unit (compaction.md §7.3, §9); empty without a unit.
     pub task: TaskPlan,
+    /// The rule that produced the unit, or why there is none ([`Reason::Idle`]).
     pub reason: Reason,
 }
 
@@ -35,7 +40,9 @@ impl MergeTreeDecision {
 /// Write-stall signals (compaction.md §7.5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WriteStall {
+    /// Sorted runs of the bucket (`Levels::number_of_sorted_runs`).
     pub sorted_runs: usize,
+    /// Effective `num-sorted-run.stop-trigger` (at least the compaction trigger).
     pub stop_trigger: usize,
     /// A flush must wait for the running compaction.
     pub wait_for_latest_compaction: bool,
@@ -131,15 +138,20 @@ impl MergeTreeCompactManager {
         self
     }
 
+    /// The bucket's LSM tree as the manager currently sees it.
     pub fn levels(&self) -> &Levels {
         &self.levels
     }
+    /// The strategy with its current state (early-full clock, gentle counter).
     pub fn strategy(&self) -> &CompactStrategy {
         &self.strategy
     }
+    /// Records whether a task of this bucket is running. [`Self::trigger`] never sets it: the
+    /// caller does when it starts the task and clears it once the result is applied.
     pub fn set_task_running(&mut self, running: bool) {
         self.task_running = running;
     }
+    /// Whether a task is running, as last set by [`Self::set_task_running`].
     pub fn task_running(&self) -> bool {
         self.task_running
     }
@@ -258,10 +270,14 @@ impl MergeTreeCompactManager {
         self.levels.add_level0_file(file)
     }
 
+    /// The bucket's write-stall signals now ([`write_stall`], compaction.md §7.5).
     pub fn write_stall(&self) -> WriteStall {
         write_stall(self.levels.number_of_sorted_runs(), self.stop_trigger)
     }
 
+    /// Whether a writer waiting for compaction must keep triggering: a task is running, or
+    /// the table needs lookups and level 0 holds files ([`compact_not_completed`],
+    /// compaction.md §7.5).
     pub fn compact_not_completed(&self) -> bool {
         compact_not_completed(
             self.need_lookup,

@@ -31,17 +31,25 @@ pub enum TaskAction {
     /// table's changelog rewriter (compaction.md §10.2): nothing (metadata only), a changelog and
     /// deletion-vector lookup over the file, or a rewrite of the file with the looked-up values.
     Upgrade {
+        /// The file as it is now, on its current (lower) level.
         file: Arc<CompactionFile>,
+        /// The unit's output level, where the file is recorded afterwards.
         to_level: Level,
+        /// What the move costs under the table's rewriter ([`UpgradeRule`]).
         strategy: UpgradeStrategy,
     },
     /// Merge the sections (each a list of sorted runs, sections in key order) into new files
     /// at `output_level`.
     Rewrite {
+        /// The unit's output level, where the new files go.
         output_level: Level,
+        /// Key-disjoint sections in key order, each a list of sorted runs (compaction.md §8);
+        /// every input file appears once.
         #[serde(with = "sections_serde")]
         sections: Vec<Vec<SortedRun>>,
-        /// Set when a single file is rewritten for a reason other than merging.
+        /// Set when a single file that could have been upgraded is rewritten instead
+        /// (compaction.md §9). `None` for merges and for the per-file rewrites of a forced full
+        /// compaction of a max-level run (compaction.md §6).
         alone: Option<RewriteAlone>,
     },
 }
@@ -63,6 +71,8 @@ impl TaskAction {
 /// The actions of one task.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TaskPlan {
+    /// The actions in execution order; each input file appears in at most one. Empty when
+    /// there is nothing to do.
     pub actions: Vec<TaskAction>,
 }
 
@@ -120,12 +130,14 @@ impl TaskPlan {
         (before, after)
     }
 
+    /// Number of [`TaskAction::Rewrite`] actions.
     pub fn rewrites(&self) -> usize {
         self.actions
             .iter()
             .filter(|a| matches!(a, TaskAction::Rewrite { .. }))
             .count()
     }
+    /// Number of [`TaskAction::Upgrade`] actions.
     pub fn upgrades(&self) -> usize {
         self.actions.len() - self.rewrites()
     }
@@ -134,11 +146,18 @@ impl TaskPlan {
 /// Inputs of the task that are not the files themselves.
 #[derive(Clone, Copy)]
 pub struct TaskSettings<'a> {
+    /// The unit's output level.
     pub output_level: Level,
+    /// The bucket's max level (`num_levels − 1`): files upgraded there that may hold retracts
+    /// are rewritten instead.
     pub max_level: Level,
     /// `compaction file size`: files below it are small.
     pub min_file_size: u64,
+    /// `compaction.force-rewrite-all-files`: every file that would be upgraded is rewritten.
     pub force_rewrite_all: bool,
+    /// Whether a file holds expired records (record-level expiry, compaction.md §16 D4); such a
+    /// file is rewritten rather than upgraded. The manager passes one that is always false for
+    /// the C++ flavor or without an expiry predicate.
     pub has_expired_records: &'a dyn Fn(&CompactionFile) -> bool,
     /// Decides each upgrade's [`UpgradeStrategy`].
     pub upgrade_rule: &'a UpgradeRule,
@@ -234,7 +253,8 @@ fn upgrade(file: Arc<CompactionFile>, plan: &mut TaskPlan, s: &TaskSettings<'_>)
     }
 }
 
-/// Sections serialise as lists of lists of file names: the metadata is in the unit already.
+/// Sections serialise as lists (sections) of lists (runs) of file metadata, as
+/// `CompactionFile`'s own serde form; deserialising re-checks each run's key order.
 mod sections_serde {
     use super::*;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};

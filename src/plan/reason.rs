@@ -24,138 +24,265 @@ pub struct RatioWalk {
 /// The run that failed the size-ratio test and ended the walk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RatioStop {
+    /// Size in bytes of that run: the `size(next)` that exceeded the candidate grown by the
+    /// ratio.
     pub next_bytes: u64,
+    /// Its level. Under the Java flavor a triggered walk only stops at a run above level 1
+    /// (compaction.md §4.4).
     pub level: Level,
 }
 
 /// Why nothing was picked.
+///
+/// Serialized with an `idle` tag holding the kebab-case variant name; fields keep their names.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "idle", rename_all = "kebab-case")]
 pub enum Idle {
+    /// No files to compact: the bucket has no sorted runs, the append queue is empty, or the
+    /// pick held no files (compaction.md §7.1, §13.1).
     Empty,
+    /// A compaction task of this bucket is still running; a manager plans one task at a time
+    /// (compaction.md §7.1, §13.1).
     TaskRunning,
+    /// Fewer sorted runs than the trigger, so universal compaction's size rules do not apply
+    /// (compaction.md §4.1).
     BelowTrigger {
+        /// Sorted runs of the bucket: level-0 files plus non-empty levels ≥ 1 (compaction.md §1.3).
         sorted_runs: usize,
+        /// `num-sorted-run.compaction-trigger`.
         trigger: usize,
     },
+    /// Enough runs to be considered, but neither size amplification nor the size ratio fired;
+    /// carries the numbers of both tests (compaction.md §4.1 step 4).
     NoRuleFired {
+        /// Sorted runs of the bucket, at least `trigger` (with more, the file-number rule
+        /// would have picked).
         sorted_runs: usize,
+        /// `num-sorted-run.compaction-trigger`.
         trigger: usize,
+        /// Total size in bytes of every run but the oldest: size amplification's numerator
+        /// (compaction.md §4.3).
         candidate_bytes: u64,
+        /// Size in bytes of the oldest run: size amplification's denominator.
         earliest_bytes: u64,
+        /// `compaction.max-size-amplification-percent`.
         max_size_amp_pct: u64,
+        /// The size-ratio walk from the newest run alone (compaction.md §4.4), which did not
+        /// trigger.
         walk: RatioWalk,
     },
+    /// `lookup-compact = gentle`: level 0 holds files, but the forced level-0 pick is only due
+    /// once the counter reaches the interval (compaction.md §5 step 3).
     GentleWaiting {
+        /// The gentle counter: checks since the last forced pick, this one included.
         calls: usize,
+        /// Effective `lookup-compact.max-interval` (at least the compaction trigger).
         interval: usize,
     },
+    /// A forced level-0 pick (compaction.md §4.6) found level 0 empty. The strategies do not
+    /// currently produce it: with level 0 empty they report universal compaction's reason.
     NoLevel0,
     /// The postpone bucket of a `bucket = -2` table: its files wait for the rescale that
     /// assigns them to real buckets, which a bucket compaction does not do.
     PostponeBucket {
+        /// Data files in the postpone bucket, left as they are.
         files: usize,
     },
     /// The pick was a single file already at the output level: nothing would change.
     AlreadyAtOutputLevel {
+        /// That file's name, as in the manifest.
         file: String,
+        /// The level it sits on, which is also the pick's output level.
         level: Level,
     },
-    /// Full compaction of a single max-level run with nothing to rewrite.
+    /// Full compaction of a single max-level run with nothing to rewrite: no file has a
+    /// deletion vector or expired records, and `force-rewrite-all-files` is off (compaction.md
+    /// §6 step 2).
     MaxLevelClean {
+        /// Files in that run.
         files: usize,
     },
+    /// Append bucket: the queue ran out before the window held `compaction.min.file-num` files,
+    /// so the window went back into the queue (compaction.md §13.1).
     AppendWaiting {
+        /// Files in the queue after the pick (the returned window; released files excluded).
         queued_files: usize,
+        /// Their total size in bytes.
         queued_bytes: u64,
+        /// `compaction.min.file-num`.
         min_file_num: usize,
+        /// Files released during the walk because the window already weighed twice
+        /// `target-file-size`; they left the queue for good (`AppendDecision::released`).
         released: usize,
     },
+    /// Append full compaction not started: the queue is empty, or deletion vectors are off and
+    /// fewer than three files are queued (compaction.md §13.2 step 2). Never with
+    /// `force-rewrite-all-files`. The queue is left untouched.
     AppendFullTooFew {
+        /// Files in the queue.
         queued_files: usize,
     },
+    /// Append full compaction (without deletion vectors or `force-rewrite-all-files`) whose
+    /// files after the large leading ones are not worth a rewrite: small files do not outnumber
+    /// large ones, or fewer than three remain (compaction.md §13.2 step 5). They are released.
     AppendFullNotWorthIt {
+        /// Remaining files below the compaction file size.
         small: usize,
+        /// Remaining files at or above the compaction file size.
         big: usize,
     },
+    /// Unaware-bucket coordinator: the partition's candidates filled no bin and have not waited
+    /// long enough to be compacted together (compaction.md §14.1).
     CoordinatorWaiting {
+        /// Candidate files the coordinator holds for the partition.
         files: usize,
+        /// Plans in a row without a packed task; the files go together once it exceeds
+        /// `COMPACT_AGE`.
         age: u32,
     },
 }
 
 /// The rule that fired, with its numbers.
+///
+/// Serialized with a `rule` tag holding the kebab-case variant name; fields keep their names.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "rule", rename_all = "kebab-case")]
 pub enum Reason {
+    /// Early full compaction by `compaction.optimization-interval`: no full compaction known
+    /// yet, or more than the interval has passed since the last (compaction.md §4.2 rule 1).
     EarlyFullInterval {
+        /// Runs picked: every run of the bucket, for the max level.
         runs: usize,
+        /// `compaction.optimization-interval`, in milliseconds.
         interval_ms: u64,
+        /// Epoch ms of the previous full compaction; `None` when the clock was unset.
         last_full_ms: Option<i64>,
+        /// Epoch ms of this decision (`PlanContext::now_ms`), the clock's new value.
         now_ms: i64,
     },
+    /// Early full compaction because the bucket's total size is below
+    /// `compaction.total-size-threshold` (compaction.md §4.2 rule 2).
     EarlyFullTotalSize {
+        /// Runs picked: every run of the bucket, for the max level.
         runs: usize,
+        /// Total size of all runs, in bytes.
         total_bytes: u64,
+        /// `compaction.total-size-threshold`, in bytes.
         threshold_bytes: u64,
     },
+    /// Early full compaction because the data above the max level exceeds
+    /// `compaction.incremental-size-threshold` (compaction.md §4.2 rule 3).
     EarlyFullIncrementalSize {
+        /// Runs picked: every run of the bucket, for the max level.
         runs: usize,
+        /// Total size in bytes of the runs not on the max level.
         incremental_bytes: u64,
+        /// `compaction.incremental-size-threshold`, in bytes.
         threshold_bytes: u64,
     },
+    /// Size amplification (compaction.md §4.3): `candidate_bytes × 100 > max_size_amp_pct ×
+    /// earliest_bytes`, so every run goes to the max level.
     SizeAmplification {
+        /// Runs picked: all of them.
         runs: usize,
+        /// Total size in bytes of every run but the oldest.
         candidate_bytes: u64,
+        /// Size in bytes of the oldest run.
         earliest_bytes: u64,
+        /// `compaction.max-size-amplification-percent`.
         max_size_amp_pct: u64,
     },
+    /// The gated size-ratio rule (compaction.md §4.1 step 2): the walk from the newest run
+    /// triggered.
     SizeRatio {
+        /// The walk. The pick can cover more runs than `walk.runs` when the output-level rule
+        /// swallows following runs (compaction.md §4.5).
         walk: RatioWalk,
     },
+    /// The file-number rule (compaction.md §4.1 step 3): more sorted runs than the trigger, so
+    /// the walk started from the `sorted_runs − trigger + 1` newest runs.
     FileNum {
+        /// Sorted runs of the bucket, more than `trigger`.
         sorted_runs: usize,
+        /// `num-sorted-run.compaction-trigger`.
         trigger: usize,
+        /// The walk from those runs (before the output-level rule, compaction.md §4.5).
         walk: RatioWalk,
     },
+    /// The forced level-0 pick of force-up-level-0 (compaction.md §4.6, §5): every level-0 run,
+    /// plus what the forced walk absorbs.
     ForceUpLevel0 {
+        /// Leading level-0 runs the forced walk started from.
         level0_runs: usize,
+        /// The interval that came due under `lookup-compact = gentle`; `None` for `radical`
+        /// and for `compaction.force-up-level-0`.
         gentle_interval: Option<usize>,
+        /// The forced walk (before the output-level rule, compaction.md §4.5).
         walk: RatioWalk,
     },
-    /// A forced full compaction of all runs.
+    /// A forced full compaction of all runs (compaction.md §6 step 3).
     FullCompaction {
+        /// Runs of the bucket, all merged into the max level.
         runs: usize,
+        /// Files in those runs.
         files: usize,
     },
-    /// A forced full compaction of a single max-level run: only files that need it.
+    /// A forced full compaction of a single max-level run: only files that need it
+    /// (compaction.md §6 step 2).
     FullRewriteMaxLevel {
+        /// Files rewritten, each on its own.
         files: usize,
+        /// `compaction.force-rewrite-all-files`: every file of the run is rewritten, and the
+        /// two counts below stay 0.
         forced: bool,
+        /// Files chosen because they have a deletion vector (and no expired records).
         with_deletion_vector: usize,
+        /// Files chosen because they hold expired records (Java flavor with an expiry
+        /// predicate only, compaction.md §16 D4).
         expired: usize,
     },
+    /// Append bucket automatic pick (compaction.md §13.1): the window reached
+    /// `compaction.min.file-num` files.
     AppendAuto {
+        /// Files picked, in sequence order.
         files: usize,
+        /// Their total size in bytes.
         bytes: u64,
+        /// `compaction.min.file-num`.
         min_file_num: usize,
     },
+    /// Append bucket full compaction (compaction.md §13.2).
     AppendFull {
+        /// Files rewritten together.
         files: usize,
+        /// Leading files at least the compaction file size and without a deletion vector, kept
+        /// as they are and released (compaction.md §13.2 step 4).
         stripped_large: usize,
     },
+    /// Unaware-bucket coordinator: a packed bin becomes a task (compaction.md §14.1).
     CoordinatorPacked {
+        /// Files in the bin.
         files: usize,
+        /// The bin's weight in bytes: file sizes plus one `source.split.open-file-cost` per
+        /// file.
         bytes: u64,
     },
+    /// Unaware-bucket coordinator: the partition's candidates filled no bin for more than
+    /// `COMPACT_AGE` plans and are compacted together (compaction.md §14.1). The table job's
+    /// `--strategy full` reports its leftover candidates this way too, with age
+    /// `COMPACT_AGE + 1`.
     CoordinatorAged {
+        /// Files compacted together.
         files: usize,
+        /// Plans in a row the partition went without a packed task.
         age: u32,
     },
+    /// Nothing was picked, and why.
     Idle(Idle),
 }
 
 impl Reason {
+    /// Whether this is [`Reason::Idle`], i.e. the decision compacts nothing.
     pub fn is_idle(&self) -> bool {
         matches!(self, Reason::Idle(_))
     }

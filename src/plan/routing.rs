@@ -22,7 +22,9 @@ pub enum CompactionMode {
 /// [`Route::into_result`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Route {
+    /// The table is compacted by this machinery.
     Compact(CompactionMode),
+    /// The table is not compacted here, with the reason (compaction.md §15).
     NotCompactable(NotCompactable),
 }
 

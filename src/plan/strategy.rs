@@ -8,7 +8,10 @@ use crate::options::{CoreOptions, Flavor, LookupCompactMode};
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "strategy", rename_all = "kebab-case")]
 pub enum CompactStrategy {
+    /// Plain universal compaction (compaction.md §4).
     Universal(UniversalCompaction),
+    /// Universal plus the forced level-0 pick, for lookup tables and
+    /// `compaction.force-up-level-0` (compaction.md §5).
     ForceUpLevel0(ForceUpLevel0Compaction),
 }
 
@@ -38,6 +41,9 @@ impl CompactStrategy {
         }
     }
 
+    /// The strategy's pick over `runs` (newest first) with `num_levels` levels; `None` when no
+    /// rule fires ([`Self::explain_idle`] says why). May advance the state: the early-full clock
+    /// when a pick covers every run, the gentle counter on a forced-pick check.
     pub fn pick(&mut self, num_levels: u32, runs: &[RunStat], ctx: &PlanContext) -> Option<Pick> {
         match self {
             CompactStrategy::Universal(u) => u.pick(num_levels, runs, ctx),
@@ -45,6 +51,7 @@ impl CompactStrategy {
         }
     }
 
+    /// The universal compaction inside, whichever variant this is.
     pub fn universal(&self) -> &UniversalCompaction {
         match self {
             CompactStrategy::Universal(u) => u,
@@ -52,6 +59,7 @@ impl CompactStrategy {
         }
     }
 
+    /// Mutable access to the universal compaction inside (to restore its early-full clock).
     pub fn universal_mut(&mut self) -> &mut UniversalCompaction {
         match self {
             CompactStrategy::Universal(u) => u,

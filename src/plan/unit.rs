@@ -10,15 +10,22 @@ use crate::meta::{CompactionFile, Level, LevelSortedRun};
 /// what keeps every older version of a key below the output.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Pick {
+    /// Level the merged output goes to: the max level when every run is picked, never level 0
+    /// (compaction.md §4.5).
     pub output_level: Level,
+    /// How many of the newest runs are picked, at least 1 for the universal rules. Zero only
+    /// from the Java flavor's early full compaction of an empty bucket (compaction.md §4.2).
     pub run_count: usize,
+    /// The rule that fired, with its numbers.
     pub reason: Reason,
 }
 
 /// The files to compact together and where the result goes (compaction.md §1.4).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CompactUnit {
+    /// Level every output file (or upgraded file) is recorded at.
     pub output_level: Level,
+    /// The input files, in run order (newest run first, each run in key order).
     pub files: Vec<Arc<CompactionFile>>,
     /// Rewrite each file on its own (a forced full compaction of a single max-level run) rather
     /// than merging them.

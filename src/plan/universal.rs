@@ -17,7 +17,9 @@ pub struct UniversalCompaction {
     pub size_ratio: u32,
     /// `num-sorted-run.compaction-trigger`.
     pub trigger: usize,
+    /// Early full compaction (compaction.md §4.2); `None` unless one of its options is set.
     pub early_full: Option<EarlyFullCompaction>,
+    /// Off-peak hours and their extra size ratio (compaction.md §4.7); `None` when off.
     pub off_peak: Option<OffPeakHours>,
     /// Java HEAD's size-ratio loop or paimon-cpp's (compaction.md §4.4, §16 D1).
     pub flavor: Flavor,
@@ -31,6 +33,8 @@ struct Walk {
 }
 
 impl UniversalCompaction {
+    /// Built from the parsed options; `initial_last_full_ms` seeds the early-full clock (epoch
+    /// ms, `None` = unset) and is ignored when early full compaction is not configured.
     pub fn new(options: &CoreOptions, initial_last_full_ms: Option<i64>) -> Self {
         UniversalCompaction {
             max_size_amp: options.max_size_amplification_percent,

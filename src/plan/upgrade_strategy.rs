@@ -8,6 +8,8 @@
 use crate::meta::Level;
 use crate::options::{ChangelogProducer, CoreOptions, MergeEngine};
 
+/// What moving a file up a level costs under the table's rewriter (compaction.md §10.2).
+/// Serialized in SCREAMING_SNAKE_CASE, as Paimon's enum constants are named.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum UpgradeStrategy {
@@ -22,14 +24,24 @@ pub enum UpgradeStrategy {
 /// Everything the lookup rule looks at, so it can be evaluated (and tested) on its own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LookupUpgradeFacts<'a> {
+    /// Level the file is on now; only level-0 files are looked up (compaction.md §10.4 rule 1).
     pub file_level: Level,
+    /// Level the task moves it to.
     pub output_level: Level,
+    /// The bucket's max level (`num_levels − 1`).
     pub max_level: Level,
+    /// `deletion-vectors.enabled`.
     pub dv_enabled: bool,
+    /// The file's recorded retract count; `None` (unknown) counts as possibly non-zero.
     pub delete_row_count: Option<u64>,
+    /// `merge-engine`.
     pub merge_engine: MergeEngine,
+    /// Whether `sequence.field` is set.
     pub has_sequence_field: bool,
+    /// File format configured for level 0 (`file.format.per.level`, else `file.format`).
     pub level0_format: &'a str,
+    /// File format configured for the output level; compared case-insensitively with
+    /// `level0_format`.
     pub output_format: &'a str,
     /// Java's primary-key vector index (forces a rewrite); always false for C++.
     pub vector_index: bool,
@@ -105,6 +117,8 @@ struct LookupOptions {
 }
 
 impl UpgradeRule {
+    /// Captures the rule the options select: full-compaction changelog, else lookup (for
+    /// `need_lookup` tables), else metadata only (compaction.md §3 step 3).
     pub fn new(options: &CoreOptions) -> Self {
         UpgradeRule(
             if options.changelog_producer == ChangelogProducer::FullCompaction {

@@ -80,6 +80,8 @@ pub struct AppendRewriteResult {
     /// The last output is smaller than `compaction.file-size` and goes back into the queue
     /// (compaction.md §13.3).
     pub requeue_last: bool,
+    /// What the rewrite read, wrote and decided (fast copy, dictionary passthrough), for logs
+    /// and the job report.
     pub metrics: RewriteMetrics,
 }
 

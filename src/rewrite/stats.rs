@@ -15,10 +15,15 @@ use parquet::file::statistics::Statistics;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", content = "value", rename_all = "kebab-case")]
 pub enum StatValue {
+    /// BOOLEAN.
     Boolean(bool),
+    /// INT32 (also DATE, TINYINT, SMALLINT and decimals of precision ≤ 9).
     Int(i32),
+    /// INT64 (also timestamps, in the column's unit, and decimals of precision ≤ 18).
     Long(i64),
+    /// FLOAT.
     Float(f32),
+    /// DOUBLE.
     Double(f64),
     /// BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY (strings as UTF-8, decimals big-endian).
     Bytes(Vec<u8>),
@@ -27,11 +32,19 @@ pub enum StatValue {
 /// Statistics of one top-level column of an output file.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColumnStats {
+    /// Name of the top-level column in the file's Parquet schema.
     pub column: String,
+    /// Nulls summed over all row groups; `None` when any row group does not record a null
+    /// count, and always `None` for nested columns.
     pub null_count: Option<u64>,
+    /// Smallest non-null value over all row groups, in Parquet's order for the column (signed
+    /// for decimals stored as bytes, unsigned for other bytes). `None` when the column has no
+    /// non-null value, is nested or INT96, or any row group lacks bounds.
     pub min: Option<StatValue>,
+    /// Largest non-null value, under the same rules as `min`.
     pub max: Option<StatValue>,
-    /// Both bounds are the actual extreme values (not truncated bounds).
+    /// Both bounds are the actual extreme values (not truncated bounds); `false` whenever
+    /// `min`/`max` are `None`.
     pub exact: bool,
 }
 

@@ -21,6 +21,8 @@ pub enum SimTable {
 }
 
 impl SimTable {
+    /// The planner's table kind: both append variants are [`TableKind::Append`]; they differ only
+    /// in the `bucket` option that [`SimConfig::core_options`] derives.
     pub fn kind(self) -> TableKind {
         match self {
             SimTable::PrimaryKey => TableKind::PrimaryKey,
@@ -41,6 +43,8 @@ pub struct Workload {
     pub row_bytes: u32,
     /// Distinct keys of the table (uniform and zipf draw from it).
     pub key_space: u64,
+    /// How inserted keys are drawn from the key space (updates and deletes of a `Sequential`
+    /// workload hit existing keys uniformly). Primary-key tables only: append files carry no keys.
     pub distribution: KeyDistribution,
     /// Fraction of rows that update an existing key (drawn by `distribution`).
     pub update_ratio: f64,
@@ -51,9 +55,13 @@ pub struct Workload {
     /// Commit (checkpoint) interval in seconds; 0 = never commit (a batch writer). A commit
     /// flushes the partial buffer, may wait for compaction, and drives the unaware coordinator.
     pub commit_interval_s: f64,
-    /// Virtual clock start (epoch ms) and the local time zone, for early-full intervals and
-    /// off-peak hours.
+    /// Virtual clock start, epoch milliseconds: when the writers start, and what elapsed time
+    /// counts from. A replay instead starts the clock at its first snapshot and the writers one
+    /// second after its last. The planner sees this clock (early full compaction's interval,
+    /// compaction.md §4.2).
     pub start_ms: i64,
+    /// Offset of the local time zone from UTC, whole hours: gives the local hour the planner
+    /// compares with off-peak hours (compaction.md §4.7) and the page's clock.
     pub utc_offset_hours: i32,
 }
 
@@ -104,15 +112,22 @@ impl Default for CostModel {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
 pub struct SimConfig {
+    /// Seed of the workload's random stream (flush sizes and intervals, sampled keys); see
+    /// [`Rng`](crate::simulator::rng::Rng).
     pub seed: u64,
+    /// Which of the three compaction shapes to simulate; with `replay`, it must match the replayed
+    /// table's kind.
     pub table: SimTable,
     /// Buckets (writers for an unaware-bucket table); lanes on the page.
     pub buckets: u32,
+    /// Whose decisions the planner reproduces where Java and C++ Paimon differ (compaction.md §16).
     pub flavor: Flavor,
     /// Paimon options by their keys (`num-sorted-run.compaction-trigger`, `merge-engine`...).
     /// `bucket` is derived from `table` and `buckets`.
     pub options: BTreeMap<String, String>,
+    /// What the writers write, and how often they commit.
     pub workload: Workload,
+    /// How long compaction tasks take on the virtual clock.
     pub cost: CostModel,
     /// Flushes to simulate, over all buckets.
     pub flushes: u64,

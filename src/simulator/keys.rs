@@ -17,15 +17,21 @@ pub const MAX_SEGMENTS: usize = 12;
 /// A key range `[lo, hi]` (inclusive) in which a fraction `density` of the keys is present.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Segment {
+    /// First key of the range (inclusive).
     pub lo: i64,
+    /// Last key of the range (inclusive); a segment with `hi < lo` is empty and ignored.
     pub hi: i64,
+    /// Fraction of the range's keys present, in `[0, 1]`; `1.0` means every key of the range.
     pub density: f64,
 }
 
 impl Segment {
+    /// Number of keys in the range, `hi − lo + 1`, computed in `f64` so the full `i64` range does
+    /// not overflow.
     pub fn len(&self) -> f64 {
         (self.hi as f64 - self.lo as f64) + 1.0
     }
+    /// Expected number of rows: [`len`](Self::len) × `density`.
     pub fn rows(&self) -> f64 {
         self.len() * self.density
     }
@@ -210,7 +216,12 @@ pub enum KeyDistribution {
     /// Every key of the key space equally likely.
     Uniform,
     /// Rank `r` (0-based, hot keys first) has weight `1 / (r + 1)^s`.
-    Zipf { s: f64 },
+    Zipf {
+        /// Exponent of the power law, `0..=4` (checked by
+        /// [`SimConfig::validate`](crate::simulator::SimConfig::validate)): 0 is uniform, larger
+        /// values concentrate the writes on fewer hot keys.
+        s: f64,
+    },
     /// New keys are ever increasing (an id or a timestamp): flushes do not overlap.
     Sequential,
 }

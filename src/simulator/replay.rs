@@ -30,38 +30,59 @@ use crate::meta::CompactionFile;
 use crate::options::TableKind;
 use crate::plan::BucketPlanRequest;
 
+/// Value of the `format` field that identifies a table replay document.
 pub const FORMAT: &str = "paimon-compact-table";
 
+/// A real table's history, in the JSON format above;
+/// [`SimConfig::replay`](crate::simulator::SimConfig::replay) starts a run from it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableReplay {
+    /// Must be [`FORMAT`].
     pub format: String,
+    /// Format version; only 1 is accepted.
     pub version: u32,
+    /// Table name (`db.table`), for display only.
     #[serde(default)]
     pub table: Option<String>,
+    /// Kind of the exported table; when present it must match the simulated table's kind (checked
+    /// before a run starts).
     #[serde(default)]
     pub table_kind: Option<TableKind>,
+    /// The table's options by Paimon key; options set in the simulation config take precedence,
+    /// these fill in the rest (`bucket` always follows the simulated table and bucket count).
     #[serde(default)]
     pub options: BTreeMap<String, String>,
+    /// The snapshots to replay, each at its `time_ms`; at least one.
     pub snapshots: Vec<ReplaySnapshot>,
 }
 
+/// One snapshot: the data-file changes its commit made, per bucket.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReplaySnapshot {
+    /// Paimon snapshot id.
     pub id: i64,
     /// `APPEND`, `COMPACT`, `OVERWRITE`...: shown on the timeline.
     #[serde(default)]
     pub commit_kind: String,
+    /// Commit time, epoch milliseconds: when the snapshot is replayed on the virtual clock.
     pub time_ms: i64,
+    /// File changes, one entry per `(partition, bucket)` touched.
     #[serde(default)]
     pub changes: Vec<BucketChange>,
 }
 
+/// The files one snapshot added to and deleted from one bucket of one partition.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BucketChange {
+    /// Partition as a display string (`dt=2026-01-01`); empty for an unpartitioned table. With
+    /// `bucket`, it names the lane.
     #[serde(default)]
     pub partition: String,
+    /// Bucket number within the partition.
     #[serde(default)]
     pub bucket: i32,
+    /// Files the snapshot added, as the planner's file metadata; the simulation maps their keys
+    /// onto `i64` and spreads their rows evenly over their key range.
     #[serde(default)]
     pub added: Vec<CompactionFile>,
     /// Names of files this snapshot removed from the bucket.

@@ -9,10 +9,13 @@
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator whose stream depends only on `seed`: the same seed gives the same stream on
+    /// every platform.
     pub fn new(seed: u64) -> Self {
         Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
     }
 
+    /// The next 64 uniformly distributed bits (one SplitMix64 step).
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;

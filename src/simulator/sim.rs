@@ -12,11 +12,18 @@ use crate::error::Result;
 /// Metric samples, one per event, stored column-wise (a million events stay compact).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Series {
+    /// Virtual time after each event, epoch milliseconds (as `f64`, for charting).
     pub t_ms: Vec<f64>,
     /// Sorted runs of the busiest lane (a read-amplification proxy).
     pub runs: Vec<u16>,
+    /// Write amplification so far: (flushed + compaction-written bytes) / flushed bytes; 1 before
+    /// the first flush.
     pub write_amp: Vec<f32>,
+    /// Space amplification: bytes of all live files / logical live bytes
+    /// ([`SimState::live_bytes`]); 1 while nothing is live.
     pub space_amp: Vec<f32>,
+    /// Bytes still ahead of a compaction, summed over lanes (see
+    /// [`Lane::pending`](crate::simulator::state::Lane::pending)).
     pub pending_bytes: Vec<f64>,
     /// Lanes whose writer is blocked after the event.
     pub stalled: Vec<u8>,
@@ -25,11 +32,17 @@ pub struct Series {
 /// Figures after one event.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Sample {
+    /// Virtual time after the event, epoch milliseconds.
     pub t_ms: f64,
+    /// Sorted runs of the busiest lane.
     pub runs: u16,
+    /// Write amplification so far (see [`Series::write_amp`]).
     pub write_amp: f32,
+    /// Space amplification (see [`Series::space_amp`]).
     pub space_amp: f32,
+    /// Bytes still ahead of a compaction, over all lanes.
     pub pending_bytes: f64,
+    /// Lanes whose writer is blocked after the event.
     pub stalled: u8,
 }
 
@@ -43,10 +56,12 @@ impl Series {
         self.stalled.push(s.stalled);
     }
 
+    /// Number of samples: one per computed event.
     pub fn len(&self) -> usize {
         self.t_ms.len()
     }
 
+    /// Whether no event has been sampled yet.
     pub fn is_empty(&self) -> bool {
         self.t_ms.is_empty()
     }
@@ -80,14 +95,19 @@ impl Series {
 
 /// A deterministic simulation with its recorded timeline.
 pub struct Simulation {
+    /// The run's fixed part: config, parsed options, lane names.
     pub env: SimEnv,
     head: SimState,
     /// `(position, state after that many events)`, ascending.
     checkpoints: Vec<(u64, SimState)>,
     checkpoint_every: u64,
+    /// Every event computed so far, in order; position `p` is the state after `events[..p]`.
     pub events: Vec<EventRecord>,
+    /// Every decision, replay advice included, in order; a decision's id is its index here.
     pub decisions: Vec<DecisionRecord>,
+    /// Metric samples, one per event (as long as `events`).
     pub series: Series,
+    /// Every planner call, in order, when `record_trace` is on; empty otherwise.
     pub trace: Vec<PlannerCall>,
     /// The state shown (`None`: the head).
     view: Option<(u64, SimState)>,
@@ -97,6 +117,8 @@ pub struct Simulation {
 const MAX_CHECKPOINTS: usize = 1024;
 
 impl Simulation {
+    /// Validates `config`, parses its options and builds the initial state; no event is computed
+    /// yet. Fails on invalid options or workloads, and on a replay of a different table kind.
     pub fn new(config: SimConfig) -> Result<Self> {
         check_replay_kind(&config)?;
         let env = SimEnv::new(config)?;
@@ -119,10 +141,12 @@ impl Simulation {
         self.events.len() as u64
     }
 
+    /// Whether no event has been computed yet.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
 
+    /// Whether the run is over: the configured flushes are written and no compaction is left.
     pub fn finished(&self) -> bool {
         self.head.finished
     }

@@ -7,99 +7,172 @@ use super::sim::{Sample, Series, Simulation};
 use super::state::{Block, FileAction};
 use crate::error::Result;
 
+/// Everything the page draws for one timeline position (see [`Simulation::view`]).
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct View {
+    /// The position shown: the number of events applied, clamped to those computed.
     pub position: u64,
+    /// Events computed so far (the timeline's length).
     pub events: u64,
+    /// The run is over and this is its last position.
     pub finished: bool,
+    /// Virtual time at this position, epoch milliseconds.
     pub t_ms: i64,
     /// Seconds since the start of the run.
     pub elapsed_s: f64,
+    /// Local hour of day at `t_ms`, 0–23, with the workload's UTC offset (what off-peak hours
+    /// compare against).
     pub local_hour: u8,
+    /// The simulated table's shape.
     pub table: SimTable,
+    /// The event that led to this position; `None` at position 0.
     pub event: Option<EventView>,
+    /// One entry per lane, in lane order.
     pub lanes: Vec<LaneView>,
+    /// Whole-table figures at this position.
     pub metrics: MetricsView,
     /// Why this table is never compacted here (write-only...).
     pub not_compactable: Option<String>,
 }
 
+/// The last event, worded for the page.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct EventView {
+    /// What happened.
     pub kind: EventKind,
+    /// Lane of the event (an index into [`View::lanes`]).
     pub lane: u32,
+    /// One sentence: the lane's name, what happened, and the decision the event made or finished.
     pub text: String,
 }
 
+/// One lane (bucket) as drawn: its sorted runs, its writer and its compaction.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LaneView {
+    /// Display name (`bucket 0`, `dt=… / bucket 1`).
     pub name: String,
+    /// Sorted runs, newest first, when a merge-tree planner runs; otherwise (append tables,
+    /// write-only primary-key tables) each file is its own run, oldest first.
     pub runs: Vec<RunView>,
+    /// Number of sorted runs, the figure the compaction and stop triggers compare against (see
+    /// [`Lane::runs`](crate::simulator::state::Lane::runs)).
     pub sorted_runs: u32,
+    /// Effective `num-sorted-run.stop-trigger`; `None` unless the table is a compacting primary-key
+    /// table.
     pub stop_trigger: Option<u32>,
+    /// `num-sorted-run.compaction-trigger`; `None` unless the table is a compacting primary-key
+    /// table.
     pub compaction_trigger: Option<u32>,
+    /// Why the writer is blocked now; `None` while it writes.
     pub stalled: Option<Block>,
+    /// Total time the writer has been blocked so far, milliseconds.
     pub stall_ms: i64,
+    /// The compaction running for this lane (for an unaware-bucket table, the coordinator's task).
     pub task: Option<TaskView>,
     /// The planner's last word on this lane: the running/last pick, or why it picked nothing.
     pub status: String,
+    /// Short name of the rule behind `status` ([`Reason::rule`](crate::plan::Reason::rule)), or
+    /// `not-compactable` / `none`; the page colours by it.
     pub status_rule: String,
+    /// Total size of the lane's live files, bytes.
     pub bytes: u64,
+    /// Bytes still ahead of a compaction (see
+    /// [`Lane::pending`](crate::simulator::state::Lane::pending)).
     pub pending_bytes: u64,
+    /// Highest level of the LSM tree (`num-levels` − 1); `None` for append tables.
     pub max_level: Option<u32>,
 }
 
+/// One sorted run as drawn.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RunView {
+    /// Level of the run; every level-0 file is a run of its own.
     pub level: u32,
+    /// Total size of the run's files, bytes.
     pub bytes: u64,
+    /// The run's files (in key order within a level above 0).
     pub files: Vec<FileView>,
 }
 
+/// One data file as drawn.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct FileView {
+    /// File name, as the simulation made it (`data-<lane>-<n>`) or as the replayed table has it.
     pub name: String,
+    /// File size, bytes.
     pub bytes: u64,
+    /// Row count, delete markers included.
     pub rows: u64,
+    /// Seconds since the file was written (its `creation_time_ms`), at this position.
     pub age_s: f64,
     /// Part of the running task, and how.
     pub action: Option<FileAction>,
     /// Append tables: still a candidate of the planner's queue.
     pub queued: Option<bool>,
+    /// Written by compaction (file source `COMPACT`) rather than by a flush.
     pub compacted: bool,
 }
 
+/// A running compaction task as drawn.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TaskView {
+    /// Id of the decision that started it (an index into the decision log).
     pub decision: u32,
+    /// The decision in one sentence ([`DecisionRecord::text`]).
     pub text: String,
+    /// Short name of the rule that picked it ([`Reason::rule`](crate::plan::Reason::rule)).
     pub rule: String,
+    /// Output level; `None` for append tasks.
     pub output_level: Option<u32>,
+    /// Files moved up without a merge (see [`DecisionRecord::upgrades`]).
     pub upgrades: u32,
+    /// Rewrite actions (see [`DecisionRecord::rewrites`]).
     pub rewrites: u32,
+    /// Bytes the task reads.
     pub bytes_in: u64,
+    /// Bytes the task writes.
     pub bytes_out: u64,
+    /// Whole duration on the virtual clock, milliseconds.
     pub duration_ms: i64,
+    /// Time left at this position, milliseconds (never negative).
     pub remaining_ms: i64,
 }
 
+/// Whole-table figures at one position; byte counts are exact sums of simulated file sizes.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct MetricsView {
+    /// Write amplification: (flushed + compaction-written bytes) / flushed bytes.
     pub write_amp: f32,
+    /// Space amplification: `total_bytes` / `live_bytes`.
     pub space_amp: f32,
+    /// Sorted runs of the busiest lane (a read-amplification proxy).
     pub sorted_runs: u16,
+    /// Bytes still ahead of a compaction, over all lanes.
     pub pending_bytes: f64,
+    /// Size of all live files, bytes.
     pub total_bytes: u64,
+    /// Logical data size, bytes: for primary keys the distinct keys written minus deletes (times
+    /// the row size); for append tables every row.
     pub live_bytes: f64,
+    /// Bytes the writers flushed (plus files replayed snapshots appended).
     pub flushed_bytes: u64,
+    /// Bytes compaction wrote (counted when a task is picked).
     pub compaction_written_bytes: u64,
+    /// Bytes compaction read (counted when a task is picked).
     pub compaction_read_bytes: u64,
+    /// Level-0 files flushed.
     pub flushes: u64,
+    /// Commits so far.
     pub commits: u64,
+    /// Compaction tasks finished.
     pub compactions: u64,
+    /// Upgrade actions picked.
     pub upgrades: u64,
+    /// Rewrite actions picked.
     pub rewrites: u64,
+    /// Write stalls over all lanes.
     pub stalls: u64,
+    /// Time writers spent blocked, summed over lanes, milliseconds.
     pub stall_ms: i64,
     /// Data written by the writers per second of virtual time.
     pub ingest_mb_per_s: f64,
@@ -108,19 +181,28 @@ pub struct MetricsView {
 /// A decision as the log lists it.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct DecisionView {
+    /// Decision id (its index in the decision log).
     pub id: u32,
+    /// Index of the event that made it.
     pub event: u64,
     /// Position to jump to: just after the event that made the decision.
     pub position: u64,
+    /// Virtual time of the pick, epoch milliseconds.
     pub t_ms: i64,
+    /// Lane it compacts.
     pub lane: u32,
+    /// Short name of the rule ([`Reason::rule`](crate::plan::Reason::rule)).
     pub rule: String,
+    /// The decision in one sentence ([`DecisionRecord::text`]).
     pub text: String,
+    /// Replay advice: what the planner would pick at a replayed snapshot; never run.
     pub advice: bool,
+    /// Task duration on the virtual clock, milliseconds; 0 for advice.
     pub duration_ms: i64,
 }
 
 impl DecisionView {
+    /// The log entry for a recorded decision.
     pub fn of(d: &DecisionRecord) -> Self {
         DecisionView {
             id: d.id,

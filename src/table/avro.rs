@@ -83,6 +83,9 @@ fn unwrap_union(v: &Value) -> &Value {
 }
 
 impl<'a> Rec<'a> {
+    /// Wraps a decoded value that must be a record (a union around one is unwrapped);
+    /// anything else is `CorruptInput`. `file` and `what` (e.g. `manifest entry`) name it in
+    /// errors.
     pub fn new(v: &'a Value, file: &'a str, what: &'a str) -> Result<Self> {
         match unwrap_union(v) {
             Value::Record(fields) => Ok(Rec { fields, file, what }),
@@ -113,6 +116,8 @@ impl<'a> Rec<'a> {
         self.opt(name).ok_or_else(|| self.bad(name, "missing"))
     }
 
+    /// A required int field; a long within `i32` range is accepted. Missing, null, out of
+    /// range or another type is `CorruptInput`.
     pub fn int(&self, name: &str) -> Result<i32> {
         match self.req(name)? {
             Value::Int(i) => Ok(*i),
@@ -121,6 +126,8 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// A required long field; ints and timestamp logical types are accepted as longs.
+    /// Missing, null or another type is `CorruptInput`.
     pub fn long(&self, name: &str) -> Result<i64> {
         match self.req(name)? {
             Value::Long(l) | Value::TimestampMillis(l) | Value::TimestampMicros(l) => Ok(*l),
@@ -129,14 +136,17 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// An optional int field: `None` when absent or null, else as [`Rec::int`].
     pub fn opt_int(&self, name: &str) -> Result<Option<i32>> {
         self.opt(name).map(|_| self.int(name)).transpose()
     }
 
+    /// An optional long field: `None` when absent or null, else as [`Rec::long`].
     pub fn opt_long(&self, name: &str) -> Result<Option<i64>> {
         self.opt(name).map(|_| self.long(name)).transpose()
     }
 
+    /// A required string field; missing, null or another type is `CorruptInput`.
     pub fn string(&self, name: &str) -> Result<String> {
         match self.req(name)? {
             Value::String(s) => Ok(s.clone()),
@@ -144,10 +154,12 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// An optional string field: `None` when absent or null.
     pub fn opt_string(&self, name: &str) -> Result<Option<String>> {
         self.opt(name).map(|_| self.string(name)).transpose()
     }
 
+    /// A required bytes (or fixed) field; missing, null or another type is `CorruptInput`.
     pub fn bytes(&self, name: &str) -> Result<Vec<u8>> {
         match self.req(name)? {
             Value::Bytes(b) | Value::Fixed(_, b) => Ok(b.clone()),
@@ -155,10 +167,13 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// An optional bytes field: `None` when absent or null.
     pub fn opt_bytes(&self, name: &str) -> Result<Option<Vec<u8>>> {
         self.opt(name).map(|_| self.bytes(name)).transpose()
     }
 
+    /// An optional array field's elements, undecoded: `None` when absent or null; a value
+    /// that is not an array is `CorruptInput`.
     pub fn array(&self, name: &str) -> Result<Option<&'a [Value]>> {
         match self.opt(name) {
             None => Ok(None),
@@ -167,6 +182,8 @@ impl<'a> Rec<'a> {
         }
     }
 
+    /// An optional array of strings: `None` when absent or null; a non-string element
+    /// (null included) is `CorruptInput`.
     pub fn opt_strings(&self, name: &str) -> Result<Option<Vec<String>>> {
         self.array(name)?
             .map(|a| {
@@ -180,6 +197,8 @@ impl<'a> Rec<'a> {
             .transpose()
     }
 
+    /// An optional array of nullable longs (ints widened): `None` when absent or null, a
+    /// null element as `None`.
     pub fn opt_longs(&self, name: &str) -> Result<Option<Vec<Option<i64>>>> {
         self.array(name)?
             .map(|a| {
@@ -195,6 +214,7 @@ impl<'a> Rec<'a> {
             .transpose()
     }
 
+    /// A required nested record field, read with the same file name and context.
     pub fn record(&self, name: &str) -> Result<Rec<'a>> {
         Rec::new(self.req(name)?, self.file, self.what)
     }
@@ -204,18 +224,23 @@ impl<'a> Rec<'a> {
 pub mod put {
     use apache_avro::types::Value;
 
+    /// The null branch of a `["null", T]` union (branch 0).
     pub fn null() -> Value {
         Value::Union(0, Box::new(Value::Null))
     }
+    /// The value branch of a `["null", T]` union (branch 1).
     pub fn some(v: Value) -> Value {
         Value::Union(1, Box::new(v))
     }
+    /// A `["null", T]` union: null for `None`, else `f` applied to the value.
     pub fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
         v.map_or_else(null, |x| some(f(x)))
     }
+    /// An array of strings.
     pub fn strings(v: &[String]) -> Value {
         Value::Array(v.iter().cloned().map(Value::String).collect())
     }
+    /// A record with these fields, in this order (the order of the schema's fields).
     pub fn record(fields: Vec<(&str, Value)>) -> Value {
         Value::Record(
             fields

@@ -27,10 +27,13 @@ fn bitset_width(arity: usize) -> usize {
 }
 
 impl BinaryRow {
+    /// The row with no fields ([`EMPTY_ROW`]): an unpartitioned table's partition, an append
+    /// file's min/max key, and both rows of "no statistics".
     pub fn empty() -> Self {
         BinaryRow(EMPTY_ROW.to_vec())
     }
 
+    /// The stored bytes, arity prefix included.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }

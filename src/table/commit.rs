@@ -39,10 +39,13 @@ impl WrittenFiles {
         self.paths.push(path.to_string());
     }
 
+    /// The recorded paths, relative to the storage root, in the order they were tracked.
     pub fn paths(&self) -> &[String] {
         &self.paths
     }
 
+    /// Stops tracking `path` (every occurrence), e.g. after it was deleted, so a later
+    /// cleanup does not touch it.
     pub fn forget(&mut self, path: &str) {
         self.paths.retain(|p| p != path);
     }
@@ -87,6 +90,8 @@ pub struct CommitDelta {
 }
 
 impl CommitDelta {
+    /// `true` when there is nothing to commit: no data, changelog or index entries
+    /// (`marked` alone never occurs, as marks always come with index changes).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty() && self.changelog.is_empty() && self.index.is_empty()
     }
@@ -97,7 +102,9 @@ impl CommitDelta {
 pub struct CommitSettings {
     /// COMPACT for compaction jobs; APPEND for the demo writer.
     pub kind: CommitKind,
+    /// `commitUser` of the snapshot; a job's defaults to `paimon-compact-<job id>`.
     pub commit_user: String,
+    /// Commit time, epoch milliseconds: the snapshot's `timeMillis`.
     pub now_ms: i64,
     /// Rebase attempts after losing the snapshot race to an unrelated commit.
     pub max_retries: usize,
@@ -130,9 +137,12 @@ pub fn retry_wait_ms(attempt: usize, jitter_seed: u64) -> u64 {
 /// The outcome of a commit.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CommitOutcome {
+    /// Id of the snapshot this commit created.
     pub snapshot_id: i64,
     /// Snapshots that landed between planning and commit (rebased on).
     pub rebased_over: Vec<i64>,
+    /// Attempts to create the snapshot, the successful one included (1 when no race was
+    /// lost).
     pub attempts: usize,
     /// Problems after the snapshot existed (the commit stands), e.g. the LATEST hint.
     pub warnings: Vec<String>,
@@ -497,10 +507,13 @@ fn fold_index(
 /// One commit: what to put on top of which snapshot, and how.
 #[derive(Clone, Copy)]
 pub struct CommitRequest<'a> {
+    /// The table as loaded for the job (its paths and options).
     pub table: &'a Table,
     /// The snapshot the job planned on; `None` for a table that had no snapshot.
     pub planned_on: Option<i64>,
+    /// What to commit; its manifests are written once, before the first attempt.
     pub delta: &'a CommitDelta,
+    /// Kind, user, time, retry budget and manifest merging of the commit.
     pub settings: &'a CommitSettings,
     /// Called with [`retry_wait_ms`] (milliseconds) before each attempt after a lost race;
     /// supplied by the host, as the core has no clock. `None` retries without waiting.

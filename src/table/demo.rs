@@ -162,6 +162,9 @@ pub struct TableWriter<'s> {
 }
 
 impl<'s> TableWriter<'s> {
+    /// A writer for the table at `table_path` (relative to the storage root, which must
+    /// already hold its schema); `seed` plays the job id's part for [`IdGen`], so the same
+    /// seed writes the same file names.
     pub fn new(storage: &'s dyn Storage, table_path: &str, seed: [u8; 16]) -> Self {
         TableWriter {
             storage,

@@ -20,6 +20,8 @@ fn mix(mut z: u64) -> u64 {
 }
 
 impl IdGen {
+    /// A generator seeded with the caller's 16-byte job id; the first value drawn is for
+    /// counter 1.
     pub fn new(job_id: [u8; 16]) -> Self {
         let a = u64::from_le_bytes(job_id[..8].try_into().unwrap_or([0; 8]));
         let b = u64::from_le_bytes(job_id[8..].try_into().unwrap_or([0; 8]));

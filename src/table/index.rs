@@ -23,14 +23,27 @@ pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
 /// One index manifest entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndexManifestEntry {
+    /// `_KIND`; a snapshot's index manifest stores ADD entries only (a commit's changes are
+    /// folded into a new full list, `format.md` §10).
     pub kind: FileKind,
+    /// `_PARTITION`: the serialized partition row the index file belongs to.
     pub partition: BinaryRow,
+    /// `_BUCKET`: the bucket the index file belongs to.
     pub bucket: i32,
+    /// `_INDEX_TYPE`: [`DELETION_VECTORS_INDEX`], or e.g. `HASH` for dynamic buckets (kept
+    /// as read, never interpreted).
     pub index_type: String,
+    /// `_FILE_NAME`: the index file's name under `index/`.
     pub file_name: String,
+    /// `_FILE_SIZE`: the index file's size in bytes.
     pub file_size: i64,
+    /// `_ROW_COUNT`: for a deletion-vector file, the number of vectors it holds.
     pub row_count: i64,
+    /// `_DELETIONS_VECTORS_RANGES`: per data file, where its vector lies in the index file
+    /// (offset, length, cardinality); `None` for other index types.
     pub dv_ranges: Option<Vec<DeletionVectorMeta>>,
+    /// `_EXTERNAL_PATH`: the index file's absolute URI when it lives outside the table
+    /// directory; `None` for files under `index/`.
     pub external_path: Option<String>,
     /// `_GLOBAL_INDEX`, kept as decoded so an entry we copy is written back unchanged.
     pub global_index: Option<GlobalIndexMeta>,
@@ -39,11 +52,18 @@ pub struct IndexManifestEntry {
 /// `_GLOBAL_INDEX` (null for deletion vectors).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GlobalIndexMeta {
+    /// `_ROW_RANGE_START`: first row id the global index file covers.
     pub row_range_start: i64,
+    /// `_ROW_RANGE_END`: last row id the global index file covers.
     pub row_range_end: i64,
+    /// `_INDEX_FIELD_ID`: id of the schema field the index is built on.
     pub index_field_id: i32,
+    /// `_EXTRA_FIELD_IDS`: further indexed field ids (a null element reads as 0); `None`
+    /// when absent.
     pub extra_field_ids: Option<Vec<i32>>,
+    /// `_INDEX_META`: the index implementation's own metadata, opaque here.
     pub index_meta: Option<Vec<u8>>,
+    /// `_SOURCE_META`: metadata about the indexed source, opaque here.
     pub source_meta: Option<Vec<u8>>,
 }
 
@@ -211,6 +231,8 @@ pub fn index_manifest_schema() -> &'static str {
         {"name":"_SOURCE_META","type":["null","bytes"],"default":null}]}],"default":null}]}"#
 }
 
+/// Decodes an index manifest; `file` names it in errors. A `_VERSION` other than
+/// [`INDEX_MANIFEST_VERSION`] or an unknown `_KIND` is `CorruptInput`.
 pub fn decode_index_manifest(bytes: &[u8], file: &str) -> Result<Vec<IndexManifestEntry>> {
     avro::read_records(bytes, file)?
         .iter()
@@ -218,6 +240,8 @@ pub fn decode_index_manifest(bytes: &[u8], file: &str) -> Result<Vec<IndexManife
         .collect()
 }
 
+/// Encodes an index manifest with Java's schema ([`index_manifest_schema`]), the given codec
+/// (`manifest.compression`) and the job's 16-byte sync marker.
 pub fn encode_index_manifest(
     entries: &[IndexManifestEntry],
     codec: apache_avro::Codec,

@@ -44,6 +44,8 @@ pub struct PartitionState {
 /// The coordinator's memory of one partition.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CoordinatorAge {
+    /// Plans in a row without a packed task since new files last arrived in the partition
+    /// (`compaction.md` §14.1).
     pub age: u32,
     /// [`fingerprint`] of the candidate files' names.
     pub files: String,

@@ -16,24 +16,36 @@ use super::path::TablePaths;
 /// The content of a lease object.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LeaseRecord {
+    /// Who runs the job, e.g. `host:pid` ([`crate::table::CompactOptions::owner`]);
+    /// `unknown` when another job's lease object could not be read.
     pub owner: String,
+    /// The holding job's id in UUID form; a job that finds its own id in a live lease may
+    /// take the lease again.
     pub job_id: String,
+    /// When the lease was taken, epoch milliseconds (the job's `now`).
     pub acquired_ms: i64,
+    /// When the lease lapses, epoch milliseconds; from then on another job may take it
+    /// over by creating the next generation.
     pub expires_ms: i64,
 }
 
 /// A held lease.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Lease {
+    /// The partition's path (`k=v/...`), for messages and the report.
     pub partition: String,
+    /// The lease object, `<table>/compaction-lease/<key>-<generation>`; releasing deletes it.
     pub path: String,
+    /// What the lease object holds.
     pub record: LeaseRecord,
 }
 
 /// Why a lease was not granted.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LeaseHeld {
+    /// The partition's path (`k=v/...`).
     pub partition: String,
+    /// The current holder's lease record.
     pub holder: LeaseRecord,
 }
 

@@ -1,5 +1,5 @@
 //! Manifest lists (`ManifestFileMeta`, format.md §5) and manifests (`ManifestEntry` +
-//! `CompactionFile`, format.md §6).
+//! `DataFileMeta`, format.md §6).
 //!
 //! Entries are kept with every field Paimon wrote, because a compaction's DELETE entry must
 //! repeat the removed file's metadata verbatim (same level, same stats) for Paimon to cancel
@@ -18,7 +18,9 @@ pub const MANIFEST_VERSION: i32 = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FileKind {
+    /// `_KIND = 0`: the file becomes live.
     Add,
+    /// `_KIND = 1`: cancels the ADD with the same [`FileIdentifier`].
     Delete,
 }
 
@@ -44,8 +46,14 @@ impl FileKind {
 /// `SimpleStats`: min/max rows and null counts.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SimpleStats {
+    /// `_MIN_VALUES`: serialized BinaryRow (`format.md` §7) of the smallest value per column;
+    /// a 0-arity row when there are no statistics.
     pub min_values: BinaryRow,
+    /// `_MAX_VALUES`: serialized BinaryRow of the largest value per column, laid out like
+    /// `min_values`.
     pub max_values: BinaryRow,
+    /// `_NULL_COUNTS`: nulls per column, in the columns' order; `None` when the field is null,
+    /// an inner `None` when one column's count is unknown.
     pub null_counts: Option<Vec<Option<i64>>>,
 }
 
@@ -81,31 +89,64 @@ impl SimpleStats {
     }
 }
 
-/// Paimon's `CompactionFile`: every field of a data file's manifest record.
+/// Paimon's `DataFileMeta`: every field of a data file's manifest record (`_FILE`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataFileMeta {
+    /// `_FILE_NAME`: one path component, resolved against the bucket directory unless
+    /// `external_path` is set (`format.md` §1).
     pub file_name: String,
+    /// `_FILE_SIZE`: the file's size in bytes.
     pub file_size: i64,
+    /// `_ROW_COUNT`: physical rows in the file, retracts included.
     pub row_count: i64,
+    /// `_MIN_KEY`: BinaryRow of the smallest trimmed primary key; a 0-arity row for append
+    /// tables.
     pub min_key: BinaryRow,
+    /// `_MAX_KEY`: BinaryRow of the largest trimmed primary key; a 0-arity row for append
+    /// tables.
     pub max_key: BinaryRow,
+    /// `_KEY_STATS`: statistics of the key columns ([`SimpleStats::empty`] when none).
     pub key_stats: SimpleStats,
+    /// `_VALUE_STATS`: statistics of the columns named by `value_stats_cols`; readers skip
+    /// files with them, so only certain bounds are written (`format.md` §6).
     pub value_stats: SimpleStats,
+    /// `_MIN_SEQUENCE_NUMBER`: smallest `_SEQUENCE_NUMBER` of the file's records.
     pub min_sequence_number: i64,
+    /// `_MAX_SEQUENCE_NUMBER`: largest `_SEQUENCE_NUMBER` of the file's records.
     pub max_sequence_number: i64,
+    /// `_SCHEMA_ID`: the schema version the file was written with (`format.md` §2).
     pub schema_id: i64,
+    /// `_LEVEL`: the LSM level; always 0 in append tables.
     pub level: i32,
+    /// `_EXTRA_FILES`: names of files that belong to this one (Paimon's extra index files);
+    /// part of the file's identity, never written by us.
     pub extra_files: Vec<String>,
-    /// Epoch milliseconds.
+    /// `_CREATION_TIME`, epoch milliseconds; `None` when the writer recorded none. Our
+    /// outputs carry the job's `now`.
     pub creation_time: Option<i64>,
+    /// `_DELETE_ROW_COUNT`: retract (`-U`/`-D`) rows in the file; `None` means unknown, and
+    /// readers must then merge. A claimed zero is verified before it is trusted
+    /// (`format.md` §6).
     pub delete_row_count: Option<i64>,
+    /// `_EMBEDDED_FILE_INDEX`: a file index embedded in the manifest; part of the file's
+    /// identity, `None` on our outputs.
     pub embedded_file_index: Option<Vec<u8>>,
     /// 0 APPEND, 1 COMPACT.
     pub file_source: Option<i32>,
+    /// `_VALUE_STATS_COLS`: the columns `value_stats` covers, in its order; `None` means every
+    /// column of the file's schema, `Some(empty)` none.
     pub value_stats_cols: Option<Vec<String>>,
+    /// `_EXTERNAL_PATH`: the file's absolute URI when it lives outside the table directory
+    /// (`data-file.external-paths`); `None` for files under the bucket directory.
     pub external_path: Option<String>,
+    /// `_FIRST_ROW_ID`: row tracking's id of the file's first row; kept as read, `None` on
+    /// our outputs (row-tracking tables are refused).
     pub first_row_id: Option<i64>,
+    /// `_WRITE_COLS`: the columns a data-evolution writer wrote into the file (`None` = all);
+    /// kept as read, `None` on our outputs.
     pub write_cols: Option<Vec<String>>,
+    /// `_WRITE_COLS_SEQUENCES`: per column of `write_cols`, a sequence of its writer; kept as
+    /// read (a null element reads as 0), `None` on our outputs.
     pub write_cols_sequences: Option<Vec<i64>>,
 }
 
@@ -205,26 +246,44 @@ impl DataFileMeta {
 /// What identifies a file across ADD and DELETE entries (`FileEntry.Identifier`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct FileIdentifier {
+    /// Serialized partition row of the entry.
     pub partition: BinaryRow,
+    /// Bucket of the entry.
     pub bucket: i32,
+    /// [`DataFileMeta::level`]: the same file at another level is another identity (an
+    /// upgrade is a DELETE and an ADD).
     pub level: i32,
+    /// [`DataFileMeta::file_name`].
     pub file_name: String,
+    /// [`DataFileMeta::extra_files`].
     pub extra_files: Vec<String>,
+    /// [`DataFileMeta::embedded_file_index`].
     pub embedded_index: Option<Vec<u8>>,
+    /// [`DataFileMeta::external_path`].
     pub external_path: Option<String>,
 }
 
 /// One manifest entry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestEntry {
+    /// `_KIND`: ADD or DELETE.
     pub kind: FileKind,
+    /// `_PARTITION`: the partition's values as a serialized BinaryRow (`format.md` §7); a
+    /// 0-arity row for an unpartitioned table.
     pub partition: BinaryRow,
+    /// `_BUCKET`: the bucket id (`format.md` §12).
     pub bucket: i32,
+    /// `_TOTAL_BUCKETS`: the partition's bucket count when the entry was written; -1 for
+    /// bucket-unaware tables. A change between plan and commit is a rescale the commit
+    /// refuses (`format.md` §11).
     pub total_buckets: i32,
+    /// `_FILE`: the data file's record, every field as read.
     pub file: DataFileMeta,
 }
 
 impl ManifestEntry {
+    /// The identity a DELETE must match to cancel an ADD (`format.md` §6): partition,
+    /// bucket, level, name, extra files, embedded index and external path.
     pub fn identifier(&self) -> FileIdentifier {
         FileIdentifier {
             partition: self.partition.clone(),
@@ -270,17 +329,31 @@ impl ManifestEntry {
 /// One entry of a manifest list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ManifestFileMeta {
+    /// `_FILE_NAME`: the manifest's name under `manifest/`.
     pub file_name: String,
+    /// `_FILE_SIZE`: the manifest's size in bytes.
     pub file_size: i64,
+    /// `_NUM_ADDED_FILES`: ADD entries in the manifest.
     pub num_added_files: i64,
+    /// `_NUM_DELETED_FILES`: DELETE entries in the manifest.
     pub num_deleted_files: i64,
+    /// `_PARTITION_STATS`: smallest and largest partition values among the entries; readers
+    /// prune manifests with it, so it must be exact (`format.md` §5).
     pub partition_stats: SimpleStats,
+    /// `_SCHEMA_ID`: the schema version the manifest was written under.
     pub schema_id: i64,
+    /// `_MIN_BUCKET`: smallest bucket among the entries; `None` when the writer recorded no
+    /// range.
     pub min_bucket: Option<i32>,
+    /// `_MAX_BUCKET`: largest bucket among the entries; `None` when not recorded.
     pub max_bucket: Option<i32>,
+    /// `_MIN_LEVEL`: lowest level among the entries; `None` when not recorded.
     pub min_level: Option<i32>,
+    /// `_MAX_LEVEL`: highest level among the entries; `None` when not recorded.
     pub max_level: Option<i32>,
+    /// `_MIN_ROW_ID`: row tracking's smallest row id; `None` on manifests we write.
     pub min_row_id: Option<i64>,
+    /// `_MAX_ROW_ID`: row tracking's largest row id; `None` on manifests we write.
     pub max_row_id: Option<i64>,
 }
 

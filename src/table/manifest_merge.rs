@@ -35,19 +35,27 @@ use crate::storage::Storage;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ManifestMergeKind {
+    /// Consecutive small manifests gathered into target-size files; a DELETE whose ADD lies
+    /// in an earlier manifest may stay.
     Minor,
+    /// Every manifest that must change (and every large one that could hold a deleted file)
+    /// folded into ADD entries only and rewritten.
     Full,
 }
 
 /// What merging did to the base manifest list of a commit.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ManifestMergeReport {
+    /// Which merge ran.
     pub kind: ManifestMergeKind,
     /// Manifests in the list before and after.
     pub manifests_before: usize,
+    /// Manifests in the merged base list.
     pub manifests_after: usize,
     /// Manifests read and folded, and the files they became.
     pub manifests_merged: usize,
+    /// New manifest files the folded entries were written to (0 when everything cancelled
+    /// out).
     pub manifests_written: usize,
     /// Entries that cancelled out (an ADD and its DELETE count as two).
     pub entries_cancelled: usize,
@@ -115,8 +123,12 @@ pub fn full_triggered(metas: &[ManifestFileMeta], o: &ManifestOptions) -> bool {
 /// A manifest's partition statistics, decoded.
 #[derive(Clone, Copy, Debug)]
 pub struct PartitionBounds<'a> {
+    /// Smallest value of each partition column among the manifest's entries.
     pub min: &'a [Datum],
+    /// Largest value of each partition column among the manifest's entries.
     pub max: &'a [Datum],
+    /// Nulls per partition column; `None` when the statistics have no counts (an inner
+    /// `None`: that column's count is unknown).
     pub null_counts: Option<&'a [Option<i64>]>,
 }
 

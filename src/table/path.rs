@@ -135,6 +135,8 @@ pub struct TablePaths {
 }
 
 impl TablePaths {
+    /// The paths of the table directory `root` (relative to the storage root; a trailing
+    /// `/` is dropped), with data files in the table directory and no external paths.
     pub fn new(root: &str) -> Self {
         TablePaths {
             root: root.trim_end_matches('/').to_string(),
@@ -244,11 +246,14 @@ impl TablePaths {
         &self.external
     }
 
+    /// Puts the bucket directories under `data-file.path-directory` (`None` or empty: directly
+    /// under the table directory).
     pub fn with_data_dir(mut self, dir: Option<String>) -> Self {
         self.data_dir = dir.filter(|d| !d.is_empty());
         self
     }
 
+    /// The table directory, relative to the storage root, without a trailing `/`.
     pub fn root(&self) -> &str {
         &self.root
     }
@@ -261,21 +266,29 @@ impl TablePaths {
         }
     }
 
+    /// `<table>/schema`: the directory of the schema versions (`format.md` §2).
     pub fn schema_dir(&self) -> String {
         self.join("schema")
     }
+    /// `<table>/schema/schema-<id>`: schema version `id`.
     pub fn schema(&self, id: i64) -> String {
         self.join(&format!("schema/schema-{id}"))
     }
+    /// `<table>/snapshot`: snapshots and their hint files (`format.md` §3).
     pub fn snapshot_dir(&self) -> String {
         self.join("snapshot")
     }
+    /// `<table>/snapshot/snapshot-<id>`: snapshot `id`.
     pub fn snapshot(&self, id: i64) -> String {
         self.join(&format!("snapshot/snapshot-{id}"))
     }
+    /// `<table>/snapshot/LATEST`: the hint holding the latest snapshot id, written after the
+    /// snapshot and only trusted after checking (`format.md` §3).
     pub fn latest_hint(&self) -> String {
         self.join("snapshot/LATEST")
     }
+    /// `<table>/snapshot/EARLIEST`: the hint holding the earliest retained snapshot id,
+    /// maintained by snapshot expiration (`maintenance-rules.md` §1.2).
     pub fn earliest_hint(&self) -> String {
         self.join("snapshot/EARLIEST")
     }

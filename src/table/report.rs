@@ -41,6 +41,9 @@ pub struct CompactOptions<'a> {
 }
 
 impl<'a> CompactOptions<'a> {
+    /// Options for an incremental (not full) job over the whole table: owner
+    /// `paimon-compact`, 10-minute leases, 10 commit retries, no clock, no back-off sleep,
+    /// the default commit user, the default [`JobScope`] and no expired-partition test.
     pub fn new(context: PlanContext, job_id: [u8; 16]) -> Self {
         CompactOptions {
             full: false,
@@ -61,30 +64,57 @@ impl<'a> CompactOptions<'a> {
 /// Metrics of one partition and bucket.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BucketMetrics {
+    /// Partition path, `k1=v1/k2=v2` as in the bucket directory (empty for an unpartitioned
+    /// table).
     pub partition: String,
+    /// Bucket id; `-1` in the per-partition sums ([`CompactReport::partitions`]).
     pub bucket: i32,
+    /// Why the bucket was compacted: the planner rule that fired with its numbers
+    /// (`compaction.md` §4), or `append compaction`; empty in the per-partition sums.
     pub reason: String,
+    /// Live data files of the bucket before the job.
     pub files_before: usize,
+    /// Live data files of the bucket after the job's commit (an upgraded file counts once,
+    /// at its new level).
     pub files_after: usize,
+    /// Bytes of the live data files before the job.
     pub bytes_before: u64,
+    /// Bytes of the live data files after the job's commit.
     pub bytes_after: u64,
+    /// Input files the rewrites replaced (upgrades are not counted here).
     pub files_removed: usize,
+    /// Data files the rewrites wrote (changelog files are counted in `changelog_files`).
     pub files_added: usize,
+    /// Bytes of the files in `files_removed`.
     pub bytes_removed: u64,
+    /// Bytes of the files in `files_added`.
     pub bytes_added: u64,
+    /// Files and bytes per level before the job, lowest level first.
     pub levels_before: Vec<LevelStat>,
+    /// Files and bytes per level after the job's commit, lowest level first.
     pub levels_after: Vec<LevelStat>,
+    /// Rows the rewriters read from their inputs, retracts included (the append rewrite counts
+    /// rows before deletion vectors are applied, the merge rewrite after).
     pub rows_read: u64,
+    /// Rows the rewriters wrote to new data files.
     pub rows_written: u64,
     /// Rows dropped because a deletion vector marked them.
     pub rows_deleted: u64,
+    /// Rewrite tasks run: one per append task and one per merge-tree rewrite (including an
+    /// upgrade that has to rewrite to produce changelog, `compaction.md` §10.2).
     pub rewrites: usize,
+    /// Files moved to a higher level without rewriting (`compaction.md` §9): a DELETE at the
+    /// old level and an ADD of the same file at the new one.
     pub upgrades: usize,
     /// Inputs whose row groups were copied without decoding.
     pub fast_copy_files: u64,
+    /// Inputs the append rewrite considered for the row-group fast copy and had to decode
+    /// instead.
     pub fast_copy_refused: usize,
     /// Columns written through dictionary passthrough.
     pub passthrough_columns: Vec<String>,
+    /// Inputs whose deletion vector went away with them (their deleted rows were dropped by
+    /// the rewrite, `format.md` §10).
     pub deletion_vectors_removed: usize,
     /// Row positions added to the deletion vectors of files above the output (lookup).
     pub deletion_vector_marks: u64,
@@ -94,6 +124,8 @@ pub struct BucketMetrics {
     /// on hosts that offer no codec.
     #[serde(default)]
     pub host_codec_pages_compressed: u64,
+    /// Pages whose zstd decompression the host ran for the component; zero natively and on
+    /// hosts that offer no codec.
     #[serde(default)]
     pub host_codec_pages_decompressed: u64,
 }
@@ -101,36 +133,59 @@ pub struct BucketMetrics {
 /// Totals over partitions.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
+    /// Partitions with at least one compacted bucket.
     pub partitions: usize,
+    /// Buckets the job compacted (entries of [`CompactReport::buckets`]).
     pub buckets_compacted: usize,
+    /// Sum of [`BucketMetrics::files_removed`].
     pub files_removed: usize,
+    /// Sum of [`BucketMetrics::files_added`].
     pub files_added: usize,
+    /// Sum of [`BucketMetrics::bytes_removed`].
     pub bytes_removed: u64,
+    /// Sum of [`BucketMetrics::bytes_added`].
     pub bytes_added: u64,
+    /// Sum of [`BucketMetrics::rows_read`].
     pub rows_read: u64,
+    /// Sum of [`BucketMetrics::rows_written`].
     pub rows_written: u64,
+    /// Sum of [`BucketMetrics::rewrites`].
     pub rewrites: usize,
+    /// Sum of [`BucketMetrics::upgrades`].
     pub upgrades: usize,
+    /// Sum of [`BucketMetrics::fast_copy_files`].
     pub fast_copy_files: u64,
+    /// Live data files of the compacted buckets before the job (buckets not compacted are
+    /// not counted).
     pub files_before: usize,
+    /// Live data files of the compacted buckets after the job's commit.
     pub files_after: usize,
 }
 
 /// Milliseconds per phase (zero without a clock).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PhaseTimes {
+    /// Reading the schema, snapshot and manifests, and planning every bucket.
     pub scan_plan_ms: i64,
+    /// Taking the partitions' leases (`format.md` §11).
     pub lease_ms: i64,
+    /// Running the rewriters and writing the deletion-vector index files.
     pub rewrite_ms: i64,
+    /// Writing manifests and publishing the snapshot, rebases and back-off waits included.
     pub commit_ms: i64,
+    /// From the start of the scan to the end of the commit (cleanup is not timed).
     pub total_ms: i64,
 }
 
 /// A bucket that had work and was not compacted.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SkippedBucket {
+    /// Partition path, `k1=v1/k2=v2` (empty for an unpartitioned table).
     pub partition: String,
+    /// Bucket id; `-1` when the whole partition was skipped because another job holds its
+    /// lease.
     pub bucket: i32,
+    /// Why the work was left: the refusal or unsupported input, or the lease holder.
     pub reason: String,
 }
 
@@ -160,15 +215,24 @@ pub struct CompactReport {
     /// [`REPORT_SCHEMA_VERSION`].
     #[serde(default)]
     pub schema_version: u32,
+    /// How the job ended, derived from the rest of the report.
     #[serde(default)]
     pub status: JobStatus,
+    /// The table directory, relative to the storage root.
     pub table_path: String,
+    /// The job id in UUID form; every file the job wrote derives its name from it
+    /// (`format.md` §1).
     pub job_id: String,
+    /// Whether this was a forced full compaction ([`CompactOptions::full`]).
     pub full: bool,
+    /// The snapshot the job planned on; `None` for a table without snapshots.
     pub snapshot_before: Option<i64>,
     /// The COMPACT snapshot, when one was committed.
     pub snapshot_after: Option<i64>,
+    /// How the commit went (attempts, rebases, warnings, manifest merge); `None` when
+    /// nothing was committed.
     pub commit: Option<CommitOutcome>,
+    /// Why the table was refused as a whole; `None` unless [`JobStatus::Refused`].
     pub not_compactable: Option<String>,
     /// `not-compactable` or `unsupported`, when the table was refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,13 +240,21 @@ pub struct CompactReport {
     /// What the job's scope left out.
     #[serde(default)]
     pub scope: ScopeSummary,
+    /// One entry per compacted bucket.
     pub buckets: Vec<BucketMetrics>,
+    /// `buckets` summed per partition, in partition-path order, with `bucket` -1 and an empty
+    /// `reason`.
     pub partitions: Vec<BucketMetrics>,
+    /// Every bucket (or leased partition) with work that was left as it was.
     pub skipped: Vec<SkippedBucket>,
     /// Partitions another job holds; retry later (`--wait`).
     pub leases_held_elsewhere: Vec<LeaseHeld>,
+    /// Sums over `buckets`.
     pub totals: Totals,
+    /// Milliseconds per phase, on the caller's monotonic clock.
     pub phases: PhaseTimes,
+    /// Problems that did not stop the job (an ignored dynamic option, a lease that could not
+    /// be released, ...).
     pub warnings: Vec<String>,
 }
 

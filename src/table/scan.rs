@@ -22,13 +22,23 @@ use crate::storage::Storage;
 /// A table's static description: where it is, its latest schema, its options.
 #[derive(Clone, Debug)]
 pub struct Table {
+    /// The table's directory layout, with `data-file.path-directory` and
+    /// `data-file.external-paths` applied (`format.md` §1).
     pub paths: TablePaths,
+    /// The latest schema, with a job's dynamic options applied when loaded by
+    /// [`Table::load_for_job`].
     pub schema: TableSchema,
+    /// Path of the schema file it was read from (`schema/schema-<id>`), for error messages.
     pub schema_file: String,
+    /// The schema's options, parsed (`compaction.md` §2).
     pub options: CoreOptions,
+    /// Types of the partition columns, in partition-key order; the layout of every
+    /// partition BinaryRow.
     pub partition_types: Vec<DataType>,
     /// Types of the trimmed primary key (empty for append tables).
     pub key_types: Vec<DataType>,
+    /// `partition.default-name`: the directory value of a null or blank partition value
+    /// (default `__DEFAULT_PARTITION__`).
     pub default_partition_name: String,
     /// The schema versions of the table's files, read once each and compared with the latest:
     /// whether a file needs schema evolution is decided there, for every caller.
@@ -142,6 +152,8 @@ impl Table {
 /// A live data file and, if it has one, where its deletion vector is.
 #[derive(Clone, Debug)]
 pub struct LiveFile {
+    /// The ADD entry that made the file live, every field as read (a DELETE repeats it
+    /// verbatim, `format.md` §6).
     pub entry: ManifestEntry,
     /// The manifest the ADD came from (for error messages).
     pub source: String,
@@ -152,11 +164,18 @@ pub struct LiveFile {
 /// The live files of one partition and bucket.
 #[derive(Clone, Debug)]
 pub struct BucketState {
+    /// The partition as serialized in the manifests.
     pub partition: BinaryRow,
+    /// The partition's typed values, in partition-key order.
     pub partition_values: Vec<Datum>,
+    /// The partition's directory, `k1=v1/k2=v2` (empty for an unpartitioned table).
     pub partition_path: String,
+    /// Bucket id.
     pub bucket: i32,
+    /// `_TOTAL_BUCKETS` of the bucket's first live entry: the partition's bucket count (-1
+    /// for bucket-unaware tables).
     pub total_buckets: i32,
+    /// The live data files, in the order their ADD entries appear in the manifests.
     pub files: Vec<LiveFile>,
 }
 
@@ -169,6 +188,7 @@ impl BucketState {
             .collect()
     }
 
+    /// Sum of the live files' sizes in bytes (a negative recorded size counts as 0).
     pub fn total_size(&self) -> u64 {
         self.files
             .iter()
@@ -220,21 +240,26 @@ pub fn planner_meta(table: &Table, f: &LiveFile) -> Result<CompactionFile> {
 /// A table at one snapshot.
 #[derive(Clone, Debug)]
 pub struct TableState {
+    /// The table as loaded (latest schema and options).
     pub table: Table,
     /// `None` for a table that has no snapshot yet.
     pub snapshot: Option<Snapshot>,
     /// Every manifest of the snapshot (base, then delta), in order.
     pub manifests: Vec<ManifestFileMeta>,
+    /// The live files by serialized partition and bucket; only buckets with at least one
+    /// live file appear.
     pub buckets: BTreeMap<(BinaryRow, i32), BucketState>,
     /// The live index files (the snapshot's index manifest).
     pub index_entries: Vec<IndexManifestEntry>,
 }
 
 impl TableState {
+    /// Id of the snapshot read; `None` for a table without snapshots.
     pub fn snapshot_id(&self) -> Option<i64> {
         self.snapshot.as_ref().map(|s| s.id)
     }
 
+    /// Live data files over every bucket.
     pub fn file_count(&self) -> usize {
         self.buckets.values().map(|b| b.files.len()).sum()
     }

@@ -15,13 +15,24 @@ pub use crate::types::{same_fields, DataField, DataType, TypeRoot, MAX_LENGTH};
 /// One version of the table schema.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TableSchema {
+    /// Schema version, the `N` of `schema/schema-N` (0 when the document has none); data
+    /// files record it as `_SCHEMA_ID`.
     pub id: i64,
+    /// The table's columns in order, each with a field id that is stable across renames.
     pub fields: Vec<DataField>,
+    /// `highestFieldId`: the largest field id ever assigned, nested fields included
+    /// (defaults to the largest top-level id when absent).
     pub highest_field_id: i32,
+    /// `partitionKeys`: partition column names in partition order; each is a field.
     pub partition_keys: Vec<String>,
+    /// `primaryKeys`: primary-key column names (empty for an append table); each is a field.
     pub primary_keys: Vec<String>,
+    /// The table's options as strings (non-string JSON values are kept as their JSON text);
+    /// where compaction's options live (`compaction.md` §2).
     pub options: BTreeMap<String, String>,
+    /// The table comment, if any.
     pub comment: Option<String>,
+    /// `timeMillis`: when this version was created, epoch milliseconds (0 when absent).
     pub time_millis: i64,
 }
 
@@ -112,10 +123,12 @@ impl TableSchema {
         serde_json::to_vec_pretty(&v).unwrap_or_default()
     }
 
+    /// The top-level field named `name` (case-sensitive), if any.
     pub fn field(&self, name: &str) -> Option<&DataField> {
         self.fields.iter().find(|f| f.name == name)
     }
 
+    /// A primary-key table when the schema has primary keys, else an append table.
     pub fn table_kind(&self) -> TableKind {
         if self.primary_keys.is_empty() {
             TableKind::Append
@@ -146,6 +159,7 @@ impl TableSchema {
         CoreOptions::parse(self.table_kind(), &self.options)
     }
 
+    /// Whether a top-level field is of type BLOB (such tables are refused by routing).
     pub fn has_blob_column(&self) -> bool {
         self.fields
             .iter()

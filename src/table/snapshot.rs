@@ -16,9 +16,14 @@ use crate::storage::{Storage, StorageErrorKind};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum CommitKind {
+    /// New data written by a writer (`APPEND`).
     Append,
+    /// Files rewritten or moved between levels without changing the table's contents
+    /// (`COMPACT`); every snapshot this project commits is of this kind.
     Compact,
+    /// Partitions or the whole table replaced (`OVERWRITE`).
     Overwrite,
+    /// Statistics only (`ANALYZE`); no data files change.
     Analyze,
 }
 
@@ -26,49 +31,83 @@ pub enum CommitKind {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Snapshot {
+    /// Format version of the snapshot file; 3 is written, versions above 3 are refused as
+    /// `Unsupported` on read.
     pub version: i32,
+    /// Snapshot id, the `N` of `snapshot/snapshot-N`; ids start at 1.
     pub id: i64,
+    /// The schema version (`schema/schema-<id>`) in force at this snapshot.
     pub schema_id: i64,
+    /// Manifest list (name under `manifest/`) holding every manifest of the previous
+    /// snapshot, possibly merged (`format.md` §3).
     pub base_manifest_list: String,
+    /// Size of the base manifest list in bytes; `None` when the writer recorded none.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub base_manifest_list_size: Option<i64>,
+    /// Manifest list holding this snapshot's own changes.
     pub delta_manifest_list: String,
+    /// Size of the delta manifest list in bytes; `None` when not recorded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub delta_manifest_list_size: Option<i64>,
+    /// Manifest list of the changelog files this commit produced; `None` when it produced
+    /// none.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub changelog_manifest_list: Option<String>,
+    /// Size of the changelog manifest list in bytes; `None` without one.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub changelog_manifest_list_size: Option<i64>,
+    /// Index manifest listing every live index file (`format.md` §10); `None` when the
+    /// table has none.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub index_manifest: Option<String>,
+    /// The committer's identity; Paimon's writers use it to find their own commits.
     pub commit_user: String,
+    /// The committer's checkpoint or commit number; `i64::MAX` for a batch commit such as
+    /// ours (`format.md` §11).
     pub commit_identifier: i64,
+    /// What kind of change this snapshot records.
     pub commit_kind: CommitKind,
+    /// Commit time, epoch milliseconds (the job's `now` for our snapshots).
     pub time_millis: i64,
+    /// Live records of the table after this snapshot; `None` when not recorded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub total_record_count: Option<i64>,
+    /// Records added minus records deleted by this snapshot's delta; `None` when not
+    /// recorded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub delta_record_count: Option<i64>,
+    /// Records in this snapshot's changelog files; `None` without changelog.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub changelog_record_count: Option<i64>,
+    /// The writers' watermark, epoch milliseconds; carried over by a compaction.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub watermark: Option<i64>,
+    /// Name of the table-statistics file under `statistics/`; carried over, never written
+    /// here.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub statistics: Option<String>,
+    /// Free-form properties of the commit; `None` on our snapshots.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub properties: Option<BTreeMap<String, String>>,
+    /// Row tracking's next row id; carried over by a compaction.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub next_row_id: Option<i64>,
+    /// A unique id of this commit attempt; an unknown commit outcome is resolved by reading
+    /// the snapshot back and comparing it (`format.md` §11).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub uuid: Option<String>,
+    /// The writing software, e.g. `paimon-compact-<version>` for our snapshots.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub writer_version: Option<String>,
-    /// Fields this version does not know; ignored, as Paimon's readers do.
+    /// Fields this version does not know; ignored, as Paimon's readers do (and not written
+    /// back).
     #[serde(flatten, skip_serializing)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
 impl Snapshot {
+    /// Parses a snapshot file's JSON; `file` names it in errors. Not JSON of a snapshot is
+    /// `CorruptInput`, a version above 3 `Unsupported`.
     pub fn from_json(bytes: &[u8], file: &str) -> Result<Self> {
         let s: Snapshot = serde_json::from_slice(bytes).map_err(|e| {
             Error::corrupt(Some(file), format!("not a snapshot JSON document: {e}"))
@@ -82,6 +121,7 @@ impl Snapshot {
         Ok(s)
     }
 
+    /// The snapshot as pretty-printed JSON, null fields and `extra` left out.
     pub fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec_pretty(self).unwrap_or_default()
     }

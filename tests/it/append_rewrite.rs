@@ -14,7 +14,7 @@ use parquet::file::properties::WriterProperties;
 use paimon_compact::meta::{FileSource, Level};
 use paimon_compact::rewrite::{
     rewrite_append, FastCopyRefusalReason, NotForwardedReason, PassthroughVeto, StatValue,
-    FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,
+    FAST_COPY_OPTION,
 };
 use paimon_compact::storage::{MemoryStorage, Storage};
 use support::*;
@@ -614,13 +614,15 @@ fn passthrough_falls_back_to_plain_when_the_dictionary_outgrows_its_page() {
     assert!(name_pages[0].contains(&(PageType::DATA_PAGE, Encoding::RLE_DICTIONARY)));
 }
 
+/// Only in `bench-comparisons` builds, where arrow-rs's writer is a choice.
+#[cfg(feature = "bench-comparisons")]
 #[test]
 fn passthrough_into_arrow_rs_writer_for_comparison() {
     let storage = MemoryStorage::new();
     let inputs = put_inputs(&storage, 3, 3000, &props(Compression::SNAPPY, 1000), 1);
     let options = opts(&[
         ("parquet.read.enable-dictionary-passthrough", "true"),
-        (PASSTHROUGH_WRITER_OPTION, "arrow"),
+        (paimon_compact::rewrite::PASSTHROUGH_WRITER_OPTION, "arrow"),
     ]);
     let result = rewrite_append(&storage, &request(&inputs), &options).unwrap();
     assert_rows_identical(&storage, &inputs, &result);

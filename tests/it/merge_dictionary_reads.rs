@@ -267,7 +267,13 @@ fn engines_computing_values_and_disabled_dictionaries_read_plain_strings() {
         &[("parquet.enable.dictionary", "false")],
     );
     assert_eq!(no_dict.metrics.dictionary_columns, 0);
-    // arrow-rs's writer for strings would decode the dictionaries again.
+}
+
+/// arrow-rs's writer for strings (a comparison point, only in `bench-comparisons` builds) would
+/// decode the dictionaries again, so none is read.
+#[cfg(feature = "bench-comparisons")]
+#[test]
+fn the_arrow_rs_comparison_writer_reads_plain_strings() {
     let (arrow_writer, _) = merge(
         Engine::Deduplicate,
         [false; 3],

@@ -19,10 +19,13 @@ use crate::table::snapshot::Snapshot;
 /// start to tag (Paimon keeps both in the committer's memory).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TagAutoCreation {
+    /// The table's tag options (`tag.*`, `sink.*-time-zone`) the state was built from.
     pub options: TagOptions,
     handler: TagPeriodHandler,
     /// Added to a snapshot's time or watermark to get the local time of the period zone.
     offset_ms: i64,
+    /// The next snapshot id to look at: the one after the newest auto tag's snapshot, or the
+    /// earliest snapshot when there is no auto tag.
     pub next_snapshot: i64,
     /// Local ms; `None` before the first tag.
     pub next_tag: Option<i64>,

@@ -31,20 +31,28 @@ use strategies::{EarlyFullRunner, ForceUpLevel0Runner, UniversalRunner};
 /// One failing case.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CaseFailure {
+    /// The case's `name`, or `<unnamed>` when it has none.
     pub name: String,
+    /// What went wrong: the first step whose result differs (expected and actual JSON), a
+    /// step's error, or a malformed case.
     pub message: String,
 }
 
 /// The outcome of a vectors file.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ConformanceReport {
+    /// Cases whose every step matched.
     pub passed: usize,
+    /// Cases that failed; each has an entry in `failures`.
     pub failed: usize,
+    /// Cases for the other flavor only (`applies_to`), not run.
     pub skipped: usize,
+    /// The failing cases, in file order.
     pub failures: Vec<CaseFailure>,
 }
 
 impl ConformanceReport {
+    /// True when no case failed (skipped cases do not count against it).
     pub fn ok(&self) -> bool {
         self.failed == 0
     }

@@ -77,6 +77,8 @@ pub enum RowKind {
 }
 
 impl RowKind {
+    /// The kind stored as `v` in `_VALUE_KIND` (0 `+I`, 1 `-U`, 2 `+U`, 3 `-D`); `None` for
+    /// any other value, which callers report as corrupt input.
     pub fn from_byte(v: i64) -> Option<Self> {
         Some(match v {
             0 => RowKind::Insert,
@@ -87,6 +89,7 @@ impl RowKind {
         })
     }
 
+    /// The value written to `_VALUE_KIND` (TINYINT) for this kind.
     pub fn as_byte(self) -> i8 {
         self as i8
     }
@@ -96,6 +99,8 @@ impl RowKind {
         matches!(self, RowKind::UpdateBefore | RowKind::Delete)
     }
 
+    /// `+I` and `+U`: records that put a row in place (the complement of
+    /// [`RowKind::is_retract`]).
     pub fn is_add(self) -> bool {
         !self.is_retract()
     }
@@ -106,7 +111,10 @@ impl RowKind {
 pub struct KvLayout {
     /// The `_KEY_*` columns, in key order.
     pub key_cols: Vec<usize>,
+    /// Index of `_SEQUENCE_NUMBER` (BIGINT), after every key column.
     pub seq_col: usize,
+    /// Index of `_VALUE_KIND` (a [`RowKind`] byte; TINYINT as Paimon writes it, any integer
+    /// type accepted), always `seq_col + 1`.
     pub kind_col: usize,
     /// The table columns (after `_VALUE_KIND`).
     pub value_cols: Vec<usize>,

@@ -74,7 +74,11 @@ pub struct MergeTreeRewrite {
     pub file_prefix: String,
     /// New changelog files are `<changelog_prefix><n>.parquet`.
     pub changelog_prefix: String,
+    /// Level of the new data files (the unit's output level, compaction.md §4.5); with the
+    /// inputs' levels it decides the changelog mode (compaction.md §10.3, §10.4).
     pub output_level: Level,
+    /// The table's highest level (`num-levels - 1`): full-compaction changelog is produced
+    /// only by merges into it, against each key's record read from it (compaction.md §10.3).
     pub max_level: Level,
     /// Retract records (`-U`, `-D`) are dropped from the output.
     pub drop_delete: bool,
@@ -90,7 +94,9 @@ pub struct MergeTreeRewrite {
 pub struct KeyColumnStats {
     /// Smallest non-null value (`Null` when the column is all null).
     pub min: Datum,
+    /// Largest non-null value, in the key's sort order (`Null` when the column is all null).
     pub max: Datum,
+    /// Null values of the column in the file.
     pub null_count: u64,
 }
 
@@ -102,8 +108,10 @@ pub struct MergeOutputFile {
     /// Exact metadata: the output level, `FileSource::Compact`, min/max key (the planner's
     /// order-preserving bytes), sequence range, row count and retract count of the rows written.
     pub meta: CompactionFile,
-    /// The first and last key of the file as typed values (for the manifest's BinaryRows).
+    /// The first key of the file as typed values, one per primary-key column (for the
+    /// manifest's `_MIN_KEY` BinaryRow, format.md §6).
     pub min_key: Vec<Datum>,
+    /// The last key of the file, likewise (`_MAX_KEY`).
     pub max_key: Vec<Datum>,
     /// Per key column min/max/null count (the manifest's key statistics).
     pub key_stats: Vec<KeyColumnStats>,
@@ -116,7 +124,10 @@ pub struct MergeOutputFile {
 /// Counters of one merge.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct MergeMetrics {
+    /// Input files of the sections opened by the merge (higher-level files opened by lookups
+    /// are not counted).
     pub input_files: u64,
+    /// Sum of those files' sizes in bytes, as storage reports them.
     pub input_bytes: u64,
     /// Rows decoded from the inputs (after their deletion vectors).
     pub input_rows: u64,
@@ -124,20 +135,29 @@ pub struct MergeMetrics {
     pub deleted_rows: u64,
     /// Distinct keys merged.
     pub keys: u64,
+    /// New data files written (none with `write_data = false`).
     pub output_files: u64,
+    /// Sum of the new data files' sizes in bytes.
     pub output_bytes: u64,
+    /// Rows in the new data files, retracts included.
     pub output_rows: u64,
     /// Retract results dropped (`drop_delete`).
     pub retracts_dropped: u64,
+    /// New changelog files written.
     pub changelog_files: u64,
+    /// Rows in the new changelog files.
     pub changelog_rows: u64,
-    /// Keys looked up in higher levels, and how many were found there.
+    /// Keys looked up in higher levels (compaction.md §10.4).
     pub lookups: u64,
+    /// Lookups that found the key in a higher level.
     pub lookup_hits: u64,
     /// Positions added to deletion vectors of higher-level files.
     pub deletion_vector_marks: u64,
+    /// Storage read calls, for the inputs and for higher-level files opened by lookups.
     pub storage_reads: u64,
+    /// Bytes those reads returned.
     pub storage_read_bytes: u64,
+    /// Write calls on the data and changelog files' storage writers.
     pub storage_writes: u64,
     /// Encoded page bytes that went through spill objects.
     #[serde(default)]
@@ -169,5 +189,6 @@ pub struct MergeTreeRewriteResult {
     pub deletion_vector_marks: BTreeMap<String, Vec<u64>>,
     /// How changelog was produced (or why not).
     pub changelog_mode: ChangelogMode,
+    /// Counters of the merge, for logs and the job report.
     pub metrics: MergeMetrics,
 }

@@ -33,14 +33,21 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// The parts of a simulation that never change during a run.
 pub struct SimEnv {
+    /// The configuration the run was built from (validated).
     pub config: SimConfig,
+    /// The Paimon options the planners use, as [`SimConfig::core_options`] parses them (the
+    /// replayed table's options filled in, `bucket` derived).
     pub options: CoreOptions,
     /// Why the planner never runs for this table (write-only, ...), if so.
     pub not_compactable: Option<String>,
+    /// Display names of the lanes (`bucket 0`, `dt=… / bucket 1` when replaying, one lane for an
+    /// unaware-bucket table); a lane index is a position here.
     pub lanes: Vec<String>,
 }
 
 impl SimEnv {
+    /// Validates `config`, parses its options, and works out whether the planner runs at all and
+    /// which lanes exist.
     pub fn new(config: SimConfig) -> Result<Self> {
         config.validate()?;
         let options = config.core_options()?;
@@ -94,7 +101,10 @@ impl SimEnv {
 /// A live data file with what the simulation knows beyond the planner's metadata.
 #[derive(Clone, Debug)]
 pub struct SimFile {
+    /// The metadata the planner sees.
     pub meta: Arc<CompactionFile>,
+    /// Where the file's keys are and how dense ([`keys`]): what overlaps and merge results are
+    /// computed from. Append files carry a placeholder (their keys are not modelled).
     pub segs: Arc<[Segment]>,
     /// Fraction of the file's rows that are delete markers.
     pub delete_fraction: f64,
@@ -112,20 +122,29 @@ enum Planner {
 /// Compaction work in flight.
 #[derive(Clone, Debug)]
 pub struct Task {
+    /// Id of the [`DecisionRecord`] that started the task.
     pub decision: u32,
+    /// Virtual start time, epoch milliseconds (for a coordinator task, when it left the queue).
     pub start_ms: i64,
+    /// When the task finishes and its result is applied: `start_ms` plus the cost model's duration.
     pub end_ms: i64,
+    /// Files the task replaces (its inputs), removed from the lane when it finishes.
     pub before: Vec<Arc<CompactionFile>>,
+    /// Files the task produces, added to the lane when it finishes.
     pub after: Vec<SimFile>,
     /// Input files and what happens to them (for highlighting).
     pub actions: Vec<(String, FileAction)>,
+    /// Output level of a merge-tree task; `None` for append tasks.
     pub output_level: Option<Level>,
 }
 
+/// What a running task does with one of its input files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FileAction {
+    /// Moved to the output level as it is: only its metadata changes.
     Upgrade,
+    /// Read and merged into new files (concatenated, for append tables).
     Rewrite,
     /// Upgraded, but read for changelog / deletion-vector lookups.
     Lookup,
@@ -142,15 +161,22 @@ pub enum Block {
     CommitWait,
 }
 
+/// One bucket (for an unaware-bucket table, the whole table): its files, its planner, the task in
+/// flight and its writer's state.
 #[derive(Clone)]
 pub struct Lane {
     planner: Planner,
     /// Every live file, by name (also the ones the planner no longer considers).
     pub files: BTreeMap<String, SimFile>,
+    /// The lane's compaction task in flight; at most one, as in Paimon. Unaware-bucket tables use
+    /// [`SimState::coord_task`] instead.
     pub task: Option<Task>,
+    /// Why the lane's writer is blocked, and since when (epoch milliseconds); `None` while it
+    /// writes.
     pub blocked: Option<(Block, i64)>,
     /// The last thing the planner said about this lane.
     pub last_reason: Option<Reason>,
+    /// Id of the lane's most recent decision (run, or replay advice).
     pub last_decision: Option<u32>,
     /// Deferred commit work (the writer was busy when the commit came).
     commit_pending: bool,
@@ -163,11 +189,19 @@ pub struct Lane {
     next_key: i64,
     /// Union of every key ever written (the logical table, before deletes).
     logical: Arc<[Segment]>,
+    /// Total time the writer has been blocked, milliseconds (write stalls and commit waits).
     pub stall_ms: i64,
+    /// Write stalls: flushes that had to wait for compaction (commit waits are not counted).
     pub stalls: u64,
     // Cached per-lane figures, refreshed when the lane changes.
+    /// Sorted runs: for primary keys, level-0 files plus non-empty upper levels; for append tables,
+    /// the number of files.
     pub runs: u32,
+    /// Total size of the lane's live files, bytes.
     pub bytes: u64,
+    /// Bytes still ahead of a compaction: for primary keys everything outside the oldest sorted run
+    /// (everything, if the table is write-only); for append tables the files smaller than
+    /// [`CoreOptions::compaction_file_size`].
     pub pending: u64,
 }
 
@@ -203,45 +237,71 @@ impl What {
 /// Running totals (bytes are exact sums of the simulated file sizes).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Totals {
+    /// Level-0 files the writers flushed (replayed snapshots not included).
     pub flushes: u64,
+    /// Commit events (one per commit, not per bucket).
     pub commits: u64,
+    /// Bytes the writers flushed, plus files replayed snapshots added with source `APPEND`.
     pub flushed_bytes: u64,
+    /// Bytes compaction wrote, counted when a task is picked; plus compacted files replayed
+    /// snapshots added.
     pub compaction_written_bytes: u64,
+    /// Bytes compaction read (rewrite inputs, lookup reads), counted when a task is picked.
     pub compaction_read_bytes: u64,
+    /// Compaction tasks finished and applied.
     pub compactions: u64,
+    /// Upgrade actions picked (see [`DecisionRecord::upgrades`]).
     pub upgrades: u64,
+    /// Rewrite actions picked; an append task counts as one.
     pub rewrites: u64,
+    /// Time writers spent blocked, summed over lanes, milliseconds.
     pub stall_ms: i64,
+    /// Write stalls over all lanes.
     pub stalls: u64,
 }
 
 /// Everything that changes during a run.
 #[derive(Clone)]
 pub struct SimState {
+    /// The virtual clock, epoch milliseconds: the time of the last processed event; it never goes
+    /// back.
     pub now_ms: i64,
+    /// Events processed so far: this state's position on the timeline.
     pub events: u64,
     rng: Rng,
     queue: BinaryHeap<Reverse<Ev>>,
     ev_seq: u64,
+    /// Per-lane state, indexed like [`SimEnv::lanes`].
     pub lanes: Vec<Lane>,
     coordinator: Option<AppendCompactCoordinator>,
     /// Files written since the coordinator's last scan.
     coord_new: Vec<(u32, SimFile)>,
     coord_queue: VecDeque<Task>,
+    /// The unaware-bucket coordinator's task in flight; the coordinator runs one at a time and
+    /// queues the rest.
     pub coord_task: Option<Task>,
     file_counter: u64,
     decisions_made: u32,
+    /// Running totals over the whole run.
     pub totals: Totals,
+    /// Set once the event queue is empty: every flush written and every compaction done.
     pub finished: bool,
 }
 
 /// What one step produced, for the timeline.
 pub struct StepOut {
+    /// The event processed; its `decision` is the last decision it made (advice counts only for
+    /// snapshot events), else the one it finished.
     pub event: EventRecord,
+    /// Decisions made during the event, in id order.
     pub decisions: Vec<DecisionRecord>,
+    /// Planner calls made during the event (recorded only when `record_trace` is on).
     pub calls: Vec<PlannerCall>,
 }
 impl SimState {
+    /// The state before the first event: empty lanes with fresh planners, the replayed snapshots
+    /// and the writers' first flush and commit scheduled (writers start after the last snapshot).
+    /// Fails when the options are rejected by a planner.
     pub fn new(env: &SimEnv) -> Result<Self> {
         let cfg = &env.config;
         let mut lanes = Vec::new();
@@ -453,6 +513,8 @@ impl SimState {
         }
     }
 
+    /// Why lane `li`'s writer is blocked now (what must happen to unblock it); `None` while it
+    /// writes.
     pub fn unblock_reason(&self, li: usize) -> Option<Block> {
         self.lanes[li].blocked.map(|b| b.0)
     }

@@ -29,8 +29,11 @@ use crate::storage::Storage;
 /// Files and bytes of one level of a bucket.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LevelStat {
+    /// The LSM level (always 0 for append tables); only levels holding files are listed.
     pub level: u32,
+    /// Live data files at this level.
     pub files: usize,
+    /// Sum of their sizes in bytes, as the manifests record them.
     pub bytes: u64,
 }
 
@@ -39,11 +42,19 @@ pub struct LevelStat {
 #[serde(tag = "op", rename_all = "kebab-case")]
 pub enum PlannedAction {
     /// Append files rewritten together into new files.
-    AppendRewrite { files: Vec<String>, bytes: u64 },
+    AppendRewrite {
+        /// Names of the input files, in the order they are rewritten.
+        files: Vec<String>,
+        /// Sum of the inputs' sizes in bytes.
+        bytes: u64,
+    },
     /// A file recorded at a higher level (no data read or written).
     Upgrade {
+        /// Name of the file that moves.
         file: String,
+        /// The level it is recorded at now.
         from_level: u32,
+        /// The level it is recorded at after the commit.
         to_level: u32,
         /// What the move involves (compaction.md §10.2): metadata only, a changelog /
         /// deletion-vector lookup over the file, or a rewrite of the file with the looked-up
@@ -52,9 +63,15 @@ pub enum PlannedAction {
     },
     /// Primary-key files merged into new files at `output_level`.
     MergeRewrite {
+        /// The level of the new files (`compaction.md` §4.5).
         output_level: u32,
+        /// Names of every input file, section by section.
         files: Vec<String>,
+        /// Number of sections: groups of overlapping sorted runs merged independently, in
+        /// key order (`compaction.md` §8).
         sections: usize,
+        /// Set when a single file is rewritten for a reason other than merging (deletes at
+        /// the max level, `compaction.force-rewrite-all-files`, expired records).
         alone: Option<RewriteAlone>,
     },
 }
@@ -64,23 +81,33 @@ pub enum PlannedAction {
 pub struct BucketPlan {
     /// The partition's directory (`k=v/...`; empty for an unpartitioned table).
     pub partition: String,
+    /// Bucket id (-2 for the postpone bucket of a `bucket = -2` table, which is never
+    /// compacted here).
     pub bucket: i32,
+    /// Live data files of the bucket.
     pub files: usize,
+    /// Sum of the live data files' sizes in bytes.
     pub bytes: u64,
+    /// Files and bytes per level, lowest level first.
     pub levels: Vec<LevelStat>,
     /// The planner's rule and its numbers.
     pub reason: Reason,
     /// The same, as one line.
     pub reason_text: String,
+    /// The planned steps in execution order; empty when the bucket has nothing to do.
     pub actions: Vec<PlannedAction>,
     /// Files the plan removes from the bucket (rewritten inputs; upgrades stay).
     pub files_removed: usize,
     /// Set when the bucket has work this build cannot run; nothing is done to it.
     pub blocked: Option<String>,
+    /// Whether the merge drops retract records from its output (`compaction.md` §7.2);
+    /// always `false` for append buckets.
     pub drop_delete: bool,
 }
 
 impl BucketPlan {
+    /// `true` when the job will run this bucket's actions: there are some and nothing
+    /// blocks them.
     pub fn has_work(&self) -> bool {
         !self.actions.is_empty() && self.blocked.is_none()
     }
@@ -89,9 +116,13 @@ impl BucketPlan {
 /// The plan of a table.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TablePlan {
+    /// The table directory, relative to the storage root.
     pub table_path: String,
+    /// The snapshot the plan was made on; `None` for a table without snapshots.
     pub snapshot_id: Option<i64>,
+    /// Primary-key or append table, from the schema.
     pub table_kind: TableKind,
+    /// The compaction machinery routing chose; `None` when the table is refused.
     pub mode: Option<CompactionMode>,
     /// Why the table is refused as a whole (a guarded option, data evolution, blob columns,
     /// ...), with nothing done to it.
@@ -100,8 +131,12 @@ pub struct TablePlan {
     /// `unsupported` (this build cannot compact it correctly).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal_kind: Option<String>,
+    /// Whether a forced full compaction was planned ([`PlanRequest::full`]).
     pub full: bool,
+    /// One entry per bucket in scope, with or without work; empty when the table is
+    /// refused.
     pub buckets: Vec<BucketPlan>,
+    /// Totals over `buckets`.
     pub summary: PlanSummary,
     /// What the job's scope left out.
     #[serde(default)]
@@ -131,14 +166,23 @@ pub struct ScopeSummary {
 /// Totals of a plan.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PlanSummary {
+    /// Distinct partitions among the planned buckets.
     pub partitions: usize,
+    /// Planned buckets, with or without work.
     pub buckets: usize,
+    /// Live data files of all planned buckets.
     pub files: usize,
+    /// Sum of those files' sizes in bytes.
     pub bytes: u64,
+    /// Buckets the job would run ([`BucketPlan::has_work`]).
     pub buckets_with_work: usize,
+    /// Buckets with work this build cannot run ([`BucketPlan::blocked`]).
     pub buckets_blocked: usize,
+    /// Rewrite actions (append or merge) over the buckets with work.
     pub rewrites: usize,
+    /// Upgrade actions over the buckets with work.
     pub upgrades: usize,
+    /// Sum of [`BucketPlan::files_removed`] over the buckets with work.
     pub files_removed: usize,
 }
 
@@ -147,6 +191,8 @@ pub struct PlanSummary {
 pub struct PlanRequest {
     /// Forced full compaction of every bucket instead of the automatic pick.
     pub full: bool,
+    /// `now` (epoch milliseconds) and the local hour the planner's time-based rules use
+    /// (early full compaction, off-peak hours, idle time).
     pub context: PlanContext,
     /// Which partitions and buckets, and with which dynamic options.
     #[serde(default)]
