@@ -86,6 +86,24 @@ pub struct ObjectMeta {
     pub modified_ms: Option<i64>,
 }
 
+/// Requests a storage made to a remote store, by kind, as a host reports them for one job
+/// (`docs/report.md`). A storage that is not remote (a local directory, memory) reports none.
+/// `put` counts every request that writes: single and conditional PUTs, each part of a
+/// multipart upload and its start and completion; `list` counts pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RequestCounts {
+    /// Ranged and whole-object reads.
+    pub get: u64,
+    /// Metadata requests (the size of an object).
+    pub head: u64,
+    /// Requests that write (see the type's description).
+    pub put: u64,
+    /// Listing requests, one per page.
+    pub list: u64,
+    /// Deletions, including the abort of a multipart upload.
+    pub delete: u64,
+}
+
 /// A file being written. Nothing is visible at the path until `finish`; `abort` discards.
 ///
 /// `Send`: a writer may be kept by an owner that moves between threads (a host's resource

@@ -9,7 +9,8 @@ VENV="$TARGET/merge-venv"
 bash .ci/venv.sh "$VENV" "pyroaring>=1.0" "pytest>=7"
 export PAIMON_MERGE_DV_OUT="$TARGET/merge-dv"
 rm -rf "$PAIMON_MERGE_DV_OUT"
-cargo test --release -p paimon-compact --test it merge_dv_export::
+# `--workspace`, as stage 10 built it: the same features, so nothing is compiled again.
+cargo test --release --workspace --test it merge_dv_export::
 set +e
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/merge_py
 code=$?

@@ -14,5 +14,6 @@ fi
 
 bash .ci/web-bundle.sh
 # The native side of the browser-vs-native comparison: writes target/tmp/sim-digests.json.
-cargo test --release -p paimon-compact --test it simulator::
+# `--workspace`, as stage 10 built it: the same features, so nothing is compiled again.
+cargo test --release --workspace --test it simulator::
 (cd tests/e2e && npm test)

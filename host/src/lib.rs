@@ -6,6 +6,8 @@ pub mod codec;
 pub mod engine;
 pub mod error;
 pub mod local_storage;
+pub mod location;
+pub mod object_storage;
 pub mod serve;
 pub mod storage;
 pub mod wasm;

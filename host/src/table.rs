@@ -12,13 +12,59 @@ use paimon_compact::maintenance::maintain::{JobReport, MaintenanceReport};
 use paimon_compact::storage::Storage;
 use paimon_compact::table::{CompactReport, JobScope, JobStatus, PlannedAction, TablePlan};
 use paimon_compact_host::local_storage::LocalDirStorage;
+use paimon_compact_host::location::{Location, ObjectTable};
+use paimon_compact_host::object_storage::ObjectStorage;
 use paimon_compact_host::storage::ProgressFn;
 use paimon_compact_host::{Compactor, HostError, Now, TableJob};
 
 /// Storage rooted at the table's parent directory, and the table's path inside it. `file:`
 /// URIs are served under `allow_external` and under every local directory the table's schemas
 /// name in `data-file.external-paths` (where Paimon writers put external data files).
+///
+/// An object-store URI (`s3://bucket/warehouse/d.db/t`, `gs://`, `az://`, `abfss://`) opens
+/// storage rooted at the table's parent in that store; see [`open_table`].
 pub fn open(dir: &Path, allow_external: &[PathBuf]) -> Result<(Arc<dyn Storage>, String), String> {
+    let opened = open_table(dir, allow_external)?;
+    Ok((opened.storage, opened.table_path))
+}
+
+/// An opened table: its storage, its path inside it, and, for an object store, the handle that
+/// counts the requests made.
+pub struct OpenedTable {
+    /// The storage, rooted at the table's parent.
+    pub storage: Arc<dyn Storage>,
+    /// The table's path inside the storage (its name).
+    pub table_path: String,
+    /// The object store behind `storage`, if the table is in one.
+    pub object_store: Option<ObjectStorage>,
+}
+
+/// Opens a table given as a local path, a `file:` URI or an object-store URI.
+pub fn open_table(dir: &Path, allow_external: &[PathBuf]) -> Result<OpenedTable, String> {
+    let arg = dir.to_string_lossy();
+    let dir = match Location::parse(&arg) {
+        Location::Object(uri) => {
+            let t = ObjectTable::open(&uri)?;
+            return Ok(OpenedTable {
+                storage: t.shared(),
+                table_path: t.table_path,
+                object_store: Some(t.storage),
+            });
+        }
+        Location::Local(p) => p,
+    };
+    let (storage, table_path) = open_local(&dir, allow_external)?;
+    Ok(OpenedTable {
+        storage,
+        table_path,
+        object_store: None,
+    })
+}
+
+fn open_local(
+    dir: &Path,
+    allow_external: &[PathBuf],
+) -> Result<(Arc<dyn Storage>, String), String> {
     let dir: PathBuf = dir
         .canonicalize()
         .map_err(|e| format!("cannot open table {}: {e}", dir.display()))?;
@@ -218,6 +264,12 @@ pub fn describe_job(r: &JobReport) -> String {
     }
     if let Some(e) = &r.maintenance_error {
         out.push_str(&format!("  maintenance failed (the commit stands): {e}\n"));
+    }
+    if let Some(q) = &r.storage_requests {
+        out.push_str(&format!(
+            "  object-store requests: {} GET, {} HEAD, {} PUT, {} LIST, {} DELETE\n",
+            q.get, q.head, q.put, q.list, q.delete
+        ));
     }
     out
 }
@@ -427,7 +479,8 @@ pub fn compact(
     show_progress: bool,
     allow_external: &[PathBuf],
 ) -> Result<JobReport, HostError> {
-    let (storage, table_path) = open(dir, allow_external).map_err(HostError::Setup)?;
+    let opened = open_table(dir, allow_external).map_err(HostError::Setup)?;
+    let (storage, table_path) = (opened.storage, opened.table_path);
     let started = Instant::now();
     let mut committed: Vec<i64> = Vec::new();
     loop {
@@ -447,8 +500,11 @@ pub fn compact(
         }
         let mut report = report?;
         if let Some(m) = &report.maintenance {
-            remove_empty_directories(dir, m);
+            if opened.object_store.is_none() {
+                remove_empty_directories(dir, m);
+            }
         }
+        report.storage_requests = opened.object_store.as_ref().map(ObjectStorage::requests);
         if let Some(id) = report.compaction.snapshot_after {
             committed.push(id);
         }

@@ -245,6 +245,10 @@ pub struct JobReport {
     /// step is safe to interrupt and the next run finishes it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maintenance_error: Option<crate::error::Error>,
+    /// The requests the job made to an object store, filled in by a host whose storage is
+    /// remote; absent for local and in-memory storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_requests: Option<crate::storage::RequestCounts>,
 }
 
 /// Compacts the table ([`crate::table::compact_table`]) and then, unless `maintain` is
@@ -286,6 +290,7 @@ pub fn compact_and_maintain(
         compaction,
         maintenance: None,
         maintenance_error: None,
+        storage_requests: None,
     };
     let Some(settings) = maintain else {
         return Ok(report);
