@@ -279,7 +279,7 @@ declare_options! {
         /// See [`TagOptions::process_offset_ms`].
         process_offset_ms: Option<i64> = "sink.process-time-zone" => zone_offset_ms;
         /// See [`TagOptions::period_duration_ms`].
-        period_duration_ms: Option<i64> = "tag.creation-period-duration" => millis;
+        period_duration_ms: Option<i64> = "tag.creation-period-duration" => positive_millis;
         /// See [`TagOptions::delay_ms`].
         delay_ms: i64 = "tag.creation-delay" => millis, default 0;
         /// See [`TagOptions::default_time_retained_ms`].
@@ -367,6 +367,19 @@ declare_options! {
 fn millis(key: &str, v: &str) -> Result<i64> {
     let ms = duration_ms(key, v)?;
     i64::try_from(ms).map_err(|_| Error::invalid_option(key, v, "too large"))
+}
+
+/// A duration in milliseconds that is at least one millisecond: a period that tags are cut
+/// by, which a zero would make endless.
+fn positive_millis(key: &str, v: &str) -> Result<i64> {
+    match millis(key, v)? {
+        0 => Err(Error::invalid_option(
+            key,
+            v,
+            "a period must be longer than zero",
+        )),
+        ms => Ok(ms),
+    }
 }
 
 /// A duration in milliseconds, saturating at `i64::MAX` (Paimon's expiration times).

@@ -1050,3 +1050,31 @@ fn a_failure_during_tag_deletion_never_leaves_a_tag_naming_missing_files() {
         }
     }
 }
+
+#[test]
+fn a_zero_tag_period_is_an_invalid_option_not_a_division_by_zero() {
+    use paimon_compact::error::ErrorKind;
+    use paimon_compact::options::maintenance::TagOptions;
+    let raw: BTreeMap<String, String> = [
+        ("tag.automatic-creation", "process-time"),
+        ("tag.creation-period-duration", "0 s"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let e = TagOptions::from_options(&raw).unwrap_err();
+    assert!(
+        matches!(&e.kind, ErrorKind::InvalidOption { key, .. } if key == "tag.creation-period-duration"),
+        "{e}"
+    );
+    let ok: BTreeMap<String, String> = [(
+        "tag.creation-period-duration".to_string(),
+        "2 h".to_string(),
+    )]
+    .into_iter()
+    .collect();
+    assert_eq!(
+        TagOptions::from_options(&ok).unwrap().period_duration_ms,
+        Some(7_200_000)
+    );
+}
