@@ -9,6 +9,8 @@ TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
 bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7" "moto[server]==5.2.5"
 export PATH="$VENV/bin:$PATH"
+# The Node handler test needs js/ built, which stage 30 did: its absence is a failure here.
+export PAIMON_COMPACT_REQUIRE_NODE=1
 export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
 run() {
@@ -25,4 +27,4 @@ run() {
 echo "--- S3 (moto on loopback), engine: wasm"
 PAIMON_COMPACT_ENGINE=wasm run
 echo "--- S3 (moto on loopback), engine: native"
-PAIMON_COMPACT_ENGINE=native run -k "primary_key_table or append_table or racing"
+PAIMON_COMPACT_ENGINE=native run -k "primary_key_table or append_table or racing" --ignore tests/s3/test_node.py

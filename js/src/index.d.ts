@@ -54,6 +54,30 @@ export class FsStorage implements Storage {
   createIfAbsent(path: string, bytes: Uint8Array): void;
 }
 
+/**
+ * A table's storage in an S3 bucket (or an S3-compatible store): paths are keys under `prefix`
+ * (the table's parent, e.g. `warehouse/db.db`). The AWS SDK runs in a worker thread; each call
+ * blocks on `Atomics.wait` until it answers, because the component calls storage
+ * synchronously. `createIfAbsent` is a conditional put (`If-None-Match: *`); writers hold at
+ * most one 10 MiB part and use a multipart upload beyond it, aborted on failure.
+ */
+export class S3Storage implements Storage {
+  /** `client`: the S3 client's configuration (`region`, `endpoint`, `credentials`,
+   * `forcePathStyle`, ...); without it the SDK reads the standard AWS environment. */
+  constructor(options: { bucket: string; prefix?: string; client?: Record<string, unknown> });
+  bucket: string;
+  /** Stops the worker thread; the storage cannot be used afterwards. */
+  close(): Promise<number>;
+  /** Requests made so far, by kind. */
+  requests(): { get: number; head: number; put: number; list: number; delete: number };
+  size(path: string): number;
+  readRange(path: string, offset: number, len: number): Uint8Array;
+  list(prefix: string): { path: string; size: number; modifiedMs?: number }[];
+  createWriter(path: string): StorageWriter;
+  delete(path: string): void;
+  createIfAbsent(path: string, bytes: Uint8Array): void;
+}
+
 /** The component's error cases (the WIT `error` variant). */
 export type ErrorKind =
   | 'invalid-option'

@@ -6,6 +6,7 @@ import { useStorage } from './storage-bridge.js';
 import { useProgress } from './progress-bridge.js';
 
 export { FsStorage, MemoryStorage, StorageError } from './storage.js';
+export { S3Storage } from './s3-storage.js';
 
 /**
  * An error from the component; `kind` is the WIT error case (`invalid-option`,
