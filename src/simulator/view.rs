@@ -238,7 +238,7 @@ impl Simulation {
         let lanes_names = self.env.lanes.clone();
         let not_compactable = self.env.not_compactable.clone();
         let table = self.env.config.table;
-        let start = self.env.config.workload.start_ms;
+        let start = self.env.clock_start_ms();
         let utc = self.env.config.workload.utc_offset_hours as i64;
         let trigger = (table == SimTable::PrimaryKey && not_compactable.is_none())
             .then_some(self.env.options.num_sorted_run_compaction_trigger as u32);

@@ -357,6 +357,9 @@ fn replays_a_table_then_the_planner_continues() {
     assert_eq!(names, vec!["ab"]);
     let after4 = sim.view(4).unwrap();
     assert_eq!(after4.lanes[0].sorted_runs, 3);
+    // The clock starts at the first replayed snapshot: three minutes later at the fourth.
+    assert_eq!(sim.view(1).unwrap().elapsed_s, 0.0);
+    assert_eq!(after4.elapsed_s, 180.0);
     // Three runs reach the trigger: the planner's advice is recorded, not executed.
     let advice: Vec<_> = sim.decisions.iter().filter(|d| d.advice).collect();
     assert_eq!(advice.len(), 1, "{advice:?}");

@@ -46,6 +46,21 @@ pub struct SimEnv {
 }
 
 impl SimEnv {
+    /// Where the virtual clock starts: the workload's start, or, when replaying, the time of
+    /// the first replayed snapshot. Elapsed times (the view's `elapsed_s` and the rates
+    /// derived from it) count from here.
+    pub fn clock_start_ms(&self) -> i64 {
+        match &self.config.replay {
+            Some(r) => r
+                .snapshots
+                .iter()
+                .map(|x| x.time_ms)
+                .min()
+                .unwrap_or(self.config.workload.start_ms),
+            None => self.config.workload.start_ms,
+        }
+    }
+
     /// Validates `config`, parses its options, and works out whether the planner runs at all and
     /// which lanes exist.
     pub fn new(config: SimConfig) -> Result<Self> {
@@ -361,7 +376,7 @@ impl SimState {
                 .map(|x| x.time_ms)
                 .max()
                 .unwrap_or(cfg.workload.start_ms);
-            s.now_ms = r.snapshots.iter().map(|x| x.time_ms).min().unwrap_or(last);
+            s.now_ms = env.clock_start_ms();
             s.schedule_writers(env, last + 1000);
         } else {
             s.schedule_writers(env, cfg.workload.start_ms);
