@@ -269,13 +269,18 @@ pub enum Reason {
     },
     /// Unaware-bucket coordinator: the partition's candidates filled no bin for more than
     /// `COMPACT_AGE` plans and are compacted together (compaction.md §14.1). The table job's
-    /// `--strategy full` reports its leftover candidates this way too, with age
-    /// `COMPACT_AGE + 1`.
     CoordinatorAged {
         /// Files compacted together.
         files: usize,
         /// Plans in a row the partition went without a packed task.
         age: u32,
+    },
+    /// A full compaction of an unaware-bucket partition (the table job's `--strategy full`):
+    /// the files left over after the coordinator's packs are compacted together, whatever
+    /// their age.
+    CoordinatorFull {
+        /// Files compacted together.
+        files: usize,
     },
     /// Nothing was picked, and why.
     Idle(Idle),
@@ -303,6 +308,7 @@ impl Reason {
             Reason::AppendFull { .. } => "append-full",
             Reason::CoordinatorPacked { .. } => "coordinator-packed",
             Reason::CoordinatorAged { .. } => "coordinator-aged",
+            Reason::CoordinatorFull { .. } => "coordinator-full",
             Reason::Idle(_) => "nothing-to-do",
         }
     }
@@ -503,6 +509,10 @@ impl fmt::Display for Reason {
             Reason::CoordinatorAged { files, age } => write!(
                 f,
                 "unaware-bucket coordinator: {files} files waited {age} plans, compacted together"
+            ),
+            Reason::CoordinatorFull { files } => write!(
+                f,
+                "unaware-bucket full compaction: the {files} files left after packing compacted together"
             ),
             Reason::Idle(idle) => idle.fmt(f),
         }

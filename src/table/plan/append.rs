@@ -234,13 +234,7 @@ pub(super) fn plan_coordinator(
             };
             if rest.len() >= needed {
                 let n = rest.len();
-                picked.push((
-                    rest,
-                    Reason::CoordinatorAged {
-                        files: n,
-                        age: crate::plan::COMPACT_AGE + 1,
-                    },
-                ));
+                picked.push((rest, Reason::CoordinatorFull { files: n }));
             }
         }
         let reason = match picked.first() {
