@@ -48,8 +48,9 @@ impl LocalDirStorage {
         self
     }
 
-    /// The absolute local path of a `file:` URI, if `path` is one.
-    fn file_uri(path: &str) -> Option<&str> {
+    /// The absolute local path of a `file:` URI (`file:/abs`, `file:///abs`,
+    /// `file://localhost/abs`), if `path` is one.
+    pub(crate) fn file_uri(path: &str) -> Option<&str> {
         let rest = path.strip_prefix("file:")?;
         let rest = match rest.strip_prefix("//") {
             Some(r) => r.strip_prefix("localhost").unwrap_or(r),

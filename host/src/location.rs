@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use paimon_compact::storage::Storage;
 
-use crate::object_storage::{ObjectStorage, RequestCounts};
+use crate::local_storage::LocalDirStorage;
+use crate::object_storage::{split_uri, ObjectStorage, RequestCounts};
 
 /// A table's (or a database's) address as the user wrote it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,22 +27,12 @@ impl Location {
     /// `scheme://...` with another scheme is an object store (an unsupported scheme is refused
     /// when the storage is opened, with the schemes that are served).
     pub fn parse(s: &str) -> Location {
-        if let Some(rest) = s.strip_prefix("file:") {
-            let rest = rest
-                .strip_prefix("//")
-                .map_or(rest, |r| r.strip_prefix("localhost").unwrap_or(r));
-            return Location::Local(PathBuf::from(rest));
+        if let Some(local) = LocalDirStorage::file_uri(s) {
+            return Location::Local(PathBuf::from(local));
         }
-        match s.split_once("://") {
-            Some((scheme, _))
-                if !scheme.is_empty()
-                    && scheme
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'+') =>
-            {
-                Location::Object(s.trim_end_matches('/').to_string())
-            }
-            _ => Location::Local(PathBuf::from(s)),
+        match split_uri(s) {
+            Some(_) => Location::Object(s.trim_end_matches('/').to_string()),
+            None => Location::Local(PathBuf::from(s)),
         }
     }
 

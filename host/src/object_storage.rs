@@ -82,7 +82,7 @@ struct Bucket {
 }
 
 /// The scheme and bucket of a URI: `s3://bucket/a/b` → (`s3://bucket`, `a/b`).
-fn split_uri(uri: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_uri(uri: &str) -> Option<(&str, &str)> {
     let (scheme, rest) = uri.split_once("://")?;
     if scheme.is_empty()
         || !scheme
