@@ -3,16 +3,23 @@
 # the tests; pypaimon writes, the CLI compacts by s3:// URI, pypaimon reads back. The whole
 # suite (races, throttling, injected server errors and connection resets) runs on the
 # component; the native engine runs the round trips (storage is the host's in both engines).
+# Fan-out: tasks in separate processes, retried, failed, aborted; `--parallelism`; the Python
+# package (a wheel carrying the CLI) and Ray from PyPI on a local cluster bound to loopback.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
-bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7" "moto[server]==5.2.5"
+bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7" "moto[server]==5.2.5" "ray==2.52.1"
 export PATH="$VENV/bin:$PATH"
 # The Node handler test needs js/ built, which stage 30 did: its absence is a failure here.
 export PAIMON_COMPACT_REQUIRE_NODE=1
 export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
+# The Python package as users get it: a wheel carrying the CLI built above (no second build).
+rm -rf "$TARGET_DIR/wheels"
+"$VENV/bin/python" python/build_wheel.py --binary "$PAIMON_COMPACT_CLI" --out "$TARGET_DIR/wheels"
+"$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$TARGET_DIR"/wheels/*.whl
+export PAIMON_COMPACT_REQUIRE_RAY=1
 run() {
   set +e
   "$VENV/bin/python" -m pytest -q -p no:cacheprovider -s tests/s3 "$@"
@@ -27,4 +34,5 @@ run() {
 echo "--- S3 (moto on loopback), engine: wasm"
 PAIMON_COMPACT_ENGINE=wasm run
 echo "--- S3 (moto on loopback), engine: native"
-PAIMON_COMPACT_ENGINE=native run -k "primary_key_table or append_table or racing" --ignore tests/s3/test_node.py
+PAIMON_COMPACT_ENGINE=native run -k "primary_key_table or append_table or racing or separate_processes or parallel_buckets" \
+  --ignore tests/s3/test_node.py --ignore tests/s3/test_ray.py

@@ -24,6 +24,7 @@ use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::conformance::{CaseFailure, ConformanceReport};
 use paimon_compact::plan::{self, BucketPlanRequest, WriteStall};
 use paimon_compact::storage::{MemoryStorage, Storage, StorageErrorKind};
+use paimon_compact::table::fanout::{AbortReport, Task, TaskResult, TaskSet};
 use paimon_compact::table::TablePlan;
 use paimon_compact::{Error as CoreError, ErrorKind, NotCompactable};
 
@@ -291,6 +292,163 @@ impl Compactor {
                     })?
                     .map_err(from_wit_error)?;
                 from_json(&r.json)
+            }
+        }
+    }
+
+    /// Fan-out, step 1: plans the job and takes its leases; one task per bucket with work
+    /// (`docs/fanout.md`).
+    pub fn plan_tasks(
+        &self,
+        storage: Arc<dyn Storage>,
+        table_path: &str,
+        job: &TableJob,
+    ) -> Result<TaskSet, HostError> {
+        match self {
+            Compactor::Native => Ok(api::plan_tasks(storage, table_path, job)?),
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(job);
+                let set = rt
+                    .call(storage, None, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
+                        let result = api.call_plan_tasks(&mut *store, handle);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(TaskSet::from_json(&set.json)?)
+            }
+        }
+    }
+
+    /// Fan-out, step 2: runs one task as attempt `attempt` (16 random bytes). In the
+    /// component, each call is an instance of its own, so threads may call this at once.
+    pub fn run_task(
+        &self,
+        storage: Arc<dyn Storage>,
+        task: &Task,
+        attempt: [u8; 16],
+        progress: Option<ProgressFn>,
+    ) -> Result<TaskResult, HostError> {
+        match self {
+            Compactor::Native => Ok(with_progress(progress, |services| {
+                api::run_task(storage, task, &attempt, services)
+            })?),
+            Compactor::Wasm(rt) => {
+                let json = api::to_json(task)?;
+                let settings = wit_job_settings(&TableJob::now());
+                let r = rt
+                    .call(storage, progress, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle =
+                            api.call_constructor(&mut *store, &task.table_path, &settings)?;
+                        let result = api.call_run_task(&mut *store, handle, &json, &attempt);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(TaskResult::from_json(&r)?)
+            }
+        }
+    }
+
+    /// Fan-out, step 3: commits one result per task as one COMPACT snapshot, then the job's
+    /// maintenance (unless `job.skip_maintenance`).
+    pub fn commit_tasks(
+        &self,
+        storage: Arc<dyn Storage>,
+        set: &TaskSet,
+        results: &[TaskResult],
+        job: &TableJob,
+        rewrite_ms: Option<i64>,
+    ) -> Result<JobReport, HostError> {
+        match self {
+            Compactor::Native => Ok(api::commit_tasks(storage, set, results, job, rewrite_ms)?),
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(job);
+                let set_json = api::to_json(set)?;
+                let results = results
+                    .iter()
+                    .map(api::to_json)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let r = rt
+                    .call(storage, None, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle =
+                            api.call_constructor(&mut *store, &set.table_path, &settings)?;
+                        let result = api.call_commit_tasks(
+                            &mut *store,
+                            handle,
+                            &set_json,
+                            &results,
+                            rewrite_ms,
+                        );
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&r.json)
+            }
+        }
+    }
+
+    /// Fan-out, step 4: aborts the job, deleting everything its tasks wrote.
+    pub fn abort_tasks(
+        &self,
+        storage: Arc<dyn Storage>,
+        set: &TaskSet,
+        results: &[TaskResult],
+    ) -> Result<AbortReport, HostError> {
+        match self {
+            Compactor::Native => Ok(api::abort_tasks(storage, set, results)?),
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(&TableJob::now());
+                let set_json = api::to_json(set)?;
+                let results = results
+                    .iter()
+                    .map(api::to_json)
+                    .collect::<Result<Vec<_>, _>>()?;
+                let r = rt
+                    .call(storage, None, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle =
+                            api.call_constructor(&mut *store, &set.table_path, &settings)?;
+                        let result = api.call_abort_tasks(&mut *store, handle, &set_json, &results);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                from_json(&r)
+            }
+        }
+    }
+
+    /// Renews the job's leases until `now_ms + ttl_ms`; returns the set with the new ones.
+    pub fn renew_leases(
+        &self,
+        storage: Arc<dyn Storage>,
+        set: &TaskSet,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> Result<TaskSet, HostError> {
+        match self {
+            Compactor::Native => Ok(api::renew_leases(storage, set, now_ms, ttl_ms)?),
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(&TableJob::now());
+                let set_json = api::to_json(set)?;
+                let r = rt
+                    .call(storage, None, |c, store| {
+                        let api = c.paimon_compact_table_compactor().compaction_job();
+                        let handle =
+                            api.call_constructor(&mut *store, &set.table_path, &settings)?;
+                        let result =
+                            api.call_renew_leases(&mut *store, handle, &set_json, now_ms, ttl_ms);
+                        handle.resource_drop(&mut *store)?;
+                        result
+                    })?
+                    .map_err(from_wit_error)?;
+                Ok(TaskSet::from_json(&r)?)
             }
         }
     }

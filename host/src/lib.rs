@@ -8,6 +8,7 @@ pub mod error;
 pub mod local_storage;
 pub mod location;
 pub mod object_storage;
+pub mod parallel;
 pub mod serve;
 pub mod storage;
 pub mod wasm;

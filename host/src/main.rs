@@ -16,6 +16,7 @@ mod database;
 mod demo;
 mod scope;
 mod table;
+mod tasks;
 mod timeline;
 
 use scope::{RunArgs, ScopeArgs};
@@ -132,6 +133,59 @@ enum Command {
         #[command(flatten)]
         run: RunArgs,
     },
+    /// Fan-out, step 1: plan the job, take its leases and write `OUT/job.json` and one
+    /// `OUT/task-<n>.json` per bucket with work (docs/fanout.md). Run the tasks anywhere
+    /// with `run-task`, then `commit-tasks OUT` (or `abort-tasks OUT`).
+    Tasks {
+        table: PathBuf,
+        #[command(flatten)]
+        scope: ScopeArgs,
+        /// The task directory to write.
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        run: RunArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fan-out, step 2: run one task as a new attempt and write `result-<n>.json` beside it.
+    /// Safe to repeat: every attempt writes files of its own, and the commit takes one.
+    RunTask {
+        task: PathBuf,
+        /// Where to write the result (default: `result-<n>.json` beside the task).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fan-out, step 3: commit the results in DIR as one COMPACT snapshot (one result per
+    /// task; other attempts' files are deleted), then the job's maintenance. Exit status as
+    /// `compact`.
+    CommitTasks {
+        dir: PathBuf,
+        /// Leave out the maintenance after the commit.
+        #[arg(long)]
+        skip_maintenance: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fan-out: abort the job in DIR, deleting everything its tasks wrote and releasing its
+    /// leases. Refused for a job that was committed.
+    AbortTasks {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Fan-out: extend the leases of the job in DIR (rewrites `DIR/job.json`), for a driver
+    /// whose tasks outlive the lease.
+    RenewLeases {
+        dir: PathBuf,
+        /// The new time to live from now, e.g. `10 min`.
+        #[arg(long, default_value = "10 min")]
+        ttl: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// The built-in demo: writes demo tables (append and primary-key, several commits of
     /// small files), shows their levels and the planner's decisions, compacts them and shows
     /// the result.
@@ -236,6 +290,11 @@ fn main() -> ExitCode {
         | Command::Plan { json, .. }
         | Command::Compact { json, .. }
         | Command::CompactDatabase { json, .. }
+        | Command::Tasks { json, .. }
+        | Command::RunTask { json, .. }
+        | Command::CommitTasks { json, .. }
+        | Command::AbortTasks { json, .. }
+        | Command::RenewLeases { json, .. }
         | Command::Demo { json, .. } => *json,
         Command::ExpireSnapshots { run, .. }
         | Command::ExpireChangelogs { run, .. }
@@ -564,6 +623,112 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 print!("{}", database::describe(&report));
             }
             Ok(report.exit_code())
+        }
+        Command::Tasks {
+            table: dir,
+            scope,
+            out,
+            run,
+            json,
+        } => {
+            let compactor = compactor(&cli.engine)?;
+            let job = run.job_args(&scope)?;
+            let set = tasks::plan(&compactor, &dir, &job, &out, &cli.engine.allow_external)?;
+            if json {
+                let doc = serde_json::json!({
+                    "job_id": set.job_id,
+                    "tasks": set.tasks.len(),
+                    "dir": out,
+                    "planned_on": set.planned_on,
+                    "leases": set.leases.len(),
+                    "leases_held_elsewhere": set.leases_held_elsewhere,
+                });
+                println!("{}", serde_json::to_string_pretty(&doc)?);
+            } else {
+                println!(
+                    "job {}: {} task(s) in {} (planned on snapshot {}; {} lease(s) held)",
+                    set.job_id,
+                    set.tasks.len(),
+                    out.display(),
+                    set.planned_on.map_or("none".into(), |i| i.to_string()),
+                    set.leases.len()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::RunTask { task, out, json } => {
+            let compactor = compactor(&cli.engine)?;
+            let r = tasks::run(
+                &compactor,
+                &task,
+                out.as_deref(),
+                &cli.engine.allow_external,
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r.metrics)?);
+            } else {
+                println!(
+                    "task {} (attempt {}): {} file(s) replaced by {}, {} written",
+                    r.task,
+                    &r.attempt[..8],
+                    r.metrics.files_removed,
+                    r.metrics.files_added,
+                    r.written.len()
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::CommitTasks {
+            dir,
+            skip_maintenance,
+            json,
+        } => {
+            let compactor = compactor(&cli.engine)?;
+            let report = tasks::commit(
+                &compactor,
+                &dir,
+                skip_maintenance,
+                &cli.engine.allow_external,
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{}", table::describe_job(&report));
+            }
+            Ok(table::exit_code(report.compaction.status))
+        }
+        Command::AbortTasks { dir, json } => {
+            let compactor = compactor(&cli.engine)?;
+            let r = tasks::abort(&compactor, &dir, &cli.engine.allow_external)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r)?);
+            } else {
+                println!(
+                    "job {} aborted: {} file(s) deleted, {} lease(s) released",
+                    r.job_id,
+                    r.deleted.len(),
+                    r.leases_released
+                );
+                for f in &r.failed {
+                    println!("  could not delete (an orphan now): {f}");
+                }
+            }
+            Ok(if r.failed.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(table::INCOMPLETE_EXIT)
+            })
+        }
+        Command::RenewLeases { dir, ttl, json } => {
+            let compactor = compactor(&cli.engine)?;
+            let ttl_ms = i64::try_from(parse_duration_ms(&ttl)?)?;
+            let set = tasks::renew(&compactor, &dir, ttl_ms, &cli.engine.allow_external)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&set.leases)?);
+            } else {
+                println!("{} lease(s) renewed", set.leases.len());
+            }
+            Ok(ExitCode::SUCCESS)
         }
         Command::Demo {
             dir,

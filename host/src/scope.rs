@@ -98,6 +98,10 @@ pub struct RunArgs {
     /// consumer, snapshot and changelog expiration).
     #[arg(long)]
     pub skip_maintenance: bool,
+    /// Buckets compacted at once, each in its own thread (and component instance); the
+    /// commit is still one snapshot. Default: the available cores.
+    #[arg(long)]
+    pub parallelism: Option<usize>,
 }
 
 impl RunArgs {
@@ -109,6 +113,10 @@ impl RunArgs {
             wait: self.wait,
             no_lease: self.no_lease,
             skip_maintenance: self.skip_maintenance,
+            parallelism: self
+                .parallelism
+                .unwrap_or_else(paimon_compact_host::parallel::default_parallelism)
+                .max(1),
         })
     }
 }

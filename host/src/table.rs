@@ -457,6 +457,8 @@ pub struct JobArgs {
     pub no_lease: bool,
     /// Leave out the maintenance after the commit.
     pub skip_maintenance: bool,
+    /// Buckets compacted at once (`--parallelism`); 1 runs the job in one call.
+    pub parallelism: usize,
 }
 
 /// The documented exit status of a job that ran (errors exit 1 or 2 before this).
@@ -494,7 +496,18 @@ pub fn compact(
             job.lease_ttl_ms = None;
         }
         let (bar, progress) = progress_bar(show_progress);
-        let report = compactor.compact_table(storage.clone(), &table_path, &job, progress);
+        let report = if args.parallelism > 1 {
+            paimon_compact_host::parallel::compact_parallel(
+                compactor,
+                storage.clone(),
+                &table_path,
+                &job,
+                args.parallelism,
+                progress,
+            )
+        } else {
+            compactor.compact_table(storage.clone(), &table_path, &job, progress)
+        };
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }

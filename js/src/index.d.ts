@@ -274,6 +274,34 @@ export function planTable(storage: Storage, tablePath: string, options?: TableJo
 export function compactTable(storage: Storage, tablePath: string, options?: TableJobOptions): CompactReport;
 export function writeDemoTables(storage: Storage, root?: string, opts?: { nowMs?: number; seed?: number }): string[];
 
+/** A planned fan-out job (docs/fanout.md). */
+export interface TaskSet {
+  /** The job id, 32 hex digits. */
+  jobId: string;
+  /** The whole set as versioned JSON; give it to `commitTasks` or `abortTasks`. */
+  json: string;
+  /** Each task as versioned JSON, self-contained; run each with `runTask` anywhere. */
+  tasks: string[];
+}
+/** Fan-out, step 1: plans the job and takes its leases. */
+export function planTasks(storage: Storage, tablePath: string, options?: TableJobOptions): TaskSet;
+/** Fan-out, step 2: runs one task (JSON text or object) as a new attempt; the result as JSON text. */
+export function runTask(storage: Storage, task: string | object, opts?: { onProgress?: (e: ProgressEvent) => void; attempt?: Uint8Array }): string;
+/** Fan-out, step 3: commits one result per task as one COMPACT snapshot, then the maintenance. */
+export function commitTasks(storage: Storage, taskSet: string | object, results: Array<string | object>, options?: TableJobOptions & { rewriteMs?: number }): CompactReport;
+/** What `abortTasks` did. */
+export interface AbortReport {
+  job_id: string;
+  deleted: string[];
+  /** Files that could not be deleted: orphans for `removeOrphanFiles`. */
+  failed: string[];
+  leases_released: number;
+}
+/** Fan-out: aborts the job, deleting everything its tasks wrote and releasing its leases. */
+export function abortTasks(storage: Storage, taskSet: string | object, results?: Array<string | object>): AbortReport;
+/** Fan-out: renews the job's leases for `ttlMs` from `nowMs`; the task set JSON with the new leases. */
+export function renewLeases(storage: Storage, taskSet: string | object, ttlMs?: number, nowMs?: number): string;
+
 /** A standalone maintenance run (docs/maintenance.md). */
 export interface MaintenanceOptions {
   /** Report what would be deleted or committed, and change nothing. */

@@ -220,6 +220,62 @@ export function compactTable(storage, tablePath, options = {}) {
   return JSON.parse(withStorage(storage, options.onProgress, () => job.run()).json);
 }
 
+/**
+ * Fan-out, step 1 (docs/fanout.md): plans the job on the table at `tablePath` and takes its
+ * partitions' leases; returns `{ jobId, json, tasks }`: the task set as JSON (keep it for
+ * `commitTasks` / `abortTasks`) and each task as JSON, self-contained, runnable by `runTask`
+ * in any process (Node, the CLI's `run-task`) with the same storage.
+ */
+export function planTasks(storage, tablePath, options = {}) {
+  const job = new tableCompactor.CompactionJob(tablePath, jobSettings(options));
+  const set = withStorage(storage, null, () => job.planTasks());
+  return { jobId: set.jobId, json: set.json, tasks: set.tasks };
+}
+
+// Task JSON as the CLI writes it carries `table_uri` too; the component ignores it.
+const jsonText = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+/**
+ * Fan-out, step 2: runs one task (its JSON text or object) as a new attempt (16 random bytes;
+ * a retry is another attempt and never overwrites the first's files). Writes only new files;
+ * returns the result as JSON text for `commitTasks`.
+ */
+export function runTask(storage, task, { onProgress, attempt } = {}) {
+  const text = jsonText(task);
+  const tablePath = JSON.parse(text).table_path;
+  const job = new tableCompactor.CompactionJob(tablePath, jobSettings({}));
+  const bytes = attempt ?? new Uint8Array(randomBytes(16));
+  return withStorage(storage, onProgress, () => job.runTask(text, bytes));
+}
+
+/**
+ * Fan-out, step 3: commits one result per task (the first given for each) as one COMPACT
+ * snapshot, deletes the other attempts' files, releases the leases and runs the maintenance
+ * (unless `skipMaintenance`). Returns the job's report.
+ */
+export function commitTasks(storage, taskSet, results, options = {}) {
+  const set = jsonText(taskSet);
+  const tablePath = JSON.parse(set).table_path;
+  const job = new tableCompactor.CompactionJob(tablePath, jobSettings(options));
+  const r = withStorage(storage, options.onProgress, () =>
+    job.commitTasks(set, results.map(jsonText), options.rewriteMs === undefined ? undefined : BigInt(options.rewriteMs)));
+  return JSON.parse(r.json);
+}
+
+/** Fan-out: aborts the job, deleting everything its tasks wrote; returns what was deleted. */
+export function abortTasks(storage, taskSet, results = []) {
+  const set = jsonText(taskSet);
+  const job = new tableCompactor.CompactionJob(JSON.parse(set).table_path, jobSettings({}));
+  return JSON.parse(withStorage(storage, null, () => job.abortTasks(set, results.map(jsonText))));
+}
+
+/** Fan-out: renews the job's leases for `ttlMs` from now; returns the new task set JSON. */
+export function renewLeases(storage, taskSet, ttlMs = 10 * 60 * 1000, nowMs = Date.now()) {
+  const set = jsonText(taskSet);
+  const job = new tableCompactor.CompactionJob(JSON.parse(set).table_path, jobSettings({}));
+  return withStorage(storage, null, () => job.renewLeases(set, BigInt(nowMs), BigInt(ttlMs)));
+}
+
 /** Writes the built-in demo tables under `root`; returns their paths. */
 export function writeDemoTables(storage, root = '', { nowMs = Date.now(), seed = 42 } = {}) {
   return withStorage(storage, null, () => tableCompactor.writeDemoTables(root, BigInt(nowMs), BigInt(seed)));

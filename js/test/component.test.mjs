@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 
-import { runConformance, planBucket, explainOptions, compactAppendFiles, planTable, compactTable, writeDemoTables, expireSnapshots, removeOrphanFiles, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
+import { runConformance, planBucket, explainOptions, compactAppendFiles, planTable, compactTable, writeDemoTables, expireSnapshots, removeOrphanFiles, planTasks, runTask, commitTasks, abortTasks, MemoryStorage, FsStorage, StorageError, PaimonCompactError } from '../src/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -272,5 +272,78 @@ test('FsStorage serves file: URIs only under its external roots, and lists them 
   } finally {
     rmSync(dir, { recursive: true, force: true });
     rmSync(ext, { recursive: true, force: true });
+  }
+});
+
+// Every file under `dir`, relative to it.
+function filesUnder(dir) {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath ?? e.path, e.name).slice(dir.length + 1))
+    .sort();
+}
+
+test('fan-out: the CLI plans, Node runs the tasks (one twice), the CLI commits one snapshot', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-fanout-'));
+  try {
+    const storage = new FsStorage(dir);
+    const tables = writeDemoTables(storage, '', { nowMs: 1767225600000, seed: 11 });
+    const orders = tables.find((t) => t.endsWith('/orders'));
+    const tableDir = join(dir, orders);
+    const rowsBefore = native(['plan', '--json', tableDir]);
+    assert.ok(JSON.parse(rowsBefore).summary.buckets_with_work > 1);
+    const taskDir = join(dir, 'tasks');
+    native(['tasks', tableDir, '--out', taskDir]);
+    const taskFiles = readdirSync(taskDir).filter((n) => n.startsWith('task-')).sort();
+    assert.ok(taskFiles.length > 1, taskFiles.join());
+    let first = null;
+    for (const name of taskFiles) {
+      const task = JSON.parse(readFileSync(join(taskDir, name), 'utf8'));
+      // The CLI's storage is rooted at the table's parent; Node's here at `dir`.
+      task.table_path = orders;
+      const result = runTask(storage, task);
+      if (first === null) {
+        first = JSON.parse(result);
+        // A second attempt of the same task: its result replaces the first one's file.
+        const again = JSON.parse(runTask(storage, task));
+        assert.notEqual(again.attempt, first.attempt);
+        writeFileSync(join(taskDir, name.replace('task-', 'result-')), JSON.stringify({ ...again, table_uri: tableDir }));
+        continue;
+      }
+      writeFileSync(join(taskDir, name.replace('task-', 'result-')), JSON.stringify({ ...JSON.parse(result), table_uri: tableDir }));
+    }
+    // Results name written files relative to the table, whatever each host's storage root.
+    const job = JSON.parse(readFileSync(join(taskDir, 'job.json'), 'utf8'));
+    assert.equal(job.tasks.length, taskFiles.length);
+    const report = JSON.parse(native(['commit-tasks', taskDir, '--json']));
+    assert.equal(report.snapshot_after, job.planned_on + 1, JSON.stringify(report).slice(0, 400));
+    // The unused attempt's files are gone: every file with the job's tag is referenced.
+    for (const p of first.written) {
+      assert.ok(!filesUnder(tableDir).includes(p), `${p} of the unused attempt is gone`);
+    }
+    assert.ok(first.written.length > 0);
+    assert.equal(JSON.parse(native(['plan', '--json', tableDir])).snapshot_id, job.planned_on + 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('fan-out in Node alone: a missing result is refused, an abort leaves the table as it was', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pc-js-abort-'));
+  try {
+    const storage = new FsStorage(dir);
+    const tables = writeDemoTables(storage, '', { nowMs: 1767225600000, seed: 5 });
+    const events = tables.find((t) => t.endsWith('/events'));
+    const before = filesUnder(dir);
+    const set = planTasks(storage, events);
+    assert.ok(set.tasks.length > 0);
+    const results = set.tasks.map((t) => runTask(storage, t));
+    assert.throws(() => commitTasks(storage, set.json, results.slice(1)), (e) => e instanceof PaimonCompactError && e.kind === 'illegal-state');
+    const aborted = abortTasks(storage, set.json, results);
+    assert.equal(aborted.failed.length, 0);
+    assert.ok(aborted.deleted.length >= results.length);
+    assert.deepEqual(filesUnder(dir), before);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -29,6 +29,11 @@
 //! | `compactor.compact-append-files` | `compact_append_files` (feature `rewrite`) |
 //! | `table-compactor.compaction-job.plan` | `plan_table` (feature `rewrite`) |
 //! | `table-compactor.compaction-job.run` | `compact_table` (feature `rewrite`) |
+//! | `table-compactor.compaction-job.plan-tasks` | `plan_tasks` (feature `rewrite`) |
+//! | `table-compactor.compaction-job.run-task` | `run_task` (feature `rewrite`) |
+//! | `table-compactor.compaction-job.commit-tasks` | `commit_tasks` (feature `rewrite`) |
+//! | `table-compactor.compaction-job.abort-tasks` | `abort_tasks` (feature `rewrite`) |
+//! | `table-compactor.compaction-job.renew-leases` | `renew_leases` (feature `rewrite`) |
 //! | `table-compactor.write-demo-tables` | `write_demo_tables` (feature `rewrite`) |
 //! | `table-maintenance.run` | `run_maintenance` (feature `rewrite`) |
 
@@ -39,6 +44,8 @@ mod maintenance;
 mod planner;
 #[cfg(feature = "rewrite")]
 mod table;
+#[cfg(feature = "rewrite")]
+mod tasks;
 
 #[cfg(feature = "rewrite")]
 pub use append::{compact_append_files, AppendInputFile, AppendRequest, AppendResult, OutputFile};
@@ -50,6 +57,8 @@ pub use planner::{
 };
 #[cfg(feature = "rewrite")]
 pub use table::{compact_table, plan_table, write_demo_tables, TableJob};
+#[cfg(feature = "rewrite")]
+pub use tasks::{abort_tasks, commit_tasks, plan_tasks, renew_leases, run_task};
 
 use crate::{Error, ErrorKind, Result};
 

@@ -55,9 +55,24 @@ impl TableJob {
         }
     }
 
+    /// The maintenance settings of this job (its clock, its id, the commit back-off).
+    pub(super) fn maintenance_settings(&self, job_id: [u8; 16]) -> MaintenanceSettings<'static> {
+        MaintenanceSettings {
+            sleep: Some(&sleep_ms),
+            ..MaintenanceSettings::new(
+                MaintenanceContext {
+                    now_ms: self.now_ms,
+                    utc_offset_ms: self.utc_offset_ms,
+                    dry_run: false,
+                },
+                job_id,
+            )
+        }
+    }
+
     /// The table layer's options for running this job, with the phase clock and the commit
     /// back-off's sleep.
-    fn compact_options<'a>(
+    pub(super) fn compact_options<'a>(
         &self,
         job_id: [u8; 16],
         clock: &'a dyn Fn() -> i64,
@@ -128,17 +143,7 @@ pub fn compact_table(
     let clock = move || elapsed_ms(started);
     let opts = job.compact_options(job_id, &clock, &sleep_ms);
     services.report("compact", 0, 1, "steps", format!("compacting {table_path}"));
-    let maintain = MaintenanceSettings {
-        sleep: Some(&sleep_ms),
-        ..MaintenanceSettings::new(
-            MaintenanceContext {
-                now_ms: job.now_ms,
-                utc_offset_ms: job.utc_offset_ms,
-                dry_run: false,
-            },
-            job_id,
-        )
-    };
+    let maintain = job.maintenance_settings(job_id);
     let report = compact_and_maintain(
         &services.io(storage),
         table_path,

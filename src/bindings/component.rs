@@ -444,6 +444,7 @@ impl wc::Guest for Component {
 // ---------------------------------------------------------------------------------------------
 // Table compactor
 
+use crate::table::fanout::{Task, TaskResult, TaskSet};
 use exports::paimon::compact::table_compactor as wtc;
 
 /// A compaction job resource: the path and settings; each call reads the table afresh.
@@ -494,15 +495,72 @@ impl wtc::GuestCompactionJob for CompactionJob {
     fn run(&self) -> Result<wtc::CompactReport, wt::Error> {
         let job = api::compact_table(storage(), &self.table_path, &self.job, &services())
             .map_err(to_wit_error)?;
-        let r = &job.compaction;
-        Ok(wtc::CompactReport {
-            snapshot_before: r.snapshot_before,
-            snapshot_after: r.snapshot_after,
-            files_removed: r.totals.files_removed as u64,
-            files_added: r.totals.files_added as u64,
-            json: json(&job)?,
+        compact_report(&job)
+    }
+
+    fn plan_tasks(&self) -> Result<wtc::TaskSet, wt::Error> {
+        let set = api::plan_tasks(storage(), &self.table_path, &self.job).map_err(to_wit_error)?;
+        Ok(wtc::TaskSet {
+            job_id: set.job_id.clone(),
+            json: json(&set)?,
+            tasks: set.tasks.iter().map(json).collect::<Result<_, _>>()?,
         })
     }
+
+    fn run_task(&self, task: String, attempt: Vec<u8>) -> Result<String, wt::Error> {
+        let task = Task::from_json(&task).map_err(to_wit_error)?;
+        let r = api::run_task(storage(), &task, &attempt, &services()).map_err(to_wit_error)?;
+        json(&r)
+    }
+
+    fn commit_tasks(
+        &self,
+        task_set: String,
+        results: Vec<String>,
+        rewrite_ms: Option<i64>,
+    ) -> Result<wtc::CompactReport, wt::Error> {
+        let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
+        let results = parse_results(&results)?;
+        let job = api::commit_tasks(storage(), &set, &results, &self.job, rewrite_ms)
+            .map_err(to_wit_error)?;
+        compact_report(&job)
+    }
+
+    fn abort_tasks(&self, task_set: String, results: Vec<String>) -> Result<String, wt::Error> {
+        let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
+        let results = parse_results(&results)?;
+        json(&api::abort_tasks(storage(), &set, &results).map_err(to_wit_error)?)
+    }
+
+    fn renew_leases(
+        &self,
+        task_set: String,
+        now_ms: i64,
+        ttl_ms: i64,
+    ) -> Result<String, wt::Error> {
+        let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
+        json(&api::renew_leases(storage(), &set, now_ms, ttl_ms).map_err(to_wit_error)?)
+    }
+}
+
+fn compact_report(
+    job: &crate::maintenance::maintain::JobReport,
+) -> Result<wtc::CompactReport, wt::Error> {
+    let r = &job.compaction;
+    Ok(wtc::CompactReport {
+        snapshot_before: r.snapshot_before,
+        snapshot_after: r.snapshot_after,
+        files_removed: r.totals.files_removed as u64,
+        files_added: r.totals.files_added as u64,
+        json: json(job)?,
+    })
+}
+
+fn parse_results(results: &[String]) -> Result<Vec<TaskResult>, wt::Error> {
+    results
+        .iter()
+        .map(|r| TaskResult::from_json(r).map_err(to_wit_error))
+        .collect()
 }
 
 impl wtc::Guest for Component {

@@ -270,7 +270,39 @@ pub fn compact_and_maintain(
     run_maintenance: bool,
 ) -> Result<JobReport> {
     let io = storage.to_io();
-    let storage = io.storage.as_ref();
+    let compaction =
+        with_expired_partition_test(io.storage.as_ref(), table_path, opts, settings, |o| {
+            crate::table::compact_table(&io, table_path, o)
+        })?;
+    if !run_maintenance {
+        return Ok(JobReport {
+            compaction,
+            maintenance: None,
+            maintenance_error: None,
+            storage_requests: None,
+        });
+    }
+    Ok(maintain_after_commit(
+        io.storage.as_ref(),
+        table_path,
+        compaction,
+        opts,
+        settings,
+    ))
+}
+
+/// Calls `f` with `opts` plus the test that leaves out partitions that have already expired,
+/// when the table asks for it (`compaction.skip-expired-partitions` with `values-time`
+/// partition expiration, as Paimon's bucketed compaction does; their files go with the
+/// partition's expiration). `settings` supplies the clock for that test. What a job's
+/// planning ([`crate::table::compact_table`], [`crate::table::fanout::plan_tasks`]) runs in.
+pub fn with_expired_partition_test<T>(
+    storage: &dyn Storage,
+    table_path: &str,
+    opts: &crate::table::CompactOptions<'_>,
+    settings: &MaintenanceSettings<'_>,
+    f: impl FnOnce(&crate::table::CompactOptions<'_>) -> Result<T>,
+) -> Result<T> {
     let (table, _) = Table::load_for_job(storage, table_path, &opts.scope.options)?;
     let skip = PartitionExpireConfig::from_options(&table.schema.options)?
         .filter(PartitionExpireConfig::skips_expired_in_compaction);
@@ -283,20 +315,29 @@ pub fn compact_and_maintain(
     if skip.is_some() {
         opts.skip_expired_partitions = Some(&test);
     }
-    let opts = &opts;
-    let compaction = crate::table::compact_table(&io, table_path, opts)?;
-    let maintain = run_maintenance.then_some(settings);
+    f(&opts)
+}
+
+/// Runs the maintenance a dedicated job's commit runs ([`MaintenanceTask::AfterCommit`])
+/// after `compaction` (also when it had nothing to compact, as Paimon's committer expires on
+/// empty commits; never for a table the job refused). A maintenance failure does not undo
+/// the commit: it is reported in [`JobReport::maintenance_error`] and the job's status
+/// becomes `incomplete`.
+pub fn maintain_after_commit(
+    storage: &dyn Storage,
+    table_path: &str,
+    compaction: crate::table::CompactReport,
+    opts: &crate::table::CompactOptions<'_>,
+    maintain: &MaintenanceSettings<'_>,
+) -> JobReport {
     let mut report = JobReport {
         compaction,
         maintenance: None,
         maintenance_error: None,
         storage_requests: None,
     };
-    let Some(settings) = maintain else {
-        return Ok(report);
-    };
     if report.compaction.status == crate::table::JobStatus::Refused {
-        return Ok(report);
+        return report;
     }
     // Partition expiration names what it commits from its job id: derived from the
     // compaction's, but never equal to it, so no name can repeat one the compaction wrote.
@@ -304,7 +345,7 @@ pub fn compact_and_maintain(
     job_id[0] ^= 0x5a;
     job_id[15] ^= 0xa5;
     let mut settings = MaintenanceSettings {
-        ctx: settings.ctx,
+        ctx: maintain.ctx,
         job_id,
         options: opts.scope.options.clone(),
         older_than_ms: None,
@@ -313,11 +354,9 @@ pub fn compact_and_maintain(
                 .clone()
                 .unwrap_or_else(|| format!("paimon-compact-{}", report.compaction.job_id)),
         ),
-        sleep: settings.sleep,
+        sleep: maintain.sleep,
     };
-    settings
-        .options
-        .extend(maintain.map(|m| m.options.clone()).unwrap_or_default());
+    settings.options.extend(maintain.options.clone());
     match run(storage, table_path, MaintenanceTask::AfterCommit, &settings) {
         Ok(m) => report.maintenance = Some(m),
         Err(e) => {
@@ -329,5 +368,5 @@ pub fn compact_and_maintain(
             report.maintenance_error = Some(e);
         }
     }
-    Ok(report)
+    report
 }

@@ -26,6 +26,25 @@ fn bitset_width(arity: usize) -> usize {
     (arity + 63 + 8) / 64 * 8
 }
 
+/// In JSON (fan-out tasks and results) a row is the hex of its stored bytes.
+impl serde::Serialize for BinaryRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        let hex: String = self.0.iter().map(|b| format!("{b:02x}")).collect();
+        s.serialize_str(&hex)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for BinaryRow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let hex = String::deserialize(d)?;
+        crate::table::ids::from_hex(&hex)
+            .map(BinaryRow)
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("a row must be hex bytes, not '{hex}'"))
+            })
+    }
+}
+
 impl BinaryRow {
     /// The row with no fields ([`EMPTY_ROW`]): an unpartitioned table's partition, an append
     /// file's min/max key, and both rows of "no statistics".

@@ -75,8 +75,8 @@ pub fn write_tracked(
     Ok(storage.write_all(path, bytes)?)
 }
 
-/// What a compaction commits.
-#[derive(Clone, Debug, Default)]
+/// What a compaction commits (in JSON, a fan-out task result's `delta`).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CommitDelta {
     /// DELETE entries (verbatim copies of the live entries) and ADD entries.
     pub entries: Vec<ManifestEntry>,

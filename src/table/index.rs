@@ -21,7 +21,7 @@ pub const INDEX_MANIFEST_VERSION: i32 = 1;
 /// `_INDEX_TYPE` of deletion-vector index files.
 pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
 /// One index manifest entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IndexManifestEntry {
     /// `_KIND`; a snapshot's index manifest stores ADD entries only (a commit's changes are
     /// folded into a new full list, `format.md` §10).
@@ -50,7 +50,7 @@ pub struct IndexManifestEntry {
 }
 
 /// `_GLOBAL_INDEX` (null for deletion vectors).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct GlobalIndexMeta {
     /// `_ROW_RANGE_START`: first row id the global index file covers.
     pub row_range_start: i64,

@@ -44,7 +44,7 @@ impl FileKind {
 }
 
 /// `SimpleStats`: min/max rows and null counts.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct SimpleStats {
     /// `_MIN_VALUES`: serialized BinaryRow (`format.md` §7) of the smallest value per column;
     /// a 0-arity row when there are no statistics.
@@ -89,8 +89,9 @@ impl SimpleStats {
     }
 }
 
-/// Paimon's `DataFileMeta`: every field of a data file's manifest record (`_FILE`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Paimon's `DataFileMeta`: every field of a data file's manifest record (`_FILE`). Its JSON
+/// form (fan-out tasks and results) names the fields as here, rows in hex.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DataFileMeta {
     /// `_FILE_NAME`: one path component, resolved against the bucket directory unless
     /// `external_path` is set (`format.md` §1).
@@ -264,7 +265,7 @@ pub struct FileIdentifier {
 }
 
 /// One manifest entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ManifestEntry {
     /// `_KIND`: ADD or DELETE.
     pub kind: FileKind,

@@ -12,7 +12,9 @@
 //! * [`job_state`] — planner state kept between one-shot runs;
 //! * [`scope`] — which partitions and buckets a job covers, and its dynamic options;
 //! * [`guards`] — the tables a job refuses, with the reason;
-//! * [`job`] — [`compact_table`], the API hosts call: plan → lease → run → commit → cleanup;
+//! * [`fanout`] — a job as steps that may run in different processes: plan tasks, run each
+//!   task anywhere, commit all results once (or abort);
+//! * [`job`] — [`compact_table`], the API hosts call: the fan-out steps in one process;
 //! * [`plan`] — [`plan_table`]: every partition and bucket planned, with why a bucket's work
 //!   cannot run here, if it cannot;
 //! * `run` — the plan run through the rewriters, and `merge`, what a primary-key merge needs
@@ -29,6 +31,7 @@ pub mod binary_row;
 pub mod commit;
 pub mod delete_count;
 pub mod demo;
+pub mod fanout;
 pub mod guards;
 pub mod ids;
 pub mod index;

@@ -382,6 +382,21 @@ impl TablePaths {
         (dir, true)
     }
 
+    /// Every directory [`TablePaths::output_bucket_dir`] may pick for the bucket (the bucket
+    /// directory first, then one per external root): where a fan-out job looks for what its
+    /// tasks wrote.
+    pub fn output_bucket_dirs(&self, partition_path: &str, bucket: i32) -> Vec<String> {
+        let mut dirs = vec![self.bucket_dir(partition_path, bucket)];
+        for root in &self.external {
+            dirs.push(if partition_path.is_empty() {
+                format!("{root}/bucket-{bucket}")
+            } else {
+                format!("{root}/{partition_path}/bucket-{bucket}")
+            });
+        }
+        dirs
+    }
+
     /// Where compaction leases live (Paimon readers ignore this directory).
     pub fn lease_dir(&self) -> String {
         self.join("compaction-lease")

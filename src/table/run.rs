@@ -1,7 +1,9 @@
-//! Running a table's plan: every bucket's tasks through the rewriters (the append rewrite, the
-//! primary-key merge, metadata-only upgrades), then the deletion-vector index of every bucket
-//! whose vectors changed. What the run produces is the commit's delta and the metrics of each
-//! bucket; every file it writes is tracked, so the job can delete them all if it fails.
+//! Running one bucket's planned work: its tasks through the rewriters (the append rewrite, the
+//! primary-key merge, metadata-only upgrades), then the bucket's deletion-vector index if its
+//! vectors changed. What the run produces is the bucket's part of the commit's delta and its
+//! metrics; every file it writes is tracked, so the job can delete them all if it fails. A
+//! bucket is the unit of a fan-out task ([`super::fanout`]): it needs nothing from other
+//! buckets.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -13,9 +15,9 @@ use super::commit::{self, CommitDelta, WrittenFiles};
 use super::ids::IdGen;
 use super::index::{self, IndexManifestEntry, DELETION_VECTORS_INDEX};
 use super::manifest::{DataFileMeta, FileKind, ManifestEntry, SimpleStats};
-use super::plan::{evolved_schema, level_stats, PlannedBucket, Work};
-use super::report::{BucketMetrics, CompactOptions};
-use super::scan::{planner_meta, BucketState, LiveFile, Table, TableState};
+use super::plan::{evolved_schema, level_stats, Work};
+use super::report::BucketMetrics;
+use super::scan::{planner_meta, BucketState, LiveFile, Table};
 use crate::error::{Error, Result};
 use crate::io::Io;
 use crate::meta::{CompactionFile, Level, Levels};
@@ -26,52 +28,65 @@ use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
 use crate::storage::Storage;
 
-/// Runs the work of every planned bucket outside the partitions in `skip` (another job holds
-/// them), then rewrites the deletion vectors that changed. Returns the commit's delta and the
-/// metrics of each bucket; `ids` names the new files and `written` tracks them.
-pub(super) fn run_buckets(
+/// What running one bucket's work needs besides the storage: the bucket's live files and
+/// deletion-vector index entries as of the planned snapshot, its planned work, and the names
+/// and times of what it writes. A fan-out task carries exactly this ([`super::fanout::Task`]).
+pub(super) struct BucketWork<'a> {
+    /// The table as the job sees it (its dynamic options applied).
+    pub(super) table: &'a Table,
+    /// The bucket's live files.
+    pub(super) bucket: &'a BucketState,
+    /// The live index entries of the bucket (others are ignored).
+    pub(super) index_entries: &'a [IndexManifestEntry],
+    /// The planned work.
+    pub(super) work: &'a Work,
+    /// Delete counts verified from footers, by file name (PK level-0 files).
+    pub(super) verified_delete_counts: &'a BTreeMap<String, Option<u64>>,
+    /// The job's `now`: creation time of the new files.
+    pub(super) now_ms: i64,
+    /// Seeds the choice of external output directories (from the job id and the task).
+    pub(super) output_seed: u64,
+}
+
+/// Runs one bucket's work through the rewriters, then rewrites its deletion vectors if they
+/// changed. Returns the commit's delta and the bucket's metrics; `ids` names the new files
+/// and `written` tracks them (also when it fails part-way).
+pub(super) fn run_bucket(
     io: &Io,
-    state: &TableState,
-    buckets: &[PlannedBucket],
-    skip: &BTreeSet<BinaryRow>,
-    opts: &CompactOptions<'_>,
+    w: &BucketWork<'_>,
     ids: &mut IdGen,
     written: &mut WrittenFiles,
-) -> Result<(CommitDelta, Vec<BucketMetrics>)> {
+) -> Result<(CommitDelta, BucketMetrics)> {
     let mut run = Run {
         storage: io.storage.as_ref(),
         io,
-        table: &state.table,
-        state,
-        opts,
+        table: w.table,
+        index_entries: w.index_entries,
+        now_ms: w.now_ms,
         ids,
         written,
         delta: CommitDelta::default(),
         removed_dvs: BTreeMap::new(),
         dv_marks: BTreeMap::new(),
-        external_pick: 0,
-        external_seed: u64::from_le_bytes(opts.job_id[8..].try_into().unwrap_or_default()),
+        // Paimon's external path provider starts each writer at a random root.
+        external_pick: (w.output_seed >> 16) as usize,
+        external_seed: w.output_seed,
         metrics: Vec::new(),
     };
-    for pb in buckets {
-        let Some(work) = &pb.work else { continue };
-        if skip.contains(&pb.key.0) {
-            continue;
-        }
-        run.bucket(pb, work)?;
-    }
+    run.bucket(w.bucket, w.work, w.verified_delete_counts)?;
     run.deletion_vectors()?;
-    Ok((run.delta, run.metrics))
+    let metrics = run.metrics.pop().unwrap_or_default();
+    Ok((run.delta, metrics))
 }
 
-/// The state of a running job.
-struct Run<'s, 'a> {
+/// The state of a running bucket.
+struct Run<'s> {
     storage: &'s dyn Storage,
     /// The same storage, shared, with the host's services (what the rewriters take).
     io: &'s Io,
     table: &'s Table,
-    state: &'s TableState,
-    opts: &'s CompactOptions<'a>,
+    index_entries: &'s [IndexManifestEntry],
+    now_ms: i64,
     ids: &'s mut IdGen,
     written: &'s mut WrittenFiles,
     delta: CommitDelta,
@@ -121,7 +136,7 @@ fn delete_entry(l: &LiveFile) -> ManifestEntry {
     }
 }
 
-impl Run<'_, '_> {
+impl Run<'_> {
     fn path_of(&self, b: &BucketState, l: &LiveFile) -> Result<String> {
         self.table
             .paths
@@ -173,8 +188,12 @@ impl Run<'_, '_> {
         }
     }
 
-    fn bucket(&mut self, pb: &PlannedBucket, work: &Work) -> Result<()> {
-        let b = &self.state.buckets[&pb.key];
+    fn bucket(
+        &mut self,
+        b: &BucketState,
+        work: &Work,
+        verified: &BTreeMap<String, Option<u64>>,
+    ) -> Result<()> {
         let before: Vec<Arc<CompactionFile>> = b.planner_files(self.table)?;
         let mut m = BucketMetrics {
             partition: b.partition_path.clone(),
@@ -195,7 +214,7 @@ impl Run<'_, '_> {
             }
             Work::MergeTree(decision) => {
                 m.reason = decision.reason.to_string();
-                self.merge_tree_task(b, pb, decision, &mut m, &mut removed, &mut added)?;
+                self.merge_tree_task(b, verified, decision, &mut m, &mut removed, &mut added)?;
             }
         }
         let mut after: Vec<Arc<CompactionFile>> = before
@@ -256,7 +275,7 @@ impl Run<'_, '_> {
             output_dir: output_dir.clone(),
             file_prefix: prefix.clone(),
             output_level: Level::ZERO,
-            creation_time_ms: self.opts.context.now_ms,
+            creation_time_ms: self.now_ms,
             collect_value_stats: true,
         };
         let result = match rewrite_append(self.io, &req, &self.table.options) {
@@ -308,7 +327,7 @@ impl Run<'_, '_> {
                 schema_id,
                 level: 0,
                 extra_files: Vec::new(),
-                creation_time: Some(self.opts.context.now_ms),
+                creation_time: Some(self.now_ms),
                 delete_row_count: Some(0),
                 embedded_file_index: None,
                 file_source: Some(1),
@@ -343,7 +362,7 @@ impl Run<'_, '_> {
     fn merge_tree_task(
         &mut self,
         b: &BucketState,
-        pb: &PlannedBucket,
+        verified_delete_counts: &BTreeMap<String, Option<u64>>,
         decision: &MergeTreeDecision,
         m: &mut BucketMetrics,
         removed: &mut BTreeSet<String>,
@@ -399,7 +418,7 @@ impl Run<'_, '_> {
                     let l = live_file(b, &file.file_name)?;
                     self.delta.entries.push(delete_entry(l));
                     let mut up = l.entry.file.with_level(to_level.get() as i32);
-                    if let Some(verified) = pb.verified_delete_counts.get(&file.file_name) {
+                    if let Some(verified) = verified_delete_counts.get(&file.file_name) {
                         // Record what the footer proved; unknown stays unknown (readers merge).
                         up.delete_row_count = verified.map(|c| c as i64);
                     }
@@ -522,7 +541,7 @@ impl Run<'_, '_> {
         )?;
         let (output_dir, external) = self.output_dir(b);
         let uuid = self.ids.next_uuid();
-        let creation_time_ms = self.opts.context.now_ms;
+        let creation_time_ms = self.now_ms;
         let req = MergeTreeRewrite {
             sections,
             schema,
@@ -598,7 +617,6 @@ impl Run<'_, '_> {
             let gone = removed_dvs.get(key).unwrap_or(&no_files);
             let marks = dv_marks.get(key).unwrap_or(&no_marks);
             let entries: Vec<&IndexManifestEntry> = self
-                .state
                 .index_entries
                 .iter()
                 .filter(|e| {

@@ -10,6 +10,7 @@ mod append_rewrite;
 mod append_rewrite_errors;
 mod conformance;
 mod dedicated_job;
+mod fanout;
 mod host_codec;
 mod maintenance_expire;
 mod maintenance_orphans;

@@ -2,7 +2,7 @@
 //! unaware-bucket tables (`bucket = -1`) by the append compaction coordinator, which packs
 //! small files across the partition's files.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::super::binary_row::BinaryRow;
@@ -45,7 +45,7 @@ pub(super) fn plan_bucketed(
         planned.push(PlannedBucket {
             key: key.clone(),
             work,
-            verified_delete_counts: HashMap::new(),
+            verified_delete_counts: BTreeMap::new(),
         });
     }
     Ok(())
@@ -258,7 +258,7 @@ pub(super) fn plan_coordinator(
         planned.push(PlannedBucket {
             key: key.clone(),
             work,
-            verified_delete_counts: HashMap::new(),
+            verified_delete_counts: BTreeMap::new(),
         });
     }
     Ok(())

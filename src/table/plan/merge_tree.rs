@@ -1,7 +1,7 @@
 //! Planning primary-key buckets: Paimon's merge-tree compaction manager per bucket (with the
 //! level-0 delete counts verified from footers first), and the reasons a task cannot run here.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::super::delete_count;
@@ -32,7 +32,7 @@ pub(super) fn plan_buckets(
             planned.push(PlannedBucket {
                 key: key.clone(),
                 work: None,
-                verified_delete_counts: HashMap::new(),
+                verified_delete_counts: BTreeMap::new(),
             });
             continue;
         }
@@ -62,7 +62,7 @@ fn plan_merge_tree_bucket(
     request: &PlanRequest,
     gentle: Option<usize>,
 ) -> Result<(BucketPlan, PlannedBucket, Option<usize>)> {
-    let mut verified = HashMap::new();
+    let mut verified = BTreeMap::new();
     let mut files = Vec::with_capacity(b.files.len());
     for l in &b.files {
         let mut m = planner_meta(table, l)?;

@@ -7,7 +7,7 @@
 mod append;
 mod merge_tree;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::binary_row::BinaryRow;
@@ -199,36 +199,39 @@ pub struct PlanRequest {
     pub scope: JobScope,
 }
 
-/// The work the job does in one bucket.
-#[derive(Clone, Debug)]
-pub(super) enum Work {
-    /// Tasks of indices into the bucket's files, each rewritten together.
+/// The work the job does in one bucket; in a fan-out task's JSON `{"append": [[0, 1], ...]}`
+/// or `{"merge-tree": <decision>}`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Work {
+    /// Groups of indices into the bucket's files, each group rewritten together.
     Append(Vec<Vec<usize>>),
+    /// The merge-tree planner's decision, its files named as the bucket's live files.
     MergeTree(Box<MergeTreeDecision>),
 }
 
 /// The plan of one bucket as the job runs it.
 #[derive(Clone, Debug)]
-pub(super) struct PlannedBucket {
-    pub(super) key: (BinaryRow, i32),
-    pub(super) work: Option<Work>,
+pub(in crate::table) struct PlannedBucket {
+    pub(in crate::table) key: (BinaryRow, i32),
+    pub(in crate::table) work: Option<Work>,
     /// Delete counts verified from footers, by file name (PK level-0 files).
-    pub(super) verified_delete_counts: HashMap<String, Option<u64>>,
+    pub(in crate::table) verified_delete_counts: BTreeMap<String, Option<u64>>,
 }
 
 /// A table's plan with what running it needs: the scanned state the plan was made on and the
 /// plan of each bucket.
-pub(super) struct InternalPlan {
-    pub(super) state: TableState,
-    pub(super) plan: TablePlan,
-    pub(super) buckets: Vec<PlannedBucket>,
+pub(in crate::table) struct InternalPlan {
+    pub(in crate::table) state: TableState,
+    pub(in crate::table) plan: TablePlan,
+    pub(in crate::table) buckets: Vec<PlannedBucket>,
     /// Planner state to keep for the next run, by partition lease key (`job_state`); empty
     /// for tables whose planning keeps none.
-    pub(super) kept_state: BTreeMap<String, PartitionState>,
+    pub(in crate::table) kept_state: BTreeMap<String, PartitionState>,
 }
 
 /// Files and bytes per level of `files`.
-pub(super) fn level_stats(files: &[Arc<CompactionFile>]) -> Vec<LevelStat> {
+pub(in crate::table) fn level_stats(files: &[Arc<CompactionFile>]) -> Vec<LevelStat> {
     let mut by: BTreeMap<u32, (usize, u64)> = BTreeMap::new();
     for f in files {
         let e = by.entry(f.level.get()).or_default();
@@ -314,7 +317,7 @@ fn scan_in_scope(
 
 /// Scans and plans the table (see the module documentation), keeping what running the plan
 /// needs.
-pub(super) fn plan_state(
+pub(in crate::table) fn plan_state(
     storage: &dyn Storage,
     table_path: &str,
     request: &PlanRequest,

@@ -1,0 +1,154 @@
+//! One job's tasks on several threads of this process, committed once: `compact
+//! --parallelism N`. The job is planned into tasks ([`Compactor::plan_tasks`]), `N` workers
+//! take tasks from a shared counter and run them ([`Compactor::run_task`]: natively on the
+//! thread, or in a component instance of the thread's own), and the results are committed as
+//! one COMPACT snapshot ([`Compactor::commit_tasks`]). Meanwhile the driver renews the job's
+//! leases every third of their time to live.
+//!
+//! Each task names its outputs after the job and its index (the attempt derived from the job
+//! id, as the one-thread job does), so the files, the snapshot and the report are those of
+//! `--parallelism 1`; only the phase times differ. Memory: each worker holds one bucket's
+//! rewrite at a time, so the peak is about `N` times one bucket's (benches/README.md,
+//! "Parallel buckets").
+//!
+//! A task that fails stops the others from starting; the job is then aborted
+//! ([`Compactor::abort_tasks`]: every file the tasks wrote is deleted, the leases released)
+//! and the first failure (by task index) is returned.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use paimon_compact::maintenance::maintain::JobReport;
+use paimon_compact::storage::Storage;
+use paimon_compact::table::fanout::{attempt_for, job_id_of, TaskResult};
+
+use crate::engine::{Compactor, TableJob};
+use crate::error::HostError;
+use crate::storage::{Progress, ProgressFn};
+
+/// The default parallelism: the cores this process may use.
+pub fn default_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+/// Compacts the table with `parallelism` workers (see the module documentation).
+pub fn compact_parallel(
+    compactor: &Compactor,
+    storage: Arc<dyn Storage>,
+    table_path: &str,
+    job: &TableJob,
+    parallelism: usize,
+    progress: Option<ProgressFn>,
+) -> Result<JobReport, HostError> {
+    let set = compactor.plan_tasks(storage.clone(), table_path, job)?;
+    let job_id = job_id_of(&set)?;
+    let tasks = set.tasks.clone();
+    let total = tasks.len();
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let results: Mutex<Vec<(usize, Result<TaskResult, HostError>)>> = Mutex::new(Vec::new());
+    let progress = Mutex::new(progress);
+    let current = Mutex::new(set);
+    let renew_error: Mutex<Option<HostError>> = Mutex::new(None);
+    let (stop, stopped) = mpsc::channel::<()>();
+    std::thread::scope(|s| {
+        let renewing = current.lock().is_ok_and(|c| !c.leases.is_empty());
+        if let Some(ttl) = job.lease_ttl_ms.filter(|&t| t > 0 && renewing) {
+            let (storage, current, renew_error, failed) =
+                (storage.clone(), &current, &renew_error, &failed);
+            s.spawn(move || {
+                let every = Duration::from_millis((ttl / 3).max(1) as u64);
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                    let Ok(set) = current.lock().map(|c| c.clone()) else {
+                        return;
+                    };
+                    match compactor.renew_leases(storage.clone(), &set, crate::clock::now().0, ttl)
+                    {
+                        Ok(renewed) => {
+                            if let Ok(mut c) = current.lock() {
+                                *c = renewed;
+                            }
+                        }
+                        Err(e) => {
+                            failed.store(true, Ordering::SeqCst);
+                            if let Ok(mut r) = renew_error.lock() {
+                                *r = Some(e);
+                            }
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+        let workers: Vec<_> = (0..parallelism.clamp(1, total.max(1)))
+            .map(|_| {
+                let storage = storage.clone();
+                let (tasks, next, done, failed, results, progress) =
+                    (&tasks, &next, &done, &failed, &results, &progress);
+                s.spawn(move || loop {
+                    if failed.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(task) = tasks.get(i) else { return };
+                    let r = compactor.run_task(storage.clone(), task, attempt_for(job_id, i), None);
+                    if r.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    let finished = done.fetch_add(1, Ordering::SeqCst) + 1;
+                    if let Ok(mut p) = progress.lock() {
+                        if let Some(p) = p.as_mut() {
+                            p(Progress {
+                                phase: "tasks".into(),
+                                done: finished as u64,
+                                total: total as u64,
+                                unit: "tasks".into(),
+                                message: format!(
+                                    "{finished} of {total} tasks done (task {i}: {})",
+                                    if r.is_ok() { "ok" } else { "failed" }
+                                ),
+                            });
+                        }
+                    }
+                    if let Ok(mut all) = results.lock() {
+                        all.push((i, r));
+                    }
+                })
+            })
+            .collect();
+        for w in workers {
+            let _ = w.join();
+        }
+        let _ = stop.send(());
+    });
+    let rewrite_ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    let set = current
+        .into_inner()
+        .map_err(|_| HostError::Trap("a task thread panicked".into()))?;
+    let mut results = results
+        .into_inner()
+        .map_err(|_| HostError::Trap("a task thread panicked".into()))?;
+    results.sort_by_key(|(i, _)| *i);
+    let mut ok = Vec::with_capacity(results.len());
+    let mut first_error = renew_error.into_inner().ok().flatten();
+    for (_, r) in results {
+        match r {
+            Ok(r) => ok.push(r),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if first_error.is_none() && ok.len() != total {
+        first_error = Some(HostError::Trap("a task thread panicked".into()));
+    }
+    if let Some(e) = first_error {
+        // Best effort: what cannot be deleted stays an orphan for remove-orphan-files.
+        let _ = compactor.abort_tasks(storage, &set, &ok);
+        return Err(e);
+    }
+    compactor.commit_tasks(storage, &set, &ok, job, Some(rewrite_ms))
+}
