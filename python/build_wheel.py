@@ -1,7 +1,8 @@
-"""Builds the ``paimon-compact`` wheel: this directory's package plus the CLI binary that
-``cargo build --release -p paimon-compact-host`` already made (no second build).
+"""Builds the ``paimon-compact`` wheel: this directory's package plus the CLI binary and the
+component that the build already made (no second build).
 
-    python python/build_wheel.py --binary target/release/paimon-compact --out target/wheels
+    python python/build_wheel.py --binary target/release/paimon-compact \
+        --component target/wasm32-wasip2/component/paimon_compact.wasm --out target/wheels
 
 The wheel is tagged for this machine's platform (``py3-none-<platform>``): it carries a native
 executable and no Python extension, so any Python 3 on the same OS and architecture takes it.
@@ -27,6 +28,8 @@ def digest(data: bytes) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--binary", required=True, help="the paimon-compact executable to ship")
+    ap.add_argument("--component", required=True,
+                    help="the component (.wasm) the executable runs, shipped beside it")
     ap.add_argument("--out", required=True, help="directory for the .whl")
     args = ap.parse_args()
     platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
@@ -35,6 +38,7 @@ def main() -> None:
     for p in sorted((HERE / NAME).glob("*.py")):
         files[f"{NAME}/{p.name}"] = (p.read_bytes(), 0o644)
     files[f"{NAME}/bin/paimon-compact"] = (Path(args.binary).read_bytes(), 0o755)
+    files[f"{NAME}/bin/paimon_compact.wasm"] = (Path(args.component).read_bytes(), 0o644)
     dist = f"{NAME}-{VERSION}.dist-info"
     files[f"{dist}/METADATA"] = (
         (

@@ -361,10 +361,10 @@ impl Compactor {
         set: &TaskSet,
         results: &[TaskResult],
         job: &TableJob,
-        rewrite_ms: Option<i64>,
+        options: &api::CommitOptions,
     ) -> Result<JobReport, HostError> {
         match self {
-            Compactor::Native => Ok(api::commit_tasks(storage, set, results, job, rewrite_ms)?),
+            Compactor::Native => Ok(api::commit_tasks(storage, set, results, job, options)?),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
                 let set_json = api::to_json(set)?;
@@ -372,18 +372,17 @@ impl Compactor {
                     .iter()
                     .map(api::to_json)
                     .collect::<Result<Vec<_>, _>>()?;
+                let commit = wtc::CommitOptions {
+                    rewrite_ms: options.rewrite_ms,
+                    all_or_nothing: options.all_or_nothing,
+                };
                 let r = rt
                     .call(storage, None, |c, store| {
                         let api = c.paimon_compact_table_compactor().compaction_job();
                         let handle =
                             api.call_constructor(&mut *store, &set.table_path, &settings)?;
-                        let result = api.call_commit_tasks(
-                            &mut *store,
-                            handle,
-                            &set_json,
-                            &results,
-                            rewrite_ms,
-                        );
+                        let result =
+                            api.call_commit_tasks(&mut *store, handle, &set_json, &results, commit);
                         handle.resource_drop(&mut *store)?;
                         result
                     })?

@@ -437,8 +437,17 @@ fn component_bytes(explicit: Option<&Path>) -> Result<Vec<u8>, String> {
     }
     #[cfg(not(embedded_component))]
     {
+        // Beside the executable (how packages such as the Python wheel ship it), else
         // target/<profile>/paimon-compact → target/wasm32-wasip2/{component,release}/…
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        if let Some(p) = exe
+            .parent()
+            .map(|d| d.join("paimon_compact.wasm"))
+            .filter(|p| p.is_file())
+        {
+            return std::fs::read(&p)
+                .map_err(|e| format!("cannot read component {}: {e}", p.display()));
+        }
         let target = exe
             .parent()
             .and_then(Path::parent)

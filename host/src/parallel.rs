@@ -150,5 +150,10 @@ pub fn compact_parallel(
         let _ = compactor.abort_tasks(storage, &set, &ok);
         return Err(e);
     }
-    compactor.commit_tasks(storage, &set, &ok, job, Some(rewrite_ms))
+    // All or nothing, as one-thread `compact`: no one will retry this commit.
+    let commit = paimon_compact::api::CommitOptions {
+        rewrite_ms: Some(rewrite_ms),
+        all_or_nothing: true,
+    };
+    compactor.commit_tasks(storage, &set, &ok, job, &commit)
 }

@@ -167,7 +167,7 @@ pub fn commit(
         skip_maintenance,
         ..TableJob::now()
     };
-    compactor.commit_tasks(storage, &set, &results, &job, None)
+    compactor.commit_tasks(storage, &set, &results, &job, &Default::default())
 }
 
 /// `abort-tasks`: deletes everything the job's tasks wrote and releases its leases.

@@ -288,7 +288,7 @@ export function planTasks(storage: Storage, tablePath: string, options?: TableJo
 /** Fan-out, step 2: runs one task (JSON text or object) as a new attempt; the result as JSON text. */
 export function runTask(storage: Storage, task: string | object, opts?: { onProgress?: (e: ProgressEvent) => void; attempt?: Uint8Array }): string;
 /** Fan-out, step 3: commits one result per task as one COMPACT snapshot, then the maintenance. */
-export function commitTasks(storage: Storage, taskSet: string | object, results: Array<string | object>, options?: TableJobOptions & { rewriteMs?: number }): CompactReport;
+export function commitTasks(storage: Storage, taskSet: string | object, results: Array<string | object>, options?: TableJobOptions & { rewriteMs?: number; allOrNothing?: boolean }): CompactReport;
 /** What `abortTasks` did. */
 export interface AbortReport {
   job_id: string;

@@ -258,7 +258,10 @@ export function commitTasks(storage, taskSet, results, options = {}) {
   const tablePath = JSON.parse(set).table_path;
   const job = new tableCompactor.CompactionJob(tablePath, jobSettings(options));
   const r = withStorage(storage, options.onProgress, () =>
-    job.commitTasks(set, results.map(jsonText), options.rewriteMs === undefined ? undefined : BigInt(options.rewriteMs)));
+    job.commitTasks(set, results.map(jsonText), {
+      rewriteMs: options.rewriteMs === undefined ? undefined : BigInt(options.rewriteMs),
+      allOrNothing: Boolean(options.allOrNothing),
+    }));
   return JSON.parse(r.json);
 }
 

@@ -76,16 +76,27 @@ pub fn run_task(
     Ok(result)
 }
 
+/// How [`commit_tasks`] commits (the WIT `commit-options`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommitOptions {
+    /// The run phase's wall time when the caller measured it (tasks in parallel); `None`
+    /// sums the results' times.
+    pub rewrite_ms: Option<i64>,
+    /// Any failure deletes every file of the job and releases its leases (a host that ran
+    /// the tasks itself and will not retry); otherwise only a conflict does, and other
+    /// failures keep both for another commit or an abort.
+    pub all_or_nothing: bool,
+}
+
 /// Commits one result per task as one COMPACT snapshot, then runs the maintenance a
 /// dedicated job runs after its commit (unless `job.skip_maintenance`; the maintenance's
-/// clock is `job.now_ms`). `rewrite_ms`: the run phase's wall time when the caller measured it
-/// (tasks in parallel), else the results' times are summed.
+/// clock is `job.now_ms`).
 pub fn commit_tasks(
     storage: Arc<dyn Storage>,
     set: &TaskSet,
     results: &[TaskResult],
     job: &TableJob,
-    rewrite_ms: Option<i64>,
+    options: &CommitOptions,
 ) -> Result<JobReport> {
     let job_id = fanout::job_id_of(set)?;
     let started = Instant::now();
@@ -98,7 +109,8 @@ pub fn commit_tasks(
             clock: Some(&clock),
             sleep: Some(&sleep_ms),
             external_results: true,
-            rewrite_ms,
+            keep_on_failure: !options.all_or_nothing,
+            rewrite_ms: options.rewrite_ms,
         },
     )?;
     let mut opts = job.compact_options(job_id, &clock, &sleep_ms);

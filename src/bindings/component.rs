@@ -517,11 +517,15 @@ impl wtc::GuestCompactionJob for CompactionJob {
         &self,
         task_set: String,
         results: Vec<String>,
-        rewrite_ms: Option<i64>,
+        options: wtc::CommitOptions,
     ) -> Result<wtc::CompactReport, wt::Error> {
         let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
         let results = parse_results(&results)?;
-        let job = api::commit_tasks(storage(), &set, &results, &self.job, rewrite_ms)
+        let commit = api::CommitOptions {
+            rewrite_ms: options.rewrite_ms,
+            all_or_nothing: options.all_or_nothing,
+        };
+        let job = api::commit_tasks(storage(), &set, &results, &self.job, &commit)
             .map_err(to_wit_error)?;
         compact_report(&job)
     }

@@ -64,6 +64,7 @@ pub fn compact_table(
             clock: opts.clock,
             sleep: opts.sleep,
             external_results: false,
+            keep_on_failure: false,
             rewrite_ms: None,
         },
     )

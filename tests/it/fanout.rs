@@ -126,6 +126,7 @@ fn commit(
         results,
         &CommitTasksOptions {
             external_results: true,
+            keep_on_failure: true,
             ..Default::default()
         },
     )

@@ -16,7 +16,7 @@ PK = pa.schema([("k", pa.int64()), ("dt", pa.string()), ("v", pa.string())])
 
 def table(wh, name):
     wh.create(name, PK, partition_keys=["dt"], primary_keys=["k", "dt"],
-              options={"bucket": "3", "write-only": "true", "deletion-vectors.enabled": "true"})
+              options={"bucket": "3", "write-only": "true"})
     for i in range(4):
         wh.write(name, [{"k": j, "dt": f"d{j % 2}", "v": f"v{i}-{j}"}
                         for j in range(i * 30, i * 30 + 90)], PK)

@@ -22,13 +22,15 @@ pub struct CommitTasksOptions<'a> {
     /// Waits the given milliseconds between commit attempts after a lost race.
     pub sleep: Option<&'a dyn Fn(u64)>,
     /// The results come from outside this call (other processes, a task directory), as in
-    /// every fan-out: the commit first checks that the job was not committed already, after
-    /// the commit it deletes files of the job's attempts that no chosen result names
-    /// (attempts that died without one: one listing per output directory of every task), and
-    /// a failure that a retry may get past (I/O) keeps the results' files and the leases for
-    /// that retry or an abort. Off for the in-process job, where every task ran once in this
-    /// call and any failure deletes everything.
+    /// every fan-out: the commit first checks that the job was not committed already, and
+    /// after the commit it deletes files of the job's attempts that no chosen result names
+    /// (attempts that died without one: one listing per output directory of every task).
+    /// Off for the in-process job, where every task ran once in this call.
     pub external_results: bool,
+    /// A failure that a retry may get past (I/O, not a conflict) keeps the results' files
+    /// and the leases, for another commit or an abort; off, every failure deletes them (the
+    /// job is all or nothing, as `compact` is).
+    pub keep_on_failure: bool,
     /// The rewrite phase's wall time when the caller measured it (tasks run in parallel);
     /// `None` sums the results' `run_ms`.
     pub rewrite_ms: Option<i64>,
@@ -139,9 +141,9 @@ fn committed_as(storage: &dyn Storage, table: &Table, set: &TaskSet) -> Result<O
 /// Refused, touching nothing (`illegal-state`): a result of another job or version, a task
 /// without a result, a job already committed. A conflict (the job can never be committed)
 /// deletes every file the job wrote and releases the leases, so the table is as before;
-/// other failures do the same for the in-process job and keep the files and leases for a
-/// retry or an abort with [`CommitTasksOptions::external_results`]. When the commit's
-/// outcome is unknown the files are always kept.
+/// other failures do the same unless [`CommitTasksOptions::keep_on_failure`] keeps the files
+/// and leases for a retry or an abort. When the commit's outcome is unknown the files are
+/// always kept.
 pub fn commit_tasks(
     storage: &dyn Storage,
     set: &TaskSet,
@@ -183,7 +185,7 @@ fn fail(
         return e;
     }
     let definitive = e.kind == ErrorKind::Conflict;
-    if opts.external_results && !definitive {
+    if opts.keep_on_failure && !definitive {
         e.message = format!(
             "{} (the results' files and the leases are kept: run commit-tasks again, or \
              abort-tasks)",
