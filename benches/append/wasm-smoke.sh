@@ -8,6 +8,8 @@ cd "$(dirname "$0")/wasm-smoke"
 target_dir=${CARGO_TARGET_DIR:-$(cd ../../.. && pwd)/target}
 export CARGO_TARGET_DIR="$target_dir"
 export CFLAGS_wasm32_unknown_unknown=-ffreestanding
+# A one-off build: incremental state would only cost time.
+export CARGO_INCREMENTAL=0
 
 cargo build --target wasm32-unknown-unknown --lib
 node -e '

@@ -7,6 +7,8 @@ use std::process::ExitCode;
 
 use paimon_compact::maintenance::maintain::JobReport;
 use paimon_compact::table::JobStatus;
+use paimon_compact_host::location::Location;
+use paimon_compact_host::object_storage::ObjectStorage;
 use paimon_compact_host::{Compactor, HostError};
 use regex::Regex;
 
@@ -87,6 +89,10 @@ impl DatabaseReport {
 
 /// The tables under `warehouse` (`<db>.db/<table>/schema/`), as (database, table, path).
 fn discover(warehouse: &Path) -> Result<Vec<(String, String, PathBuf)>, String> {
+    let arg = warehouse.to_string_lossy();
+    if let Location::Object(uri) = Location::parse(&arg) {
+        return discover_in_store(&uri);
+    }
     let mut out = Vec::new();
     let dbs = std::fs::read_dir(warehouse)
         .map_err(|e| format!("cannot list warehouse {}: {e}", warehouse.display()))?;
@@ -102,6 +108,39 @@ fn discover(warehouse: &Path) -> Result<Vec<(String, String, PathBuf)>, String> 
             if t.path().join("schema").is_dir() {
                 let table = t.file_name().to_string_lossy().into_owned();
                 out.push((database.to_string(), table, t.path()));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// The tables of a warehouse in an object store (`s3://bucket/warehouse`): every
+/// `<database>.db/<table>/` holding a `schema/` directory, found by delimiter listings.
+fn discover_in_store(uri: &str) -> Result<Vec<(String, String, PathBuf)>, String> {
+    let uri = uri.trim_end_matches('/');
+    let store =
+        ObjectStorage::open(uri).map_err(|e| format!("cannot open warehouse {uri}: {e}"))?;
+    let list = |dir: &str| {
+        store
+            .list_directories(dir)
+            .map_err(|e| format!("cannot list warehouse {uri}: {e}"))
+    };
+    let mut out = Vec::new();
+    for db in list("")? {
+        let Some(database) = db.strip_suffix(".db") else {
+            continue;
+        };
+        for table in list(&db)? {
+            if list(&format!("{db}/{table}"))?
+                .iter()
+                .any(|d| d == "schema")
+            {
+                out.push((
+                    database.to_string(),
+                    table.clone(),
+                    PathBuf::from(format!("{uri}/{db}/{table}")),
+                ));
             }
         }
     }

@@ -114,7 +114,8 @@ enum Command {
     /// report; a table that fails does not stop the others. Exit status as `compact`, the
     /// worst over the tables (1 when any table failed).
     CompactDatabase {
-        /// The warehouse directory (holding `<database>.db/<table>/`).
+        /// The warehouse: a directory or an object-store URI (`s3://bucket/warehouse`) holding
+        /// `<database>.db/<table>/`.
         warehouse: PathBuf,
         /// Only this database.
         #[arg(long)]

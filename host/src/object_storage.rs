@@ -326,6 +326,33 @@ impl ObjectStorage {
         })
     }
 
+    /// The names of the "directories" directly under `dir` (relative to the root, `""` for the
+    /// root itself): the common prefixes of one delimiter listing, so walking a warehouse
+    /// (databases, then tables) never lists the data files. Sorted.
+    pub fn list_directories(&self, dir: &str) -> StorageResult<Vec<String>> {
+        let s = &*self.shared;
+        let (_, bucket, root) = &s.root;
+        let key = [root.as_str(), dir.trim_matches('/')]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("/");
+        let prefix = (!key.is_empty())
+            .then(|| object_path(&key, dir))
+            .transpose()?;
+        bump(&s.counters.list);
+        let listed = s
+            .block_on(bucket.store.list_with_delimiter(prefix.as_ref()))
+            .map_err(|e| storage_error(e, dir))?;
+        let mut names: Vec<String> = listed
+            .common_prefixes
+            .iter()
+            .filter_map(|p| p.filename().map(str::to_string))
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
     /// Requests made so far through this storage and its clones.
     pub fn requests(&self) -> RequestCounts {
         self.shared.counters.snapshot()

@@ -115,3 +115,15 @@ def test_parallel_buckets_commit_what_one_thread_commits(s3wh):
         assert ra["totals"][key] == rb["totals"][key], (key, ra["totals"], rb["totals"])
     assert s3wh.read("a") == before == s3wh.read("b")
     assert len(compacts(s3wh, "b")) == 1
+
+
+def test_compact_database_walks_a_warehouse_on_s3(s3wh):
+    before_a = table(s3wh, "a")
+    before_b = table(s3wh, "b")
+    p = s3wh.cli("compact-database", s3wh.root, "--full", "--json")
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = json.loads(p.stdout)
+    assert sorted(t["table"] for t in r["tables"]) == ["db.a", "db.b"], r
+    assert r["compacted"] == 2, r
+    assert s3wh.read("a") == before_a and s3wh.read("b") == before_b
+    assert len(compacts(s3wh, "a")) == 1 and len(compacts(s3wh, "b")) == 1
