@@ -138,3 +138,43 @@ fn relative_to_table(table_path: &str, path: &str) -> String {
         .and_then(|rest| rest.strip_prefix('/'))
         .map_or_else(|| path.to_string(), str::to_string)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::relative_to_table;
+    use crate::table::fanout::{TaskResult, TASK_FORMAT_VERSION};
+
+    #[test]
+    fn written_paths_are_relative_to_the_table_and_resolve_under_any_root() {
+        assert_eq!(
+            relative_to_table("wh/db.db/t", "wh/db.db/t/bucket-0/data-a-0.parquet"),
+            "bucket-0/data-a-0.parquet"
+        );
+        // External files keep their URI; a table at the root changes nothing.
+        let ext = "s3://other/ext/t/bucket-0/data-b-0.parquet";
+        assert_eq!(relative_to_table("wh/db.db/t", ext), ext);
+        assert_eq!(relative_to_table("", "t/x"), "t/x");
+        let r = TaskResult {
+            format_version: TASK_FORMAT_VERSION,
+            job_id: "00".repeat(16),
+            task: 0,
+            attempt: "00".repeat(16),
+            delta: Default::default(),
+            metrics: Default::default(),
+            written: vec![
+                "dt=10:00/bucket-0/data-a-0.parquet".into(),
+                ext.into(),
+                "file:/mnt/ext/t/bucket-0/data-c-0.parquet".into(),
+            ],
+            run_ms: 0,
+        };
+        assert_eq!(
+            r.written_paths("t"),
+            vec![
+                "t/dt=10:00/bucket-0/data-a-0.parquet".to_string(),
+                ext.to_string(),
+                "file:/mnt/ext/t/bucket-0/data-c-0.parquet".to_string(),
+            ]
+        );
+    }
+}
