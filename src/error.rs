@@ -227,6 +227,16 @@ impl Error {
         self
     }
 
+    /// The same error naming the files a cleanup after it could not delete (they are left as
+    /// orphans); unchanged when there are none.
+    pub fn with_cleanup_failures(self, failed: &[String]) -> Self {
+        if failed.is_empty() {
+            self
+        } else {
+            self.with_note(format!("cleanup could not delete: {}", failed.join("; ")))
+        }
+    }
+
     /// An [`ErrorKind::InvalidOption`] for `key` = `value`, with `why` it was rejected.
     pub fn invalid_option(key: &str, value: &str, why: impl fmt::Display) -> Self {
         Error::new(

@@ -30,6 +30,10 @@ use paimon_compact::{Error as CoreError, ErrorKind, NotCompactable};
 
 use crate::error::HostError;
 use crate::storage::{Progress, ProgressFn};
+use wasmtime::component::ResourceAny;
+use wasmtime::Store;
+
+use crate::wasm::HostState;
 use crate::wasm::{
     wit_compactor as wc, wit_maintenance as wm, wit_planner as wp, wit_table as wtc,
     wit_types as wt, WasmRuntime,
@@ -253,15 +257,14 @@ impl Compactor {
             Compactor::Native => Ok(api::plan_table(storage, table_path, job)?),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
-                let p = rt
-                    .call(storage, None, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
-                        let result = api.call_plan(&mut *store, handle);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let p = call_job(
+                    rt,
+                    storage,
+                    None,
+                    table_path,
+                    &settings,
+                    |api, store, job| api.call_plan(store, job),
+                )?;
                 from_json(&p.json)
             }
         }
@@ -282,15 +285,14 @@ impl Compactor {
             })?),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
-                let r = rt
-                    .call(storage, progress, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
-                        let result = api.call_run(&mut *store, handle);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let r = call_job(
+                    rt,
+                    storage,
+                    progress,
+                    table_path,
+                    &settings,
+                    |api, store, job| api.call_run(store, job),
+                )?;
                 from_json(&r.json)
             }
         }
@@ -308,15 +310,14 @@ impl Compactor {
             Compactor::Native => Ok(api::plan_tasks(storage, table_path, job)?),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
-                let set = rt
-                    .call(storage, None, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle = api.call_constructor(&mut *store, table_path, &settings)?;
-                        let result = api.call_plan_tasks(&mut *store, handle);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let set = call_job(
+                    rt,
+                    storage,
+                    None,
+                    table_path,
+                    &settings,
+                    |api, store, job| api.call_plan_tasks(store, job),
+                )?;
                 Ok(TaskSet::from_json(&set.json)?)
             }
         }
@@ -338,16 +339,14 @@ impl Compactor {
             Compactor::Wasm(rt) => {
                 let json = api::to_json(task)?;
                 let settings = wit_job_settings(&TableJob::now());
-                let r = rt
-                    .call(storage, progress, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle =
-                            api.call_constructor(&mut *store, &task.table_path, &settings)?;
-                        let result = api.call_run_task(&mut *store, handle, &json, &attempt);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let r = call_job(
+                    rt,
+                    storage,
+                    progress,
+                    &task.table_path,
+                    &settings,
+                    |api, store, job| api.call_run_task(store, job, &json, &attempt),
+                )?;
                 Ok(TaskResult::from_json(&r)?)
             }
         }
@@ -376,17 +375,16 @@ impl Compactor {
                     rewrite_ms: options.rewrite_ms,
                     all_or_nothing: options.all_or_nothing,
                 };
-                let r = rt
-                    .call(storage, None, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle =
-                            api.call_constructor(&mut *store, &set.table_path, &settings)?;
-                        let result =
-                            api.call_commit_tasks(&mut *store, handle, &set_json, &results, commit);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let r = call_job(
+                    rt,
+                    storage,
+                    None,
+                    &set.table_path,
+                    &settings,
+                    |api, store, job| {
+                        api.call_commit_tasks(store, job, &set_json, &results, commit)
+                    },
+                )?;
                 from_json(&r.json)
             }
         }
@@ -408,16 +406,14 @@ impl Compactor {
                     .iter()
                     .map(api::to_json)
                     .collect::<Result<Vec<_>, _>>()?;
-                let r = rt
-                    .call(storage, None, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle =
-                            api.call_constructor(&mut *store, &set.table_path, &settings)?;
-                        let result = api.call_abort_tasks(&mut *store, handle, &set_json, &results);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let r = call_job(
+                    rt,
+                    storage,
+                    None,
+                    &set.table_path,
+                    &settings,
+                    |api, store, job| api.call_abort_tasks(store, job, &set_json, &results),
+                )?;
                 from_json(&r)
             }
         }
@@ -436,17 +432,14 @@ impl Compactor {
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(&TableJob::now());
                 let set_json = api::to_json(set)?;
-                let r = rt
-                    .call(storage, None, |c, store| {
-                        let api = c.paimon_compact_table_compactor().compaction_job();
-                        let handle =
-                            api.call_constructor(&mut *store, &set.table_path, &settings)?;
-                        let result =
-                            api.call_renew_leases(&mut *store, handle, &set_json, now_ms, ttl_ms);
-                        handle.resource_drop(&mut *store)?;
-                        result
-                    })?
-                    .map_err(from_wit_error)?;
+                let r = call_job(
+                    rt,
+                    storage,
+                    None,
+                    &set.table_path,
+                    &settings,
+                    |api, store, job| api.call_renew_leases(store, job, &set_json, now_ms, ttl_ms),
+                )?;
                 Ok(TaskSet::from_json(&r)?)
             }
         }
@@ -494,6 +487,31 @@ impl Compactor {
                 .map_err(from_wit_error)?),
         }
     }
+}
+
+/// One call on a `compaction-job` resource in an instance of its own: constructs the job for
+/// `table_path` with `settings`, runs `f` on it, drops it, and maps the component's error.
+fn call_job<R>(
+    rt: &WasmRuntime,
+    storage: Arc<dyn Storage>,
+    progress: Option<ProgressFn>,
+    table_path: &str,
+    settings: &wtc::JobSettings,
+    f: impl for<'a> FnOnce(
+        &wtc::GuestCompactionJob<'a>,
+        &mut Store<HostState>,
+        ResourceAny,
+    ) -> wasmtime::Result<Result<R, wt::Error>>,
+) -> Result<R, HostError> {
+    rt.call(storage, progress, |c, store| {
+        let api = c.paimon_compact_table_compactor().compaction_job();
+        let job = api.call_constructor(&mut *store, table_path, settings)?;
+        let result = f(&api, &mut *store, job);
+        job.resource_drop(&mut *store)?;
+        result
+    })?
+    .map_err(from_wit_error)
+    .map_err(HostError::from)
 }
 
 // ---------------------------------------------------------------------------------------------

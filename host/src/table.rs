@@ -461,6 +461,22 @@ pub struct JobArgs {
     pub parallelism: usize,
 }
 
+impl JobArgs {
+    /// A job starting now (fresh id, the host's clock) with these arguments.
+    pub fn table_job(&self) -> TableJob {
+        let mut job = TableJob {
+            full: self.full,
+            ..TableJob::now()
+        };
+        job.scope = self.scope.clone();
+        job.skip_maintenance = self.skip_maintenance;
+        if self.no_lease {
+            job.lease_ttl_ms = None;
+        }
+        job
+    }
+}
+
 /// The documented exit status of a job that ran (errors exit 1 or 2 before this).
 pub fn exit_code(status: JobStatus) -> ExitCode {
     match status {
@@ -486,15 +502,7 @@ pub fn compact(
     let started = Instant::now();
     let mut committed: Vec<i64> = Vec::new();
     loop {
-        let mut job = TableJob {
-            full: args.full,
-            ..TableJob::now()
-        };
-        job.scope = args.scope.clone();
-        job.skip_maintenance = args.skip_maintenance;
-        if args.no_lease {
-            job.lease_ttl_ms = None;
-        }
+        let job = args.table_job();
         let (bar, progress) = progress_bar(show_progress);
         let report = if args.parallelism > 1 {
             paimon_compact_host::parallel::compact_parallel(

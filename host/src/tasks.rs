@@ -82,14 +82,7 @@ pub fn plan(
 ) -> Result<TaskSet, HostError> {
     let uri = table_uri(table);
     let opened = open_table(table, allow_external).map_err(HostError::Setup)?;
-    let mut job = TableJob {
-        full: args.full,
-        ..TableJob::now()
-    };
-    job.scope = args.scope.clone();
-    if args.no_lease {
-        job.lease_ttl_ms = None;
-    }
+    let job = args.table_job();
     std::fs::create_dir_all(out)
         .map_err(|e| HostError::Setup(format!("cannot create {}: {e}", out.display())))?;
     let set = compactor.plan_tasks(opened.storage.clone(), &opened.table_path, &job)?;

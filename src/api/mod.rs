@@ -134,13 +134,19 @@ pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String> {
 /// A job id as the table layer takes it: exactly 16 bytes, which the host draws at random (the
 /// core has no randomness); new file names and the commit derive from it.
 pub fn job_id(bytes: &[u8]) -> Result<[u8; 16]> {
+    random_16("job-id", bytes)
+}
+
+/// 16 random bytes the host supplies for `key` (`job-id`, a fan-out task's `attempt`);
+/// anything else is an invalid option naming that key.
+fn random_16(key: &str, bytes: &[u8]) -> Result<[u8; 16]> {
     bytes.try_into().map_err(|_| {
         Error::new(
             ErrorKind::InvalidOption {
-                key: "job-id".into(),
+                key: key.into(),
                 value: format!("{} bytes", bytes.len()),
             },
-            "job-id must be 16 random bytes",
+            format!("{key} must be 16 random bytes"),
         )
     })
 }
@@ -174,6 +180,19 @@ mod tests {
             }
         );
         assert_eq!(e.message, "job-id must be 16 random bytes");
+    }
+
+    #[test]
+    fn an_attempt_of_the_wrong_length_is_named_as_such() {
+        let e = random_16("attempt", &[1]).unwrap_err();
+        assert_eq!(
+            e.kind,
+            ErrorKind::InvalidOption {
+                key: "attempt".into(),
+                value: "1 bytes".into()
+            }
+        );
+        assert_eq!(e.message, "attempt must be 16 random bytes");
     }
 
     #[test]

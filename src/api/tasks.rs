@@ -40,7 +40,7 @@ pub fn run_task(
     attempt: &[u8],
     services: &Services<'_>,
 ) -> Result<TaskResult> {
-    let attempt = super::job_id(attempt)?;
+    let attempt = super::random_16("attempt", attempt)?;
     let started = Instant::now();
     let clock = move || elapsed_ms(started);
     let label = if task.partition_path.is_empty() {
@@ -113,17 +113,12 @@ pub fn commit_tasks(
             rewrite_ms: options.rewrite_ms,
         },
     )?;
+    if job.skip_maintenance {
+        return Ok(JobReport::without_maintenance(compaction));
+    }
     let mut opts = job.compact_options(job_id, &clock, &sleep_ms);
     opts.scope.options = set.settings.options.clone();
     opts.commit_user = Some(set.settings.commit_user.clone());
-    if job.skip_maintenance {
-        return Ok(JobReport {
-            compaction,
-            maintenance: None,
-            maintenance_error: None,
-            storage_requests: None,
-        });
-    }
     Ok(maintain_after_commit(
         storage.as_ref(),
         &set.table_path,

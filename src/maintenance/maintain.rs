@@ -251,6 +251,18 @@ pub struct JobReport {
     pub storage_requests: Option<crate::storage::RequestCounts>,
 }
 
+impl JobReport {
+    /// The report of a job whose maintenance did not run (yet): the compaction's alone.
+    pub fn without_maintenance(compaction: crate::table::CompactReport) -> Self {
+        JobReport {
+            compaction,
+            maintenance: None,
+            maintenance_error: None,
+            storage_requests: None,
+        }
+    }
+}
+
 /// Compacts the table ([`crate::table::compact_table`]) and then, unless `maintain` is
 /// `None`, runs the maintenance a dedicated job's commit runs ([`MaintenanceTask::AfterCommit`])
 /// — also when the job had nothing to compact, as Paimon's committer expires on empty
@@ -275,12 +287,7 @@ pub fn compact_and_maintain(
             crate::table::compact_table(&io, table_path, o)
         })?;
     if !run_maintenance {
-        return Ok(JobReport {
-            compaction,
-            maintenance: None,
-            maintenance_error: None,
-            storage_requests: None,
-        });
+        return Ok(JobReport::without_maintenance(compaction));
     }
     Ok(maintain_after_commit(
         io.storage.as_ref(),
@@ -330,12 +337,7 @@ pub fn maintain_after_commit(
     opts: &crate::table::CompactOptions<'_>,
     maintain: &MaintenanceSettings<'_>,
 ) -> JobReport {
-    let mut report = JobReport {
-        compaction,
-        maintenance: None,
-        maintenance_error: None,
-        storage_requests: None,
-    };
+    let mut report = JobReport::without_maintenance(compaction);
     if report.compaction.status == crate::table::JobStatus::Refused {
         return report;
     }

@@ -499,14 +499,7 @@ fn drop_batch(
             Ok(outcome) => return Ok(Some((outcome.snapshot_id, delta.entries.len()))),
             Err(mut e) => {
                 if !e.commit_may_have_happened() {
-                    let failed = written.delete_all(storage);
-                    if !failed.is_empty() {
-                        e.message = format!(
-                            "{} (cleanup could not delete: {})",
-                            e.message,
-                            failed.join("; ")
-                        );
-                    }
+                    e = e.with_cleanup_failures(&written.delete_all(storage));
                 }
                 if e.kind != ErrorKind::Conflict || attempt >= REREADS {
                     return Err(e);

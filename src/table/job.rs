@@ -40,18 +40,10 @@ pub fn compact_table(
         };
         match run_task_on(&io, &table, task, &run) {
             Ok(r) => results.push(r),
-            Err(mut e) => {
+            Err(e) => {
                 // The failed task cleaned up after itself; the others' files and the leases go.
                 let done: Vec<&TaskResult> = results.iter().collect();
-                let failed = discard(io.storage.as_ref(), &set, &done);
-                if !failed.is_empty() {
-                    e.message = format!(
-                        "{} (cleanup could not delete: {})",
-                        e.message,
-                        failed.join("; ")
-                    );
-                }
-                return Err(e);
+                return Err(e.with_cleanup_failures(&discard(io.storage.as_ref(), &set, &done)));
             }
         }
     }

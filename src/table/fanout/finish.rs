@@ -179,19 +179,16 @@ fn fail(
     chosen: &Chosen<'_>,
     table: Option<&Table>,
     opts: &CommitTasksOptions<'_>,
-    mut e: Error,
+    e: Error,
 ) -> Error {
     if e.commit_may_have_happened() {
         return e;
     }
     let definitive = e.kind == ErrorKind::Conflict;
     if opts.keep_on_failure && !definitive {
-        e.message = format!(
-            "{} (the results' files and the leases are kept: run commit-tasks again, or \
-             abort-tasks)",
-            e.message
+        return e.with_note(
+            "the results' files and the leases are kept: run commit-tasks again, or abort-tasks",
         );
-        return e;
     }
     let all: Vec<&TaskResult> = chosen
         .chosen
@@ -204,14 +201,7 @@ fn fail(
         let (found, _) = job_files(storage, table, set, false);
         failed.extend(delete_paths(storage, &found).1);
     }
-    if !failed.is_empty() {
-        e.message = format!(
-            "{} (cleanup could not delete: {})",
-            e.message,
-            failed.join("; ")
-        );
-    }
-    e
+    e.with_cleanup_failures(&failed)
 }
 
 /// Deletes what `results` wrote and releases the job's leases, reading nothing; returns what

@@ -85,17 +85,7 @@ pub(crate) fn run_task_on(
                 .collect(),
             run_ms: now() - t0,
         }),
-        Err(mut e) => {
-            let failed = written.delete_all(storage);
-            if !failed.is_empty() {
-                e.message = format!(
-                    "{} (cleanup could not delete: {})",
-                    e.message,
-                    failed.join("; ")
-                );
-            }
-            Err(e)
-        }
+        Err(e) => Err(e.with_cleanup_failures(&written.delete_all(storage))),
     }
 }
 
