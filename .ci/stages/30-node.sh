@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The component in Node: transpiled with jco, driven through JavaScript storage, compared with
-# the native engine of the CLI built in stage 10.
+# The component in Node: transpiled with jco (a synchronous build and a JSPI build), driven
+# through JavaScript storage, compared with the native engine of the CLI built in stage 10.
+# The machine's Node (20) has no JSPI, so `paimon-compact/async` takes the worker bridge there;
+# the second run, on Node 24, takes the JSPI bridge (js/test/async.test.mjs asserts which).
 set -euo pipefail
 cd js
 npm ci --no-audit --no-fund
@@ -9,9 +11,10 @@ export PAIMON_COMPACT_CLI="$PWD/../target/release/paimon-compact"
 node build.mjs
 npm test
 
-# Again under a Node whose zlib has zstd (22.15+), so the `codec` import runs on Node's own
-# zstd rather than the component's (the run above, on the machine's Node, covers the other
-# side when that Node has none). The binary comes from the npm registry, pinned.
+# Again under a Node whose zlib has zstd (22.15+) and whose WebAssembly has JSPI (24+), so the
+# `codec` import runs on Node's own zstd rather than the component's and the async API on the
+# JSPI build (the run above, on the machine's Node, covers the other side of both). The binary
+# comes from the npm registry, pinned; stage 52 runs the S3 handler with it too.
 node_with_zstd=24.22.3
 if [ "$(uname -sm)" = "Linux x86_64" ]; then
   dir="$PWD/../target/node-$node_with_zstd"

@@ -5,9 +5,13 @@
 // AWS_REGION, and AWS_ENDPOINT_URL for an S3-compatible store, which is then addressed
 // path-style) or a local table directory (FsStorage).
 //
+// It uses the asynchronous API (src/async.js): on a Node with JS Promise Integration (24+) the
+// component waits for the AWS SDK in this thread; elsewhere S3Storage's worker thread does the
+// requests. The answer says which bridge ran.
+//
 //   node examples/handler.mjs <s3://bucket/.../table | table-dir> [--full]
 import { basename, dirname, resolve } from 'node:path';
-import { FsStorage, S3Storage, planTable, compactTable } from '../src/index.js';
+import { FsStorage, S3Storage, PaimonCompactError, planTable, compactTable, bridge } from '../src/async.js';
 
 /** The storage rooted at the table's parent, and the table's name in it. */
 export function openTable(table) {
@@ -31,18 +35,21 @@ export function openTable(table) {
 
 export async function handler(event) {
   const { storage, name } = openTable(event.table ?? event.tableDir);
-  const plan = planTable(storage, name, { full: event.full });
+  const plan = await planTable(storage, name, { full: event.full });
   if (plan.summary.buckets_with_work === 0) {
-    return { statusCode: 200, body: JSON.stringify({ compacted: false, reasons: plan.buckets.map((b) => b.reason_text) }) };
+    return { statusCode: 200, body: JSON.stringify({ compacted: false, bridge, reasons: plan.buckets.map((b) => b.reason_text) }) };
   }
-  const report = compactTable(storage, name, {
+  const report = await compactTable(storage, name, {
     full: event.full,
     onProgress: (e) => console.error(`[${e.phase}] ${e.message}`),
   });
-  const requests = storage instanceof S3Storage ? storage.requests() : undefined;
+  const s3 = storage instanceof S3Storage;
   return {
     statusCode: 200,
-    body: JSON.stringify({ compacted: true, snapshot: report.snapshot_after, status: report.status, totals: report.totals, requests }),
+    body: JSON.stringify({
+      compacted: true, snapshot: report.snapshot_after, status: report.status, totals: report.totals, bridge,
+      requests: s3 ? storage.requests() : undefined, bridges_used: s3 ? storage.bridgesUsed() : undefined,
+    }),
   };
 }
 
@@ -52,6 +59,13 @@ if (process.argv[1] && resolve(process.argv[1]) === resolve(new URL(import.meta.
     console.error('usage: node examples/handler.mjs <s3://bucket/.../table | table-dir> [--full]');
     process.exit(2);
   }
-  const result = await handler({ table, full: process.argv.includes('--full') });
-  console.log(JSON.stringify(JSON.parse(result.body), null, 2));
+  try {
+    const result = await handler({ table, full: process.argv.includes('--full') });
+    console.log(JSON.stringify(JSON.parse(result.body), null, 2));
+  } catch (e) {
+    // A typed failure as one JSON line: the kind to branch on and the one-line message.
+    if (!(e instanceof PaimonCompactError)) throw e;
+    console.log(JSON.stringify({ error: { kind: e.kind, message: e.message }, bridge }));
+    process.exitCode = 1;
+  }
 }

@@ -28,6 +28,27 @@ export interface Storage {
   createIfAbsent(path: string, bytes: Uint8Array): void;
 }
 
+/** A file being written, for the asynchronous API: each method may return a Promise. */
+export interface AsyncStorageWriter {
+  write(chunk: Uint8Array): void | Promise<void>;
+  finish(): number | Promise<number>;
+  abort(): void | Promise<void>;
+}
+
+/**
+ * Storage for the asynchronous API (`paimon-compact/async`): the methods of `Storage`, each of
+ * which may return a Promise (rejecting with a `StorageError` to fail the call). Under the
+ * worker bridge (a Node without JSPI) the asynchronous API needs a `Storage` (synchronous).
+ */
+export interface AsyncStorage {
+  size(path: string): number | Promise<number>;
+  readRange(path: string, offset: number, len: number): Uint8Array | Promise<Uint8Array>;
+  list(prefix: string): { path: string; size: number; modifiedMs?: number }[] | Promise<{ path: string; size: number; modifiedMs?: number }[]>;
+  createWriter(path: string): AsyncStorageWriter | Promise<AsyncStorageWriter>;
+  delete(path: string): void | Promise<void>;
+  createIfAbsent(path: string, bytes: Uint8Array): void | Promise<void>;
+}
+
 export class MemoryStorage implements Storage {
   constructor(files?: Map<string, Uint8Array>);
   files: Map<string, Uint8Array>;
@@ -56,20 +77,26 @@ export class FsStorage implements Storage {
 
 /**
  * A table's storage in an S3 bucket (or an S3-compatible store): paths are keys under `prefix`
- * (the table's parent, e.g. `warehouse/db.db`). The AWS SDK runs in a worker thread; each call
- * blocks on `Atomics.wait` until it answers, because the component calls storage
- * synchronously. `createIfAbsent` is a conditional put (`If-None-Match: *`); writers hold at
- * most one 10 MiB part and use a multipart upload beyond it, aborted on failure.
+ * (the table's parent, e.g. `warehouse/db.db`). Its own methods are synchronous, for the
+ * synchronous API: the AWS SDK runs in a worker thread (started on first use) and each call
+ * blocks on `Atomics.wait` until it answers. `async` is the same storage with Promise-returning
+ * methods in this thread, which the asynchronous API uses under JSPI (`paimon-compact/async`).
+ * `createIfAbsent` is a conditional put (`If-None-Match: *`); writers hold at most one 10 MiB
+ * part and use a multipart upload beyond it, aborted on failure.
  */
 export class S3Storage implements Storage {
   /** `client`: the S3 client's configuration (`region`, `endpoint`, `credentials`,
    * `forcePathStyle`, ...); without it the SDK reads the standard AWS environment. */
   constructor(options: { bucket: string; prefix?: string; client?: Record<string, unknown> });
   bucket: string;
-  /** Stops the worker thread; the storage cannot be used afterwards. */
+  /** Stops the worker thread, if one was started; the synchronous methods cannot be used afterwards. */
   close(): Promise<number>;
-  /** Requests made so far, by kind. */
+  /** Requests made so far through both bridges, by kind. */
   requests(): { get: number; head: number; put: number; list: number; delete: number };
+  /** The bridges used so far. */
+  bridgesUsed(): Array<'worker' | 'jspi'>;
+  /** The same storage with Promise-returning methods (the JSPI bridge). */
+  readonly async: AsyncStorage;
   size(path: string): number;
   readRange(path: string, offset: number, len: number): Uint8Array;
   list(prefix: string): { path: string; size: number; modifiedMs?: number }[];

@@ -1,5 +1,7 @@
-// The component's `paimon:compact/progress` import: forwards events to the current listener.
+// The component's `paimon:compact/progress` import: forwards events to the current listener,
+// and keeps what the component says when it panics (the trap that follows says nothing).
 let listener = null;
+let lastPanic = null;
 
 /** Sets the progress listener of the next component call (internal). */
 export function useProgress(fn) {
@@ -10,4 +12,15 @@ export function report(event) {
   if (listener) {
     listener({ ...event, done: Number(event.done), total: Number(event.total) });
   }
+}
+
+export function panicked(message) {
+  lastPanic = message;
+}
+
+/** The panic message the component sent before its last trap, once (internal). */
+export function takePanic() {
+  const message = lastPanic;
+  lastPanic = null;
+  return message;
 }

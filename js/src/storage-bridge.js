@@ -1,5 +1,6 @@
 // The component's `paimon:compact/storage` import, forwarded to whichever storage the current
-// call was given (see index.js). The component calls these synchronously.
+// call was given (see index.js). The component calls these synchronously; the JSPI build's
+// asynchronous twin is storage-bridge-jspi.js.
 
 let current = null;
 
@@ -16,35 +17,49 @@ function active() {
 }
 
 /** Turns a thrown StorageError (or anything) into the WIT `storage-error` variant. */
-function asWitError(e) {
+export function asWitError(e) {
   if (e && typeof e === 'object' && typeof e.tag === 'string' && 'val' in e) return e;
   const kind = e?.kind ?? 'io';
   const tag = ['not-found', 'already-exists', 'permission', 'io'].includes(kind) ? kind : 'io';
   return { tag, val: String(e?.message ?? e) };
 }
 
-function call(fn) {
+/** Calls the storage (`fn`) and returns `map` of its answer, errors as the WIT variant. */
+function call(fn, map = (v) => v) {
   try {
-    return fn();
+    const value = fn();
+    if (typeof value?.then === 'function') {
+      value.then(() => {}, () => {});
+      throw {
+        tag: 'io',
+        val: 'this storage returns Promises, which the synchronous API cannot wait for: use async.js (JSPI, Node 24+) or a storage with synchronous methods',
+      };
+    }
+    return map(value);
   } catch (e) {
     throw asWitError(e);
   }
 }
 
 export function size(path) {
-  return call(() => BigInt(active().size(path)));
+  return call(() => active().size(path), BigInt);
 }
 
 export function readRange(path, offset, len) {
   return call(() => active().readRange(path, Number(offset), Number(len)));
 }
 
-export function listObjects(prefix) {
-  return call(() => active().list(prefix).map((o) => ({
+/** A listing entry as the WIT `object-meta` record. */
+export function objectMeta(o) {
+  return {
     path: o.path,
     size: BigInt(o.size),
     modifiedMs: o.modifiedMs === undefined || o.modifiedMs === null ? undefined : BigInt(Math.trunc(o.modifiedMs)),
-  })));
+  };
+}
+
+export function listObjects(prefix) {
+  return call(() => active().list(prefix), (found) => found.map(objectMeta));
 }
 
 export class Writer {
@@ -56,7 +71,7 @@ export class Writer {
     call(() => this.#inner.write(chunk));
   }
   static finish(w) {
-    return call(() => BigInt(w.#inner.finish()));
+    return call(() => w.#inner.finish(), BigInt);
   }
   static abort(w) {
     call(() => w.#inner.abort());
@@ -64,7 +79,7 @@ export class Writer {
 }
 
 export function createWriter(path) {
-  return call(() => new Writer(active().createWriter(path)));
+  return call(() => active().createWriter(path), (inner) => new Writer(inner));
 }
 
 function remove(path) {
