@@ -2,7 +2,8 @@
 component that the build already made (no second build).
 
     python python/build_wheel.py --binary target/release/paimon-compact \
-        --component target/wasm32-wasip2/component/paimon_compact.wasm --out target/wheels
+        --component target/wasm32-wasip2/component/paimon_compact.wasm \
+        [--precompiled target/precompiled/paimon-compact-*.cwasm] --out target/wheels
 
 The wheel is tagged for this machine's platform (``py3-none-<platform>``): it carries a native
 executable and no Python extension, so any Python 3 on the same OS and architecture takes it.
@@ -30,6 +31,9 @@ def main() -> None:
     ap.add_argument("--binary", required=True, help="the paimon-compact executable to ship")
     ap.add_argument("--component", required=True,
                     help="the component (.wasm) the executable runs, shipped beside it")
+    ap.add_argument("--precompiled", nargs="*", default=[],
+                    help="artifacts of `paimon-compact precompile`, shipped beside the executable "
+                         "so that no start compiles the component")
     ap.add_argument("--out", required=True, help="directory for the .whl")
     args = ap.parse_args()
     platform = sysconfig.get_platform().replace("-", "_").replace(".", "_")
@@ -39,6 +43,8 @@ def main() -> None:
         files[f"{NAME}/{p.name}"] = (p.read_bytes(), 0o644)
     files[f"{NAME}/bin/paimon-compact"] = (Path(args.binary).read_bytes(), 0o755)
     files[f"{NAME}/bin/paimon_compact.wasm"] = (Path(args.component).read_bytes(), 0o644)
+    for p in map(Path, args.precompiled):
+        files[f"{NAME}/bin/{p.name}"] = (p.read_bytes(), 0o644)
     dist = f"{NAME}-{VERSION}.dist-info"
     files[f"{dist}/METADATA"] = (
         (

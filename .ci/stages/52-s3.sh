@@ -17,8 +17,13 @@ export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
 # The Python package as users get it: a wheel carrying the CLI built above (no second build).
 rm -rf "$TARGET_DIR/wheels"
+# The component precompiled for this machine ships in the wheel: no Ray task compiles it.
+rm -rf "$TARGET_DIR/precompiled"
+"$PAIMON_COMPACT_CLI" --component "$TARGET_DIR/wasm32-wasip2/component/paimon_compact.wasm" \
+  precompile --out "$TARGET_DIR/precompiled"
 "$VENV/bin/python" python/build_wheel.py --binary "$PAIMON_COMPACT_CLI" \
-  --component "$TARGET_DIR/wasm32-wasip2/component/paimon_compact.wasm" --out "$TARGET_DIR/wheels"
+  --component "$TARGET_DIR/wasm32-wasip2/component/paimon_compact.wasm" \
+  --precompiled "$TARGET_DIR"/precompiled/*.cwasm --out "$TARGET_DIR/wheels"
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$TARGET_DIR"/wheels/*.whl
 export PAIMON_COMPACT_REQUIRE_RAY=1
 run() {

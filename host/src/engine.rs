@@ -151,7 +151,7 @@ impl Compactor {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         match self {
-            Compactor::Native => Ok(api::explain_options(kind, flavor, &pairs)?),
+            Compactor::Native => native(|| api::explain_options(kind, flavor, &pairs)),
             Compactor::Wasm(rt) => {
                 let text = rt
                     .call(no_storage(), None, |c, store| {
@@ -176,7 +176,7 @@ impl Compactor {
         flavor: Flavor,
     ) -> Result<ConformanceReport, HostError> {
         match self {
-            Compactor::Native => Ok(api::run_conformance(vectors_json, flavor)?),
+            Compactor::Native => native(|| api::run_conformance(vectors_json, flavor)),
             Compactor::Wasm(rt) => {
                 let r = rt
                     .call(no_storage(), None, |c, store| {
@@ -209,7 +209,7 @@ impl Compactor {
     pub fn plan_bucket(&self, req: &BucketPlanRequest) -> Result<Decision, HostError> {
         let request = api::BucketRequest::from(req);
         match self {
-            Compactor::Native => Ok(api::plan_bucket(&request)?),
+            Compactor::Native => native(|| api::plan_bucket(&request)),
             Compactor::Wasm(rt) => {
                 let request = wit_bucket_request(request);
                 let d = rt
@@ -230,9 +230,11 @@ impl Compactor {
         progress: Option<ProgressFn>,
     ) -> Result<AppendResult, HostError> {
         match self {
-            Compactor::Native => Ok(with_progress(progress, |services| {
-                api::compact_append_files(storage, request, services)
-            })?),
+            Compactor::Native => native(|| {
+                with_progress(progress, |services| {
+                    api::compact_append_files(storage, request, services)
+                })
+            }),
             Compactor::Wasm(rt) => {
                 let request = wit_append_request(request);
                 let r = rt
@@ -254,7 +256,7 @@ impl Compactor {
         job: &TableJob,
     ) -> Result<TablePlan, HostError> {
         match self {
-            Compactor::Native => Ok(api::plan_table(storage, table_path, job)?),
+            Compactor::Native => native(|| api::plan_table(storage, table_path, job)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
                 let p = call_job(
@@ -280,9 +282,11 @@ impl Compactor {
         progress: Option<ProgressFn>,
     ) -> Result<JobReport, HostError> {
         match self {
-            Compactor::Native => Ok(with_progress(progress, |services| {
-                api::compact_table(storage, table_path, job, services)
-            })?),
+            Compactor::Native => native(|| {
+                with_progress(progress, |services| {
+                    api::compact_table(storage, table_path, job, services)
+                })
+            }),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
                 let r = call_job(
@@ -307,7 +311,7 @@ impl Compactor {
         job: &TableJob,
     ) -> Result<TaskSet, HostError> {
         match self {
-            Compactor::Native => Ok(api::plan_tasks(storage, table_path, job)?),
+            Compactor::Native => native(|| api::plan_tasks(storage, table_path, job)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
                 let set = call_job(
@@ -333,9 +337,11 @@ impl Compactor {
         progress: Option<ProgressFn>,
     ) -> Result<TaskResult, HostError> {
         match self {
-            Compactor::Native => Ok(with_progress(progress, |services| {
-                api::run_task(storage, task, &attempt, services)
-            })?),
+            Compactor::Native => native(|| {
+                with_progress(progress, |services| {
+                    api::run_task(storage, task, &attempt, services)
+                })
+            }),
             Compactor::Wasm(rt) => {
                 let json = api::to_json(task)?;
                 let settings = wit_job_settings(&TableJob::now());
@@ -363,7 +369,7 @@ impl Compactor {
         options: &api::CommitOptions,
     ) -> Result<JobReport, HostError> {
         match self {
-            Compactor::Native => Ok(api::commit_tasks(storage, set, results, job, options)?),
+            Compactor::Native => native(|| api::commit_tasks(storage, set, results, job, options)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
                 let set_json = api::to_json(set)?;
@@ -398,7 +404,7 @@ impl Compactor {
         results: &[TaskResult],
     ) -> Result<AbortReport, HostError> {
         match self {
-            Compactor::Native => Ok(api::abort_tasks(storage, set, results)?),
+            Compactor::Native => native(|| api::abort_tasks(storage, set, results)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(&TableJob::now());
                 let set_json = api::to_json(set)?;
@@ -428,7 +434,7 @@ impl Compactor {
         ttl_ms: i64,
     ) -> Result<TaskSet, HostError> {
         match self {
-            Compactor::Native => Ok(api::renew_leases(storage, set, now_ms, ttl_ms)?),
+            Compactor::Native => native(|| api::renew_leases(storage, set, now_ms, ttl_ms)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(&TableJob::now());
                 let set_json = api::to_json(set)?;
@@ -454,7 +460,9 @@ impl Compactor {
         request: &MaintenanceRequest,
     ) -> Result<MaintenanceReport, HostError> {
         match self {
-            Compactor::Native => Ok(api::run_maintenance(storage, table_path, task, request)?),
+            Compactor::Native => {
+                native(|| api::run_maintenance(storage, table_path, task, request))
+            }
             Compactor::Wasm(rt) => {
                 let task = wit_maintenance_task(task);
                 let settings = wit_maintenance_settings(request);
@@ -478,7 +486,7 @@ impl Compactor {
         seed: u64,
     ) -> Result<Vec<String>, HostError> {
         match self {
-            Compactor::Native => Ok(api::write_demo_tables(storage, root, now_ms, seed)?),
+            Compactor::Native => native(|| api::write_demo_tables(storage, root, now_ms, seed)),
             Compactor::Wasm(rt) => Ok(rt
                 .call(storage, None, |c, store| {
                     c.paimon_compact_table_compactor()
@@ -486,6 +494,19 @@ impl Compactor {
                 })?
                 .map_err(from_wit_error)?),
         }
+    }
+}
+
+/// Runs a call on the native engine. A panic in it (a bug, or a library's assertion on input
+/// the core failed to validate) becomes the `internal` error carrying its message, as a
+/// panic in the component does, instead of unwinding through the host.
+fn native<R>(f: impl FnOnce() -> Result<R, CoreError>) -> Result<R, HostError> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => Ok(result?),
+        Err(payload) => Err(HostError::Core(CoreError::internal(format!(
+            "the native engine panicked: {}",
+            crate::panics::message(payload.as_ref())
+        )))),
     }
 }
 
@@ -507,7 +528,12 @@ fn call_job<R>(
         let api = c.paimon_compact_table_compactor().compaction_job();
         let job = api.call_constructor(&mut *store, table_path, settings)?;
         let result = f(&api, &mut *store, job);
-        job.resource_drop(&mut *store)?;
+        // After a trap the instance is dead and the job still borrowed: dropping it would fail
+        // with wasmtime's resource-table error and hide the trap (a timeout, a panic) that
+        // says what happened. The instance is thrown away either way.
+        if result.is_ok() {
+            job.resource_drop(&mut *store)?;
+        }
         result
     })?
     .map_err(from_wit_error)

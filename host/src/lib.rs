@@ -3,11 +3,13 @@
 
 pub mod clock;
 pub mod codec;
+pub mod component_cache;
 pub mod engine;
 pub mod error;
 pub mod local_storage;
 pub mod location;
 pub mod object_storage;
+pub mod panics;
 pub mod parallel;
 pub mod serve;
 pub mod storage;

@@ -101,6 +101,30 @@ impl LocalDirStorage {
         Ok(self.root.join(rel))
     }
 
+    /// [`Self::resolve`], then where the path really leads: a symbolic link (of the file or
+    /// of a directory on the way) to a place outside the root and the external roots is
+    /// refused, so a table cannot make the job read, and copy into its output, a file it was
+    /// never given. A path that does not exist is left for the read to report.
+    fn resolve_for_reading(&self, path: &str) -> StorageResult<PathBuf> {
+        let p = self.resolve(path)?;
+        let Ok(real) = fs::canonicalize(&p) else {
+            return Ok(p);
+        };
+        let allowed = std::iter::once(&self.root)
+            .chain(&self.external_roots)
+            .filter_map(|r| fs::canonicalize(r).ok())
+            .any(|r| real.starts_with(r));
+        if allowed {
+            Ok(p)
+        } else {
+            Err(StorageError::new(
+                StorageErrorKind::Permission,
+                path,
+                "a symbolic link out of the storage root (and of the external directories)",
+            ))
+        }
+    }
+
     fn temp_path(&self, target: &Path) -> PathBuf {
         let n = self.temp_counter.fetch_add(1, Ordering::Relaxed);
         let name = target
@@ -206,7 +230,7 @@ fn read_file_range(f: &File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> 
 
 impl Storage for LocalDirStorage {
     fn size(&self, path: &str) -> StorageResult<u64> {
-        let p = self.resolve(path)?;
+        let p = self.resolve_for_reading(path)?;
         let m = fs::metadata(&p).map_err(|e| io_error(e, path))?;
         if !m.is_file() {
             return Err(StorageError::new(
@@ -219,7 +243,7 @@ impl Storage for LocalDirStorage {
     }
 
     fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
-        let p = self.resolve(path)?;
+        let p = self.resolve_for_reading(path)?;
         let f = File::open(&p).map_err(|e| io_error(e, path))?;
         read_file_range(&f, offset, len).map_err(|e| io_error(e, path))
     }
@@ -362,6 +386,36 @@ mod tests {
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_nanos()
+    }
+
+    /// A data file that is a symbolic link out of the root is refused (a permission error
+    /// naming it); a link that stays inside, or into an external root, is read.
+    #[cfg(unix)]
+    #[test]
+    fn symbolic_links_out_of_the_root_are_refused() {
+        let root = tmp();
+        let outside = tmp();
+        fs::write(outside.join("secret.parquet"), b"outside").unwrap();
+        fs::create_dir_all(root.join("t/bucket-0")).unwrap();
+        fs::write(root.join("t/bucket-0/real.parquet"), b"inside").unwrap();
+        std::os::unix::fs::symlink(
+            outside.join("secret.parquet"),
+            root.join("t/bucket-0/data-0.parquet"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink(root.join("t/bucket-0/real.parquet"), root.join("t/bucket-0/data-1.parquet"))
+            .unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("t/bucket-1")).unwrap();
+        let s = LocalDirStorage::new(&root);
+        for p in ["t/bucket-0/data-0.parquet", "t/bucket-1/secret.parquet"] {
+            let e = s.read_range(p, 0, 7).unwrap_err();
+            assert_eq!(e.kind, StorageErrorKind::Permission, "{p}: {e}");
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+            assert_eq!(s.size(p).unwrap_err().kind, StorageErrorKind::Permission);
+        }
+        assert_eq!(s.read_range("t/bucket-0/data-1.parquet", 0, 6).unwrap(), b"inside");
+        let granted = LocalDirStorage::new(&root).with_external_roots(vec![outside.clone()]);
+        assert_eq!(granted.read_range("t/bucket-0/data-0.parquet", 0, 7).unwrap(), b"outside");
     }
 
     #[test]

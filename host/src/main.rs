@@ -53,12 +53,14 @@ struct EngineArgs {
     /// Where compiled components are cached (a second start skips compilation).
     #[arg(long, global = true)]
     cache_dir: Option<PathBuf>,
-    /// Guest memory limit, e.g. `2 gb`.
-    #[arg(long, default_value = "2 gb", global = true)]
-    max_memory: String,
-    /// Guest time limit per call, e.g. `10 min`; `0` for none.
-    #[arg(long, default_value = "0", global = true)]
-    timeout: String,
+    /// Guest memory limit, e.g. `2 gb` (the default). The component's only: the native engine
+    /// refuses it rather than run unbounded.
+    #[arg(long, global = true)]
+    max_memory: Option<String>,
+    /// Guest time limit per call, e.g. `10 min`; `0` (the default) for none. The component's
+    /// only: the native engine refuses it rather than run unbounded.
+    #[arg(long, global = true)]
+    timeout: Option<String>,
     /// A directory whose `file:` URIs (Paimon external data files) the table's storage may
     /// serve, besides those its schemas name in `data-file.external-paths`; repeatable.
     #[arg(long, global = true)]
@@ -280,8 +282,18 @@ enum Command {
         #[arg(long = "option", value_name = "KEY=VALUE")]
         options: Vec<String>,
     },
-    /// Load the component and report its size and start time (cold: compiled; warm: cached).
+    /// Load the component and report its size, start time and where its native code came from
+    /// (`precompiled`: an artifact beside this executable; `cache`; `compiled`: a cold start).
     Info,
+    /// Compile the component ahead of time into an artifact that every start then loads
+    /// instead of compiling (a cold start in milliseconds): for installs and images, beside
+    /// this executable (the default) or in `--out`. Follows `--timeout` (an engine with time
+    /// checks compiles differently).
+    Precompile {
+        /// The directory to write the artifact to (default: this executable's).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -302,9 +314,23 @@ fn main() -> ExitCode {
         | Command::ExpirePartitions { run, .. }
         | Command::ExpireTags { run, .. }
         | Command::RemoveOrphanFiles { run, .. } => run.json,
-        Command::Serve { .. } | Command::Info | Command::ExplainOptions { .. } => false,
+        Command::Serve { .. }
+        | Command::Info
+        | Command::Precompile { .. }
+        | Command::ExplainOptions { .. } => false,
     };
-    match run(cli) {
+    // Every panic this process can hit is caught (the native engine's calls, and this whole
+    // run) and reported as one typed `internal` line.
+    paimon_compact_host::panics::install_hook();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli)))
+        .unwrap_or_else(|payload| {
+            Err(HostError::Core(paimon_compact::Error::internal(format!(
+                "paimon-compact panicked: {}",
+                paimon_compact_host::panics::message(payload.as_ref())
+            )))
+            .into())
+        });
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             // The core's typed errors exit 1 (and, with --json, print as JSON on stdout, so
@@ -479,31 +505,65 @@ fn default_cache_dir() -> PathBuf {
 }
 
 fn limits(args: &EngineArgs) -> Result<Limits, String> {
-    let max_memory = parse_memory_size(&args.max_memory)
-        .map_err(|e| format!("--max-memory '{}': {e}", args.max_memory))?;
+    let max_memory_text = args.max_memory.as_deref().unwrap_or("2 gb");
+    let max_memory = parse_memory_size(max_memory_text)
+        .map_err(|e| format!("--max-memory '{max_memory_text}': {e}"))?;
     if max_memory == 0 {
         return Err(format!(
-            "--max-memory '{}': must be greater than zero",
-            args.max_memory
+            "--max-memory '{max_memory_text}': must be greater than zero"
         ));
     }
-    let timeout_ms = parse_duration_ms(&args.timeout)
-        .map_err(|e| format!("--timeout '{}': {e}", args.timeout))?;
+    let timeout_text = args.timeout.as_deref().unwrap_or("0");
+    let timeout_ms =
+        parse_duration_ms(timeout_text).map_err(|e| format!("--timeout '{timeout_text}': {e}"))?;
     Ok(Limits {
         max_memory_bytes: usize::try_from(max_memory).map_err(|_| "--max-memory too large")?,
         timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
     })
 }
 
+/// Where an install keeps precompiled components: the executable's directory (beside the
+/// component, as the Python wheel ships them).
+fn precompiled_dirs() -> Vec<PathBuf> {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .into_iter()
+        .collect()
+}
+
+/// The component runtime of these engine flags: a precompiled artifact beside the executable,
+/// else the cache, else compiled now (and cached). Artifacts passed over are warned about.
+fn runtime(args: &EngineArgs, bytes: &[u8]) -> Result<WasmRuntime, Box<dyn std::error::Error>> {
+    let cache = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
+    let mut rt =
+        WasmRuntime::with_precompiled(bytes, &precompiled_dirs(), Some(&cache), limits(args)?)
+            .map_err(HostError::from)?;
+    for why in &rt.load.refused {
+        eprintln!("warning: compiled component {why}");
+    }
+    rt.set_native_codec(!args.no_native_codec);
+    Ok(rt)
+}
+
 fn compactor(args: &EngineArgs) -> Result<Compactor, Box<dyn std::error::Error>> {
     Ok(match args.engine {
-        EngineKind::Native => Compactor::Native,
+        EngineKind::Native => {
+            // The limits are the sandbox's: natively there is nothing to enforce them with,
+            // and ignoring a limit the user asked for would be worse than refusing it.
+            if args.max_memory.is_some() || args.timeout.is_some() {
+                return Err(
+                    "--max-memory and --timeout bound the component (--engine wasm); \
+                     the native engine runs in this process without limits: drop them or use \
+                     the component"
+                        .into(),
+                );
+            }
+            Compactor::Native
+        }
         EngineKind::Wasm => {
             let bytes = component_bytes(args.component.as_deref())?;
-            let cache = args.cache_dir.clone().unwrap_or_else(default_cache_dir);
-            let mut rt =
-                WasmRuntime::new(&bytes, Some(&cache), limits(args)?).map_err(HostError::from)?;
-            rt.set_native_codec(!args.no_native_codec);
+            let rt = runtime(args, &bytes)?;
             Compactor::Wasm(Box::new(rt))
         }
     })
@@ -595,7 +655,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                     json,
                 );
             }
-            let job = run.job_args(&scope)?;
+            let job = run.job_args(&scope, table::SELF_RENEWED_LEASE_TTL_MS)?;
             let report = table::compact(&compactor, &dir, &job, !json, &cli.engine.allow_external)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
@@ -619,7 +679,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
                 including_tables.as_deref(),
                 excluding_tables.as_deref(),
             )?;
-            let job = run.job_args(&scope)?;
+            let job = run.job_args(&scope, table::SELF_RENEWED_LEASE_TTL_MS)?;
             let report = database::compact_database(
                 &compactor,
                 &warehouse,
@@ -642,7 +702,7 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             json,
         } => {
             let compactor = compactor(&cli.engine)?;
-            let job = run.job_args(&scope)?;
+            let job = run.job_args(&scope, tasks::DRIVER_RENEWED_LEASE_TTL_MS)?;
             let set = tasks::plan(&compactor, &dir, &job, &out, &cli.engine.allow_external)?;
             if json {
                 let doc = serde_json::json!({
@@ -840,20 +900,37 @@ fn run(cli: Cli) -> Result<ExitCode, Box<dyn std::error::Error>> {
             println!("{}", serde_json::to_string_pretty(&doc)?);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Precompile { out } => {
+            let bytes = component_bytes(cli.engine.component.as_deref())?;
+            let dir = match out {
+                Some(d) => d,
+                None => precompiled_dirs()
+                    .into_iter()
+                    .next()
+                    .ok_or("cannot locate this executable's directory: pass --out")?,
+            };
+            let t0 = std::time::Instant::now();
+            let file = paimon_compact_host::wasm::precompile(&bytes, &limits(&cli.engine)?, &dir)
+                .map_err(HostError::from)?;
+            let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+            println!(
+                "{} ({} bytes, compiled in {:.1} s)",
+                file.display(),
+                size,
+                t0.elapsed().as_secs_f64()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Info => {
             let bytes = component_bytes(cli.engine.component.as_deref())?;
-            let cache = cli
-                .engine
-                .cache_dir
-                .clone()
-                .unwrap_or_else(default_cache_dir);
-            let rt = WasmRuntime::new(&bytes, Some(&cache), limits(&cli.engine)?)
-                .map_err(HostError::from)?;
+            let rt = runtime(&cli.engine, &bytes)?;
             let info = serde_json::json!({
                 "component_bytes": bytes.len(),
                 "cached": rt.load.cached,
+                "source": rt.load.source,
                 "load_ms": rt.load.load_ms,
                 "cache_file": rt.load.cache_file,
+                "refused": rt.load.refused,
             });
             println!("{}", serde_json::to_string_pretty(&info)?);
             Ok(ExitCode::SUCCESS)

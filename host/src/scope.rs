@@ -88,9 +88,16 @@ impl ScopeArgs {
 /// How a compaction job runs (beside its scope), for `compact` and `compact-database`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct RunArgs {
-    /// Wait for partitions another job holds instead of skipping them.
+    /// Wait for partitions another job holds instead of skipping them: retries every 2 s for
+    /// up to an hour (a crashed job's leases expire within one `--lease-ttl`).
     #[arg(long)]
     pub wait: bool,
+    /// How long the job's partition leases last unless renewed. `compact` renews them every
+    /// third of it while it runs (default `1 min`), so a job that dies blocks its partitions
+    /// for at most this; `tasks` leaves renewing to the driver (`renew-leases`; default
+    /// `10 min`).
+    #[arg(long, value_parser = parse_lease_ttl)]
+    pub lease_ttl: Option<i64>,
     /// Do not take partition leases (only when no other compactor can run).
     #[arg(long)]
     pub no_lease: bool,
@@ -104,14 +111,28 @@ pub struct RunArgs {
     pub parallelism: Option<usize>,
 }
 
+/// A lease time to live: a duration of at least one second (renewals are a third of it).
+fn parse_lease_ttl(text: &str) -> Result<i64, String> {
+    let ms = paimon_compact::options::parse_duration_ms(text)?;
+    match i64::try_from(ms) {
+        Ok(ms) if ms >= 1000 => Ok(ms),
+        _ => Err(format!("'{text}': a lease lasts from 1 s to i64::MAX ms")),
+    }
+}
+
 impl RunArgs {
-    /// The job's arguments with its scope.
-    pub fn job_args(&self, scope: &ScopeArgs) -> Result<crate::table::JobArgs, String> {
+    /// The job's arguments with its scope; `default_lease_ttl_ms` unless `--lease-ttl` says.
+    pub fn job_args(
+        &self,
+        scope: &ScopeArgs,
+        default_lease_ttl_ms: i64,
+    ) -> Result<crate::table::JobArgs, String> {
         Ok(crate::table::JobArgs {
             full: scope.full()?,
             scope: scope.to_scope()?,
             wait: self.wait,
             no_lease: self.no_lease,
+            lease_ttl_ms: self.lease_ttl.unwrap_or(default_lease_ttl_ms),
             skip_maintenance: self.skip_maintenance,
             parallelism: self
                 .parallelism

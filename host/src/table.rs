@@ -455,6 +455,8 @@ pub struct JobArgs {
     /// Retry while another job holds one of the partitions.
     pub wait: bool,
     pub no_lease: bool,
+    /// The leases' time to live (renewed every third of it while the job runs).
+    pub lease_ttl_ms: i64,
     /// Leave out the maintenance after the commit.
     pub skip_maintenance: bool,
     /// Buckets compacted at once (`--parallelism`); 1 runs the job in one call.
@@ -470,9 +472,7 @@ impl JobArgs {
         };
         job.scope = self.scope.clone();
         job.skip_maintenance = self.skip_maintenance;
-        if self.no_lease {
-            job.lease_ttl_ms = None;
-        }
+        job.lease_ttl_ms = (!self.no_lease).then_some(self.lease_ttl_ms);
         job
     }
 }
@@ -488,8 +488,9 @@ pub fn exit_code(status: JobStatus) -> ExitCode {
 /// Exit status of a job that left some bucket (or the whole table) uncompacted.
 pub const INCOMPLETE_EXIT: u8 = 3;
 
-/// Compacts a table; with `wait`, retries (for up to an hour) while another job holds one of
-/// its partitions, keeping what earlier rounds committed in the report it returns.
+/// Compacts a table; with `wait`, retries every [`WAIT_POLL`] (for up to an hour) while another
+/// job holds one of its partitions, keeping what earlier rounds committed in the report it
+/// returns.
 pub fn compact(
     compactor: &Compactor,
     dir: &Path,
@@ -504,18 +505,17 @@ pub fn compact(
     loop {
         let job = args.table_job();
         let (bar, progress) = progress_bar(show_progress);
-        let report = if args.parallelism > 1 {
-            paimon_compact_host::parallel::compact_parallel(
-                compactor,
-                storage.clone(),
-                &table_path,
-                &job,
-                args.parallelism,
-                progress,
-            )
-        } else {
-            compactor.compact_table(storage.clone(), &table_path, &job, progress)
-        };
+        // Always the task path, even on one thread: its driver renews the leases while the
+        // tasks run, so a long job keeps its partitions and a dead one frees them within a
+        // lease's time to live. The files and the snapshot are those of one call.
+        let report = paimon_compact_host::parallel::compact_parallel(
+            compactor,
+            storage.clone(),
+            &table_path,
+            &job,
+            args.parallelism,
+            progress,
+        );
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }
@@ -552,6 +552,13 @@ pub fn compact(
             "waiting: {} partition(s) held by another compaction job",
             report.compaction.leases_held_elsewhere.len()
         );
-        std::thread::sleep(Duration::from_secs(5));
+        std::thread::sleep(WAIT_POLL);
     }
 }
+
+/// The lease time to live of `compact`, which renews its own leases every third of it: a job
+/// that dies holds its partitions for at most this long.
+pub const SELF_RENEWED_LEASE_TTL_MS: i64 = 60 * 1000;
+
+/// How often `--wait` looks again at partitions another job holds.
+const WAIT_POLL: Duration = Duration::from_secs(2);

@@ -23,6 +23,10 @@ use paimon_compact_host::{Compactor, HostError, Now, TableJob};
 
 use crate::table::{open_table, JobArgs};
 
+/// The lease time to live of `tasks`: the driver renews the leases (`renew-leases`, or the
+/// Ray driver's thread) at its own pace, so they last longer than `compact`'s.
+pub const DRIVER_RENEWED_LEASE_TTL_MS: i64 = 10 * 60 * 1000;
+
 /// The field every file of a task directory carries besides the core's.
 const TABLE_URI: &str = "table_uri";
 

@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use paimon_compact::storage::{
     Storage, StorageError as CoreStorageError, StorageErrorKind, StorageWriter,
 };
-use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, HasSelf, Linker, Resource, ResourceTable};
+use wasmtime::component::{HasSelf, Linker, Resource, ResourceTable};
 use wasmtime::{Config, Engine, ProfilingStrategy, Store, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
@@ -71,13 +70,17 @@ impl Default for Limits {
 /// How the component was loaded.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct LoadInfo {
-    /// Loaded from the on-disk cache (warm start) rather than compiled (cold start).
+    /// Loaded as native code (a precompiled artifact or the cache) rather than compiled now.
     pub cached: bool,
+    /// Where the native code came from.
+    pub source: crate::component_cache::Source,
     /// Wall-clock time to compile or deserialize the component, in milliseconds.
     pub load_ms: f64,
-    /// The compiled component's file in the cache directory (read, or written for the next
-    /// start; writing it may have failed); `None` without a cache directory.
+    /// The artifact read, or written to the cache for the next start (writing may have
+    /// failed); `None` without a cache directory.
     pub cache_file: Option<PathBuf>,
+    /// Directories and files passed over on the way (not trusted, damaged), one line each.
+    pub refused: Vec<String>,
 }
 
 /// Per-call store state.
@@ -88,6 +91,8 @@ pub struct HostState {
     progress: Option<ProgressFn>,
     max_memory: usize,
     memory_denied: bool,
+    /// What the guest said through `progress.panicked` before it trapped.
+    panic: Option<String>,
     /// Offer native zstd through the `codec` import (`None`: offer nothing).
     zstd: Option<crate::codec::NativeZstd>,
 }
@@ -275,6 +280,10 @@ impl wit_codec::Host for HostState {
 }
 
 impl wit_progress::Host for HostState {
+    fn panicked(&mut self, message: String) {
+        self.panic = Some(message);
+    }
+
     fn report(&mut self, event: wit_progress::ProgressEvent) {
         if let Some(p) = self.progress.as_mut() {
             p(crate::storage::Progress {
@@ -302,23 +311,28 @@ impl WasmRuntime {
     /// Compiles `wasm` (or loads the compiled form from `cache_dir`, keyed by the bytes and the
     /// engine's settings).
     pub fn new(wasm: &[u8], cache_dir: Option<&Path>, limits: Limits) -> wasmtime::Result<Self> {
-        let mut config = Config::new();
-        // Epoch checks (a load and a compare at every function entry and loop back-edge) are a
-        // large share of the guest's CPU, whose hot code is tight loops (zstd, dictionary
-        // interning, byte comparison): benches/README.md, "Append rewrite", the epoch-check
-        // bullet. They exist only to enforce `timeout`, so code is compiled with them
-        // only when a time limit is set. The engine settings key the on-disk cache, so the two
-        // variants never share a compiled file.
-        config.epoch_interruption(limits.timeout.is_some());
-        config.wasm_component_model(true);
-        config.profiler(profiler_from_env()?);
-        let engine = Engine::new(&config)?;
+        Self::with_precompiled(wasm, &[], cache_dir, limits)
+    }
+
+    /// [`Self::new`], looking first in `precompiled` (read-only directories an install ships
+    /// artifacts in: `paimon-compact precompile`) for the compiled form
+    /// ([`crate::component_cache`]).
+    pub fn with_precompiled(
+        wasm: &[u8],
+        precompiled: &[PathBuf],
+        cache_dir: Option<&Path>,
+        limits: Limits,
+    ) -> wasmtime::Result<Self> {
+        let engine = engine_for(&limits)?;
         let t0 = Instant::now();
-        let (component, cached, cache_file) = load_component(&engine, wasm, cache_dir)?;
+        let (component, source, cache_file, refused) =
+            crate::component_cache::load(&engine, wasm, precompiled, cache_dir)?;
         let load = LoadInfo {
-            cached,
+            cached: source != crate::component_cache::Source::Compiled,
+            source,
             load_ms: t0.elapsed().as_secs_f64() * 1000.0,
             cache_file,
+            refused,
         };
         let mut linker: Linker<HostState> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
@@ -354,6 +368,7 @@ impl WasmRuntime {
             progress,
             max_memory: self.limits.max_memory_bytes,
             memory_denied: false,
+            panic: None,
             zstd: self
                 .native_codec
                 .then(|| crate::codec::NativeZstd::new(self.limits.max_memory_bytes)),
@@ -382,10 +397,16 @@ impl WasmRuntime {
         if let Some(w) = watchdog {
             let _ = w.join();
         }
-        result.map_err(|e| self.classify(e, store.data().memory_denied))
+        let state = store.into_data();
+        result.map_err(|e| self.classify(e, state.memory_denied, state.panic))
     }
 
-    fn classify(&self, e: wasmtime::Error, memory_denied: bool) -> HostError {
+    fn classify(
+        &self,
+        e: wasmtime::Error,
+        memory_denied: bool,
+        panic: Option<String>,
+    ) -> HostError {
         if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
             return HostError::TimeLimit {
                 seconds: self.limits.timeout.map_or(0.0, |t| t.as_secs_f64()),
@@ -395,6 +416,11 @@ impl WasmRuntime {
             return HostError::MemoryLimit {
                 bytes: self.limits.max_memory_bytes,
             };
+        }
+        if let Some(message) = panic {
+            return HostError::Core(paimon_compact::Error::internal(format!(
+                "the component panicked: {message}"
+            )));
         }
         HostError::Trap(format!("{e:#}"))
     }
@@ -426,47 +452,22 @@ fn profiler_from_env() -> wasmtime::Result<ProfilingStrategy> {
     }
 }
 
-/// Loads a precompiled component from the cache, or compiles and stores it. A corrupt or
-/// incompatible cache file is recompiled over.
-fn load_component(
-    engine: &Engine,
-    wasm: &[u8],
-    cache_dir: Option<&Path>,
-) -> wasmtime::Result<(Component, bool, Option<PathBuf>)> {
-    let Some(dir) = cache_dir else {
-        return Ok((Component::new(engine, wasm)?, false, None));
-    };
-    let mut h = Sha256::new();
-    h.update(wasm);
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    std::hash::Hash::hash(&engine.precompile_compatibility_hash(), &mut hasher);
-    h.update(std::hash::Hasher::finish(&hasher).to_le_bytes());
-    let key: String = h
-        .finalize()
-        .iter()
-        .take(16)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let file = dir.join(format!("paimon-compact-{key}.cwasm"));
-    if file.exists() {
-        // SAFETY: the file was written by `Component::serialize` of this same engine
-        // configuration (its name is keyed on the engine's compatibility hash) into a cache
-        // directory owned by this user; wasmtime still validates the header and refuses
-        // files from another version or configuration.
-        if let Ok(c) = unsafe { Component::deserialize_file(engine, &file) } {
-            return Ok((c, true, Some(file)));
-        }
-    }
-    let component = Component::new(engine, wasm)?;
-    // The cache is an optimisation: failing to write it must not fail the command.
-    let _ = store_in_cache(&component, dir, &file);
-    Ok((component, false, Some(file)))
+/// The engine every component of these `limits` runs on. Epoch checks (a load and a compare at
+/// every function entry and loop back-edge) are a large share of the guest's CPU, whose hot
+/// code is tight loops (zstd, dictionary interning, byte comparison): benches/README.md,
+/// "Append rewrite", the epoch-check bullet. They exist only to enforce `timeout`, so code is
+/// compiled with them only when a time limit is set. The engine's settings key the compiled
+/// artifacts, so the two variants never share one.
+fn engine_for(limits: &Limits) -> wasmtime::Result<Engine> {
+    let mut config = Config::new();
+    config.epoch_interruption(limits.timeout.is_some());
+    config.wasm_component_model(true);
+    config.profiler(profiler_from_env()?);
+    Engine::new(&config)
 }
 
-fn store_in_cache(component: &Component, dir: &Path, file: &Path) -> wasmtime::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, component.serialize()?)?;
-    std::fs::rename(&tmp, file)?;
-    Ok(())
+/// Compiles `wasm` for the engine of `limits` and writes the artifact into `dir`, for
+/// [`WasmRuntime::with_precompiled`] to load without compiling; returns its path.
+pub fn precompile(wasm: &[u8], limits: &Limits, dir: &Path) -> wasmtime::Result<PathBuf> {
+    crate::component_cache::precompile(&engine_for(limits)?, wasm, dir)
 }

@@ -268,6 +268,22 @@ fn services() -> api::Services<'static> {
     }
 }
 
+/// Makes a panic reach the host as what it is: the first export call installs a hook that
+/// sends the panic's message and location, on one line, to the host's `progress.panicked`
+/// before the trap that follows (a trap alone tells the host nothing of where or why), then
+/// runs the default hook (the message on the guest's stderr).
+fn report_panics() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = info.to_string().replace(":\n", ": ").replace('\n', " ");
+            wpr::panicked(&message);
+            default(info);
+        }));
+    });
+}
+
 /// JSON for the WIT fields that carry it; a failure is an error, not an empty string.
 fn json<T: serde::Serialize>(value: &T) -> Result<String, wt::Error> {
     api::to_json(value).map_err(to_wit_error)
@@ -354,6 +370,7 @@ fn decision(d: api::Decision) -> wp::Decision {
 
 impl wp::Guest for Component {
     fn plan_bucket(request: wp::BucketRequest) -> Result<wp::Decision, wt::Error> {
+        report_panics();
         api::plan_bucket(&bucket_request(request))
             .map(decision)
             .map_err(to_wit_error)
@@ -364,6 +381,7 @@ impl wp::Guest for Component {
         fl: wt::Flavor,
         options: Vec<(String, String)>,
     ) -> Result<String, wt::Error> {
+        report_panics();
         api::explain_options(table_kind(kind), flavor(fl), &options)
             .map(|v| v.to_string())
             .map_err(to_wit_error)
@@ -373,6 +391,7 @@ impl wp::Guest for Component {
         vectors_json: String,
         fl: wt::Flavor,
     ) -> Result<wp::ConformanceReport, wt::Error> {
+        report_panics();
         let r = api::run_conformance(&vectors_json, flavor(fl)).map_err(to_wit_error)?;
         Ok(wp::ConformanceReport {
             passed: r.passed as u32,
@@ -435,6 +454,7 @@ fn append_result(r: api::AppendResult) -> wc::AppendResult {
 
 impl wc::Guest for Component {
     fn compact_append_files(request: wc::AppendRequest) -> Result<wc::AppendResult, wt::Error> {
+        report_panics();
         api::compact_append_files(storage(), &append_request(request), &services())
             .map(append_result)
             .map_err(to_wit_error)
@@ -476,6 +496,7 @@ fn table_job(s: wtc::JobSettings) -> api::TableJob {
 
 impl wtc::GuestCompactionJob for CompactionJob {
     fn new(table_path: String, settings: wtc::JobSettings) -> Self {
+        report_panics();
         CompactionJob {
             table_path,
             job: table_job(settings),
@@ -483,6 +504,7 @@ impl wtc::GuestCompactionJob for CompactionJob {
     }
 
     fn plan(&self) -> Result<wtc::TablePlan, wt::Error> {
+        report_panics();
         let p = api::plan_table(storage(), &self.table_path, &self.job).map_err(to_wit_error)?;
         Ok(wtc::TablePlan {
             snapshot_id: p.snapshot_id,
@@ -493,12 +515,14 @@ impl wtc::GuestCompactionJob for CompactionJob {
     }
 
     fn run(&self) -> Result<wtc::CompactReport, wt::Error> {
+        report_panics();
         let job = api::compact_table(storage(), &self.table_path, &self.job, &services())
             .map_err(to_wit_error)?;
         compact_report(&job)
     }
 
     fn plan_tasks(&self) -> Result<wtc::TaskSet, wt::Error> {
+        report_panics();
         let set = api::plan_tasks(storage(), &self.table_path, &self.job).map_err(to_wit_error)?;
         Ok(wtc::TaskSet {
             job_id: set.job_id.clone(),
@@ -508,6 +532,7 @@ impl wtc::GuestCompactionJob for CompactionJob {
     }
 
     fn run_task(&self, task: String, attempt: Vec<u8>) -> Result<String, wt::Error> {
+        report_panics();
         let task = Task::from_json(&task).map_err(to_wit_error)?;
         let r = api::run_task(storage(), &task, &attempt, &services()).map_err(to_wit_error)?;
         json(&r)
@@ -519,6 +544,7 @@ impl wtc::GuestCompactionJob for CompactionJob {
         results: Vec<String>,
         options: wtc::CommitOptions,
     ) -> Result<wtc::CompactReport, wt::Error> {
+        report_panics();
         let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
         let results = parse_results(&results)?;
         let commit = api::CommitOptions {
@@ -531,6 +557,7 @@ impl wtc::GuestCompactionJob for CompactionJob {
     }
 
     fn abort_tasks(&self, task_set: String, results: Vec<String>) -> Result<String, wt::Error> {
+        report_panics();
         let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
         let results = parse_results(&results)?;
         json(&api::abort_tasks(storage(), &set, &results).map_err(to_wit_error)?)
@@ -542,6 +569,7 @@ impl wtc::GuestCompactionJob for CompactionJob {
         now_ms: i64,
         ttl_ms: i64,
     ) -> Result<String, wt::Error> {
+        report_panics();
         let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
         json(&api::renew_leases(storage(), &set, now_ms, ttl_ms).map_err(to_wit_error)?)
     }
@@ -571,6 +599,7 @@ impl wtc::Guest for Component {
     type CompactionJob = CompactionJob;
 
     fn write_demo_tables(root: String, now_ms: i64, seed: u64) -> Result<Vec<String>, wt::Error> {
+        report_panics();
         api::write_demo_tables(storage(), &root, now_ms, seed).map_err(to_wit_error)
     }
 }
@@ -586,6 +615,7 @@ impl wtm::Guest for Component {
         task: wtm::MaintenanceTask,
         settings: wtm::MaintenanceSettings,
     ) -> Result<String, wt::Error> {
+        report_panics();
         let task = match task {
             wtm::MaintenanceTask::AfterCommit => MaintenanceTask::AfterCommit,
             wtm::MaintenanceTask::ExpireSnapshots => MaintenanceTask::ExpireSnapshots,

@@ -165,7 +165,8 @@ pub fn remove_orphan_files(
         for meta in files {
             let name = file_name(&meta.path).to_string();
             if name.ends_with(MANAGED_BLOB_SUFFIX)
-                || protected.iter().any(|p| meta.path.starts_with(p.as_str()))
+                || (protected.iter().any(|p| meta.path.starts_with(p.as_str()))
+                    && !is_writer_temp(&name))
                 || !seen.insert(meta.path.clone())
             {
                 continue;
@@ -361,9 +362,16 @@ fn valid_branches(storage: &dyn Storage, root: &str) -> Result<Vec<Branch>> {
     Ok(branches)
 }
 
+/// Whether `name` is a writer's temporary file (`.<name>.<…>.tmp`, hidden, renamed or linked
+/// into place when complete): a leftover of a killed writer once old enough, never data.
+fn is_writer_temp(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
 /// The directories whose files are candidates, with their files: `manifest/`, `index/`,
-/// `statistics/`, and the bucket directories under the data path and under every
-/// `data-file.external-paths` root.
+/// `statistics/`, the bucket directories under the data path and under every
+/// `data-file.external-paths` root, and the temporary files writers leave in the metadata
+/// directories ([`is_writer_temp`]).
 fn candidate_dirs(
     storage: &dyn Storage,
     table: &Table,
@@ -373,6 +381,18 @@ fn candidate_dirs(
     for d in ["manifest", "index", "statistics"] {
         let dir = join(root, d);
         let files = plain_files(&try_list(storage, &dir), &dir);
+        out.push((dir, files));
+    }
+    // A writer killed while it wrote metadata leaves its temporary file beside the target (a
+    // tag's, a lease's, the planner state's: `.<name>.<pid>-<n>.tmp`): never a name Paimon
+    // uses, so only those are candidates in these directories (`snapshot/` and `changelog/`
+    // have their strays, step 1).
+    for d in ["tag", "schema", "consumer", LEASE_DIR, STATE_DIR] {
+        let dir = join(root, d);
+        let files = plain_files(&try_list(storage, &dir), &dir)
+            .into_iter()
+            .filter(|o| is_writer_temp(file_name(&o.path)))
+            .collect();
         out.push((dir, files));
     }
     let levels = table.schema.partition_keys.len();

@@ -148,6 +148,11 @@ engine_options! {
     /// Rows ordered a sorted chunk at a time (default `true`) instead of one heap step per row.
     sorted_chunks: bool = SORTED_CHUNKS_OPTION("paimon-compact.merge.sorted-chunks"),
         default true, parse parse_bool;
+    /// A deliberate panic when a rewrite starts (default `false`): fault injection, so a host
+    /// can test that a bug in the engine reaches it as an `internal` error carrying the panic's
+    /// message (the component reports it through `progress.panicked` before it traps).
+    fault_panic: bool = FAULT_PANIC_OPTION("paimon-compact.fault.panic"),
+        default false, parse parse_bool;
 }
 
 /// The default spill budget: what keeps a merge of 2 GB of sorted runs under 256 MB with

@@ -109,13 +109,96 @@ pub(crate) fn read_footer(
                     .map_err(|e| corrupt(path, e))?;
             }
             DecodeResult::Data(metadata) => {
+                check_layout(&metadata, size).map_err(|why| corrupt(path, why))?;
                 return Ok(InputFile {
                     path: path.to_string(),
                     size,
                     metadata: Arc::new(metadata),
-                })
+                });
             }
             DecodeResult::Finished => return Err(corrupt(path, "no footer")),
         }
     }
+}
+
+/// Checks what arrow-rs's accessors assume of a footer before anything calls them: every
+/// column chunk's byte range (which `ColumnChunkMetaData::byte_range` asserts is not
+/// negative), every page location of the offset index, and the row counts, all inside the
+/// file. A footer that breaks one of them (a flipped bit, a truncated file) is corrupt input
+/// naming the file rather than a panic in the decoder.
+pub(crate) fn check_layout(
+    metadata: &ParquetMetaData,
+    file_size: u64,
+) -> std::result::Result<(), String> {
+    let within = |what: &str, start: i64, len: i64| -> std::result::Result<(), String> {
+        let end = start.checked_add(len);
+        match end {
+            Some(end) if start >= 0 && len >= 0 && (end as u64) <= file_size => Ok(()),
+            _ => Err(format!(
+                "{what} at offset {start} with length {len} lies outside the file of {file_size} bytes"
+            )),
+        }
+    };
+    let schema_columns = metadata.file_metadata().schema_descr().num_columns();
+    let mut rows: i64 = 0;
+    for (g, group) in metadata.row_groups().iter().enumerate() {
+        if group.num_rows() < 0 {
+            return Err(format!("row group {g} has {} rows", group.num_rows()));
+        }
+        rows = rows
+            .checked_add(group.num_rows())
+            .ok_or_else(|| format!("row group {g}: the row count overflows"))?;
+        if group.num_columns() != schema_columns {
+            return Err(format!(
+                "row group {g} has {} column chunks for {schema_columns} columns",
+                group.num_columns()
+            ));
+        }
+        for (c, column) in group.columns().iter().enumerate() {
+            let what = format!("row group {g}, column {c}");
+            if column.num_values() < 0 {
+                return Err(format!("{what}: {} values", column.num_values()));
+            }
+            let data = column.data_page_offset();
+            if data < 0 || data as u64 >= file_size {
+                return Err(format!("{what}: data pages at offset {data}"));
+            }
+            if let Some(d) = column.dictionary_page_offset() {
+                if d < 0 || d as u64 >= file_size {
+                    return Err(format!("{what}: dictionary page at offset {d}"));
+                }
+            }
+            let start = column.dictionary_page_offset().unwrap_or(data);
+            within(&what, start, column.compressed_size())?;
+        }
+    }
+    if rows != metadata.file_metadata().num_rows() {
+        return Err(format!(
+            "the row groups hold {rows} rows, the footer says {}",
+            metadata.file_metadata().num_rows()
+        ));
+    }
+    if let Some(index) = metadata.page_index() {
+        for (g, group) in metadata.row_groups().iter().enumerate() {
+            for c in 0..group.num_columns() {
+                let Some(offsets) = index.offset_index(g, c) else {
+                    continue;
+                };
+                for (p, page) in offsets.page_locations().iter().enumerate() {
+                    within(
+                        &format!("row group {g}, column {c}, page {p}"),
+                        page.offset,
+                        i64::from(page.compressed_page_size),
+                    )?;
+                    if page.first_row_index < 0 {
+                        return Err(format!(
+                            "row group {g}, column {c}, page {p}: first row {}",
+                            page.first_row_index
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
 }

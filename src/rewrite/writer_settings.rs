@@ -57,6 +57,10 @@ fn usize_option(key: &str, v: u64) -> Result<usize> {
 /// Writer settings from `file.compression`, `file.compression.zstd-level` and the `parquet.*`
 /// options. Row groups are cut by bytes only (`parquet.block.size`), as parquet-mr does.
 pub(crate) fn writer_properties(options: &CoreOptions) -> Result<WriterProperties> {
+    // Every rewrite starts here, so this is where the fault-injection option panics.
+    if options.engine.fault_panic.get()? {
+        panic!("fault injection: 'paimon-compact.fault.panic' is set");
+    }
     let p = &options.parquet;
     Ok(WriterProperties::builder()
         .set_writer_version(WriterVersion::PARQUET_1_0)

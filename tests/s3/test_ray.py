@@ -59,3 +59,16 @@ def test_ray_workers_compact_one_table_and_commit_once(s3wh, cluster):
     assert len(compacts) == 1 and compacts[0]["id"] == r["snapshot_after"]
     assert s3wh.read("t") == before
     assert r["totals"]["buckets_compacted"] >= 4, r["totals"]
+
+
+def test_the_wheel_ships_the_component_precompiled(tmp_path, monkeypatch):
+    """A fresh machine's first start loads the artifact `precompile` wrote into the wheel
+    instead of compiling (an empty cache directory; the start well under a second)."""
+    monkeypatch.delenv("PAIMON_COMPACT_CLI", raising=False)
+    import subprocess
+    out = subprocess.run([paimon_compact.binary(), "--cache-dir", str(tmp_path / "empty"), "info"],
+                         capture_output=True, text=True, check=True).stdout
+    info = json.loads(out)
+    assert info["source"] == "precompiled", info
+    assert info["cache_file"].startswith(os.path.dirname(paimon_compact.binary())), info
+    assert info["refused"] == [], info

@@ -97,3 +97,195 @@ fn errors_are_typed_json_with_exit_code_1() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A demo table in a fresh directory; returns the table's path.
+fn demo_table(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    json(&cli(
+        "native",
+        &[
+            "demo",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--no-compact",
+            "--json",
+        ],
+    ));
+    dir.join("demo.db/orders")
+}
+
+fn leases(table: &Path) -> Vec<String> {
+    std::fs::read_dir(table.join("compaction-lease"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every file under `dir` whose name is a writer's temporary file (`.<name>.<…>.tmp`).
+#[cfg(unix)]
+fn temp_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(temp_files(&p));
+        } else if e.file_name().to_string_lossy().starts_with('.')
+            && e.file_name().to_string_lossy().ends_with(".tmp")
+        {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// A job that took its leases and died (here: `tasks` with a short TTL that nobody renews or
+/// commits): a plain `compact` reports every leased partition and exits 3, never "nothing to
+/// compact" with 0; `compact --wait` proceeds once the dead job's leases expire, within one
+/// TTL and a poll; `--lease-ttl` below a second is refused.
+#[test]
+fn a_dead_jobs_leases_block_its_partitions_for_one_ttl_at_most() {
+    let table = demo_table("cli-dead-lease");
+    let t = table.to_str().unwrap();
+    let tasks = table.parent().unwrap().join("tasks");
+    let planned = json(&cli(
+        "native",
+        &[
+            "tasks",
+            t,
+            "--out",
+            tasks.to_str().unwrap(),
+            "--lease-ttl",
+            "8s",
+            "--json",
+        ],
+    ));
+    let held = planned["leases"].as_u64().unwrap();
+    assert!(held > 0, "{planned}");
+    let blocked = cli("wasm", &["compact", t, "--json"]);
+    assert_eq!(
+        blocked.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&blocked.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&blocked.stdout).unwrap();
+    assert_eq!(report["status"], "incomplete", "{report}");
+    let skipped = report["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len() as u64, held, "{report}");
+    assert!(skipped
+        .iter()
+        .all(|s| s["reason"].as_str().unwrap().contains("leased by")));
+    let started = std::time::Instant::now();
+    let waited = json(&cli("wasm", &["compact", t, "--wait", "--json"]));
+    assert_eq!(waited["status"], "complete", "{waited}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(25),
+        "waited {:?} for an 8 s lease",
+        started.elapsed()
+    );
+    assert!(leases(&table).is_empty(), "the job released what it took");
+    let refused = cli("native", &["compact", t, "--lease-ttl", "10ms"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("at least 1 s")
+            || String::from_utf8_lossy(&refused.stderr).contains("from 1 s")
+    );
+}
+
+/// SIGKILL a `compact` once it holds its leases, many times: each rerun with `--wait`
+/// completes within the killed job's lease TTL (2 s here) plus a poll, and every table reads
+/// as before the kill (the same snapshot, or the killed job's whole COMPACT commit).
+#[cfg(unix)]
+#[test]
+fn a_killed_compact_frees_its_partitions_within_one_ttl() {
+    let mut outcomes: std::collections::BTreeMap<&str, usize> = Default::default();
+    for round in 0..6 {
+        let table = demo_table(&format!("cli-kill-{round}"));
+        let t = table.to_str().unwrap().to_string();
+        let before = json(&cli("native", &["plan", &t, "--json"]))["snapshot_id"].clone();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_paimon-compact"))
+            .args([
+                "--engine",
+                "wasm",
+                "compact",
+                &t,
+                "--lease-ttl",
+                "2s",
+                "--parallelism",
+                "1",
+                "--json",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Kill as soon as the job holds a lease (or note that it finished first).
+        let killed = loop {
+            if child.try_wait().unwrap().is_some() {
+                break false;
+            }
+            if !leases(&table).is_empty() {
+                // Spread the kill over the job: a few hundred microseconds per round.
+                std::thread::sleep(std::time::Duration::from_micros(300 * round as u64));
+                child.kill().unwrap();
+                break true;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        };
+        let _ = child.wait();
+        let after_kill = json(&cli("native", &["plan", &t, "--json"]))["snapshot_id"].clone();
+        let outcome = match (killed, after_kill == before) {
+            (false, _) => "finished before the kill",
+            (true, true) => "killed before its commit",
+            (true, false) => "killed after its commit",
+        };
+        *outcomes.entry(outcome).or_default() += 1;
+        let started = std::time::Instant::now();
+        let rerun = json(&cli("wasm", &["compact", &t, "--wait", "--json"]));
+        let status = rerun["status"].as_str().unwrap().to_string();
+        assert!(
+            status == "complete" || status == "nothing-to-do",
+            "round {round} ({outcome}): {rerun}"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(12),
+            "round {round}: the rerun waited {:?}",
+            started.elapsed()
+        );
+        assert!(
+            leases(&table).is_empty(),
+            "round {round}: leases left: {:?}",
+            leases(&table)
+        );
+        // Whatever the kill left is unreferenced: orphan removal finds it, the killed
+        // writers' temporary files included.
+        json(&cli(
+            "native",
+            &["remove-orphan-files", &t, "--older-than", "1ms", "--json"],
+        ));
+        assert!(
+            temp_files(&table).is_empty(),
+            "round {round}: {:?}",
+            temp_files(&table)
+        );
+        let plan = json(&cli("native", &["plan", &t, "--json"]));
+        assert!(
+            plan["snapshot_id"].as_i64() >= before.as_i64(),
+            "round {round}: {plan}"
+        );
+    }
+    eprintln!("kills: {outcomes:?}");
+    assert!(
+        outcomes
+            .get("killed before its commit")
+            .copied()
+            .unwrap_or(0)
+            > 0,
+        "{outcomes:?}"
+    );
+}

@@ -608,3 +608,146 @@ fn the_compiled_component_is_cached_for_a_warm_start() {
     assert!(!again.load.cached);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A demo table in memory and a full-compaction job of it carrying `options` in its scope.
+fn demo_job(engine: &Compactor, options: &[(&str, &str)]) -> (MemoryStorage, String, TableJob) {
+    let mut job = TableJob {
+        full: true,
+        ..TableJob::now()
+    };
+    job.scope.options = options
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let storage = MemoryStorage::new();
+    let tables = engine
+        .write_demo_tables(Arc::new(storage.clone()), "wh", job.now_ms - 60_000, 42)
+        .unwrap();
+    let orders = tables.into_iter().find(|t| t.ends_with("/orders")).unwrap();
+    (storage, orders, job)
+}
+
+/// A bug in either engine (here the `paimon-compact.fault.panic` fault injection) reaches the
+/// host as the `internal` error carrying the panic's message and location, never as a trap's
+/// text or an unwinding panic; the job's tasks are aborted, so the table is as it was.
+#[test]
+fn a_panic_in_either_engine_is_an_internal_error_carrying_its_message() {
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        let (storage, table, job) = demo_job(&engine, &[("paimon-compact.fault.panic", "true")]);
+        let before = storage.paths();
+        let err = paimon_compact_host::parallel::compact_parallel(
+            &engine,
+            Arc::new(storage.clone()),
+            &table,
+            &job,
+            1,
+            None,
+        )
+        .unwrap_err();
+        let HostError::Core(core) = &err else {
+            panic!("{}: not a core error: {err}", engine.name())
+        };
+        assert_eq!(core.kind, ErrorKind::Internal, "{}: {err}", engine.name());
+        assert!(
+            core.message.contains("panicked") && core.message.contains("fault injection"),
+            "{}: {err}",
+            engine.name()
+        );
+        if let Compactor::Wasm(_) = engine {
+            // The component's hook sends the location too (natively, the CLI's hook adds it).
+            assert!(
+                core.message.contains("writer_settings.rs"),
+                "the location: {err}"
+            );
+        }
+        assert!(!core.message.contains('\n'), "one line: {err}");
+        assert_eq!(
+            storage.paths(),
+            before,
+            "{}: the table is as it was",
+            engine.name()
+        );
+        // The same engine goes on working.
+        let (storage, table, job) = demo_job(&engine, &[]);
+        let ok = engine
+            .compact_table(Arc::new(storage), &table, &job, None)
+            .unwrap();
+        assert!(ok.compaction.snapshot_after.is_some());
+    }
+}
+
+/// A table job (a method on the `compaction-job` resource) over its time limit reports the
+/// time limit, not the resource-table error that dropping the trapped job used to raise.
+#[test]
+fn a_table_job_over_its_time_limit_reports_the_time_limit() {
+    let w = wasm(Limits {
+        max_memory_bytes: 1 << 30,
+        timeout: Some(Duration::from_millis(1)),
+    });
+    let (storage, table, job) = demo_job(&Compactor::Native, &[]);
+    let err = w
+        .compact_table(Arc::new(storage), &table, &job, None)
+        .unwrap_err();
+    assert!(matches!(err, HostError::TimeLimit { .. }), "{err}");
+    assert!(err.to_string().contains("time limit"), "{err}");
+}
+
+/// Compiled components are native code: one in a directory another user can write, or one
+/// whose checksum does not match, is passed over (and said so) and the component compiled;
+/// a trusted precompiled artifact is loaded without compiling.
+#[cfg(unix)]
+#[test]
+fn compiled_components_load_only_from_trusted_places_and_intact() {
+    use std::os::unix::fs::PermissionsExt;
+    let warm = WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), Limits::default()).unwrap();
+    let artifact = warm.load.cache_file.clone().unwrap();
+    let name = artifact.file_name().unwrap().to_owned();
+    let root =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("trust-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let place = |dir: &str, mode: u32, damage: bool| {
+        let d = root.join(dir);
+        std::fs::create_dir_all(&d).unwrap();
+        let mut bytes = std::fs::read(&artifact).unwrap();
+        if damage {
+            let n = bytes.len();
+            bytes[n / 2] ^= 0x40;
+        }
+        std::fs::write(d.join(&name), bytes).unwrap();
+        let sum = format!("{}.sha256", name.to_string_lossy());
+        std::fs::copy(artifact.with_file_name(&sum), d.join(&sum)).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(mode)).unwrap();
+        d
+    };
+    let shipped = place("shipped", 0o755, false);
+    let rt =
+        WasmRuntime::with_precompiled(wasm_bytes(), &[shipped], None, Limits::default()).unwrap();
+    assert_eq!(
+        rt.load.source,
+        paimon_compact_host::component_cache::Source::Precompiled
+    );
+    assert!(rt.load.refused.is_empty(), "{:?}", rt.load.refused);
+    let open = place("open", 0o777, false);
+    let damaged = place("damaged", 0o755, true);
+    let rt = WasmRuntime::with_precompiled(wasm_bytes(), &[open, damaged], None, Limits::default())
+        .unwrap();
+    assert_eq!(
+        rt.load.source,
+        paimon_compact_host::component_cache::Source::Compiled
+    );
+    let refused = rt.load.refused.join("\n");
+    assert!(
+        refused.contains("writable by its group or by others"),
+        "{refused}"
+    );
+    assert!(refused.contains("damaged artifact"), "{refused}");
+    // The compiled runtime works.
+    assert!(rt_ok(rt));
+}
+
+fn rt_ok(rt: WasmRuntime) -> bool {
+    Compactor::Wasm(Box::new(rt))
+        .run_conformance(VECTORS, Flavor::Java)
+        .unwrap()
+        .ok()
+}
