@@ -126,13 +126,20 @@ fn verify_artifact(file: &Path) -> Result<(), String> {
     check_trusted(dir)?;
     check_trusted(file)?;
     check_trusted(&sum_file)?;
-    let damaged = || format!("{}: damaged artifact (checksum), compiled again", file.display());
+    let damaged = || {
+        format!(
+            "{}: damaged artifact (checksum), compiled again",
+            file.display()
+        )
+    };
     let expected = std::fs::read_to_string(&sum_file).map_err(|_| damaged())?;
     let mut f = std::fs::File::open(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut h = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     loop {
-        let n = f.read(&mut buf).map_err(|e| format!("{}: {e}", file.display()))?;
+        let n = f
+            .read(&mut buf)
+            .map_err(|e| format!("{}: {e}", file.display()))?;
         if n == 0 {
             break;
         }

@@ -403,8 +403,11 @@ mod tests {
             root.join("t/bucket-0/data-0.parquet"),
         )
         .unwrap();
-        std::os::unix::fs::symlink(root.join("t/bucket-0/real.parquet"), root.join("t/bucket-0/data-1.parquet"))
-            .unwrap();
+        std::os::unix::fs::symlink(
+            root.join("t/bucket-0/real.parquet"),
+            root.join("t/bucket-0/data-1.parquet"),
+        )
+        .unwrap();
         std::os::unix::fs::symlink(&outside, root.join("t/bucket-1")).unwrap();
         let s = LocalDirStorage::new(&root);
         for p in ["t/bucket-0/data-0.parquet", "t/bucket-1/secret.parquet"] {
@@ -413,9 +416,17 @@ mod tests {
             assert!(e.to_string().contains("symbolic link"), "{e}");
             assert_eq!(s.size(p).unwrap_err().kind, StorageErrorKind::Permission);
         }
-        assert_eq!(s.read_range("t/bucket-0/data-1.parquet", 0, 6).unwrap(), b"inside");
+        assert_eq!(
+            s.read_range("t/bucket-0/data-1.parquet", 0, 6).unwrap(),
+            b"inside"
+        );
         let granted = LocalDirStorage::new(&root).with_external_roots(vec![outside.clone()]);
-        assert_eq!(granted.read_range("t/bucket-0/data-0.parquet", 0, 7).unwrap(), b"outside");
+        assert_eq!(
+            granted
+                .read_range("t/bucket-0/data-0.parquet", 0, 7)
+                .unwrap(),
+            b"outside"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! One job's tasks on several threads of this process, committed once: `compact
-//! --parallelism N`. The job is planned into tasks ([`Compactor::plan_tasks`]), `N` workers
+//! One job's tasks on threads of this process, committed once: every `compact` (`--parallelism
+//! N`, one thread included, so that the driver renews the leases while the tasks run). The job
+//! is planned into tasks ([`Compactor::plan_tasks`]), `N` workers
 //! take tasks from a shared counter and run them ([`Compactor::run_task`]: natively on the
 //! thread, or in a component instance of the thread's own), and the results are committed as
 //! one COMPACT snapshot ([`Compactor::commit_tasks`]). Meanwhile the driver renews the job's

@@ -459,7 +459,7 @@ pub struct JobArgs {
     pub lease_ttl_ms: i64,
     /// Leave out the maintenance after the commit.
     pub skip_maintenance: bool,
-    /// Buckets compacted at once (`--parallelism`); 1 runs the job in one call.
+    /// Buckets compacted at once (`--parallelism`); 1 runs the tasks one after another.
     pub parallelism: usize,
 }
 
