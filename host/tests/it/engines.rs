@@ -693,8 +693,8 @@ fn a_table_job_over_its_time_limit_reports_the_time_limit() {
 }
 
 /// Compiled components are native code: one in a directory another user can write, or one
-/// whose checksum does not match, is passed over (and said so) and the component compiled;
-/// a trusted precompiled artifact is loaded without compiling.
+/// whose checksum does not match, is passed over (and said so) for the next place (the cache,
+/// else a compile); a trusted precompiled artifact is loaded without compiling.
 #[cfg(unix)]
 #[test]
 fn compiled_components_load_only_from_trusted_places_and_intact() {
@@ -729,11 +729,17 @@ fn compiled_components_load_only_from_trusted_places_and_intact() {
     assert!(rt.load.refused.is_empty(), "{:?}", rt.load.refused);
     let open = place("open", 0o777, false);
     let damaged = place("damaged", 0o755, true);
-    let rt = WasmRuntime::with_precompiled(wasm_bytes(), &[open, damaged], None, Limits::default())
-        .unwrap();
+    // Both passed over, and the cache (trusted, intact) serves the start: no compile needed.
+    let rt = WasmRuntime::with_precompiled(
+        wasm_bytes(),
+        &[open, damaged],
+        Some(&cache_dir()),
+        Limits::default(),
+    )
+    .unwrap();
     assert_eq!(
         rt.load.source,
-        paimon_compact_host::component_cache::Source::Compiled
+        paimon_compact_host::component_cache::Source::Cache
     );
     let refused = rt.load.refused.join("\n");
     assert!(
@@ -741,7 +747,6 @@ fn compiled_components_load_only_from_trusted_places_and_intact() {
         "{refused}"
     );
     assert!(refused.contains("damaged artifact"), "{refused}");
-    // The compiled runtime works.
     assert!(rt_ok(rt));
 }
 
