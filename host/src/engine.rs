@@ -372,11 +372,7 @@ impl Compactor {
             Compactor::Native => native(|| api::commit_tasks(storage, set, results, job, options)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(job);
-                let set_json = api::to_json(set)?;
-                let results = results
-                    .iter()
-                    .map(api::to_json)
-                    .collect::<Result<Vec<_>, _>>()?;
+                let (set_json, results) = wit_task_json(set, results)?;
                 let commit = wtc::CommitOptions {
                     rewrite_ms: options.rewrite_ms,
                     all_or_nothing: options.all_or_nothing,
@@ -407,11 +403,7 @@ impl Compactor {
             Compactor::Native => native(|| api::abort_tasks(storage, set, results)),
             Compactor::Wasm(rt) => {
                 let settings = wit_job_settings(&TableJob::now());
-                let set_json = api::to_json(set)?;
-                let results = results
-                    .iter()
-                    .map(api::to_json)
-                    .collect::<Result<Vec<_>, _>>()?;
+                let (set_json, results) = wit_task_json(set, results)?;
                 let r = call_job(
                     rt,
                     storage,
@@ -508,6 +500,18 @@ fn native<R>(f: impl FnOnce() -> Result<R, CoreError>) -> Result<R, HostError> {
             crate::panics::message(payload.as_ref())
         )))),
     }
+}
+
+/// A task set and its results as the JSON texts `commit-tasks` and `abort-tasks` take.
+fn wit_task_json(
+    set: &TaskSet,
+    results: &[TaskResult],
+) -> Result<(String, Vec<String>), HostError> {
+    let results = results
+        .iter()
+        .map(api::to_json)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((api::to_json(set)?, results))
 }
 
 /// One call on a `compaction-job` resource in an instance of its own: constructs the job for

@@ -2,21 +2,12 @@
 // every function is async, and jco wraps each in `WebAssembly.Suspending`, so the component is
 // suspended until the storage's Promise settles. The storage is whichever the current call of
 // async.js was given; its methods may return values or Promises.
-import { asWitError, objectMeta } from './storage-bridge.js';
+import { asWitError, objectMeta, storageSlot } from './storage-bridge.js';
 
-let current = null;
-
+const slot = storageSlot();
 /** Sets the storage the next component call uses (internal). */
-export function useStorage(storage) {
-  current = storage;
-}
-
-function active() {
-  if (!current) {
-    throw { tag: 'io', val: 'no storage is bound to this call' };
-  }
-  return current;
-}
+export const useStorage = slot.use;
+const active = slot.active;
 
 async function call(fn) {
   try {

@@ -2,19 +2,30 @@
 // call was given (see index.js). The component calls these synchronously; the JSPI build's
 // asynchronous twin is storage-bridge-jspi.js.
 
-let current = null;
+/**
+ * The storage the current component call was given: `use` binds it (internal), `active`
+ * returns it or fails the storage call. Each bridge has its own, so a synchronous call made
+ * while an asynchronous one is suspended never unbinds the suspended call's storage.
+ */
+export function storageSlot() {
+  let current = null;
+  return {
+    use(storage) {
+      current = storage;
+    },
+    active() {
+      if (!current) {
+        throw { tag: 'io', val: 'no storage is bound to this call' };
+      }
+      return current;
+    },
+  };
+}
 
+const slot = storageSlot();
 /** Sets the storage the next component call uses (internal). */
-export function useStorage(storage) {
-  current = storage;
-}
-
-function active() {
-  if (!current) {
-    throw { tag: 'io', val: 'no storage is bound to this call' };
-  }
-  return current;
-}
+export const useStorage = slot.use;
+const active = slot.active;
 
 /** Turns a thrown StorageError (or anything) into the WIT `storage-error` variant. */
 export function asWitError(e) {
