@@ -5,9 +5,15 @@
 set -euo pipefail
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 export PAIMON_COMPACT_COMPONENT="$PWD/target/wasm32-wasip2/component/paimon_compact.wasm"
-cargo fmt --all --check
-cargo build --release -p paimon-compact-host
-cargo clippy --release --workspace --all-targets -- -D warnings
-cargo test --release --workspace
-./target/release/paimon-compact conformance tests/vectors/compaction-vectors.json
-./target/release/paimon-compact conformance --cpp tests/vectors/compaction-vectors.json
+# Each step's time is printed, so a slow CI run says where its time went.
+step() {
+  local t0=$SECONDS
+  "$@"
+  echo "=== step '$*' took $((SECONDS - t0)) s"
+}
+step cargo fmt --all --check
+step cargo build --release -p paimon-compact-host
+step cargo clippy --release --workspace --all-targets -- -D warnings
+step cargo test --release --workspace
+step ./target/release/paimon-compact conformance tests/vectors/compaction-vectors.json
+step ./target/release/paimon-compact conformance --cpp tests/vectors/compaction-vectors.json

@@ -25,6 +25,16 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).expect("JSON output")
 }
 
+/// Loads the component once (compiling it into the cache if no compiled artifact is there)
+/// before a test starts a clock: on a cold machine the first `--engine wasm` command compiles
+/// the component, which takes longer than the short lease TTLs these tests use.
+fn warm_component() {
+    static WARM: std::sync::Once = std::sync::Once::new();
+    WARM.call_once(|| {
+        json(&cli("wasm", &["info"]));
+    });
+}
+
 fn engines() -> Vec<&'static str> {
     // The wasm engine needs the component (built by stage 05, embedded or found next to the
     // binary); the test fails rather than skips without it.
@@ -149,6 +159,7 @@ fn temp_files(dir: &Path) -> Vec<std::path::PathBuf> {
 /// TTL and a poll; `--lease-ttl` below a second is refused.
 #[test]
 fn a_dead_jobs_leases_block_its_partitions_for_one_ttl_at_most() {
+    warm_component();
     let table = demo_table("cli-dead-lease");
     let t = table.to_str().unwrap();
     let tasks = table.parent().unwrap().join("tasks");
@@ -203,6 +214,7 @@ fn a_dead_jobs_leases_block_its_partitions_for_one_ttl_at_most() {
 #[cfg(unix)]
 #[test]
 fn a_killed_compact_frees_its_partitions_within_one_ttl() {
+    warm_component();
     let mut outcomes: std::collections::BTreeMap<&str, usize> = Default::default();
     for round in 0..6 {
         let table = demo_table(&format!("cli-kill-{round}"));
