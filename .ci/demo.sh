@@ -4,7 +4,7 @@
 # wasmtime, and walks through the planner. Extra arguments go to `paimon-compact demo`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash .ci/stages/05-component.sh >/dev/null
+bash .ci/component.sh build >/dev/null
 export PAIMON_COMPACT_COMPONENT="$PWD/target/wasm32-wasip2/component/paimon_compact.wasm"
 cargo build --release -q -p paimon-compact-host
 # The simulator's browser bundle, so `./target/release/paimon-compact serve` works right after.

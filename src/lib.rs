@@ -19,15 +19,21 @@
 //! * `maintenance` — expiry of snapshots, changelogs, partitions, tags and consumers, and
 //!   orphan-file removal (feature `rewrite`).
 //! * [`simulator`] — a deterministic LSM simulation driven by the planner.
+//! * [`decoder_panics`] — a third-party decoder's panic on outside bytes as corrupt input.
+//! * `fuzz_targets` — every parser of outside data behind a bytes-in function, for the fuzzers
+//!   and their CI smoke run (feature `rewrite`, native only).
 //!
 //! The core does no I/O of its own and reads no clock: callers pass `now` and the local hour,
 //! and bytes move only through [`storage::Storage`].
 
 pub mod api;
 pub mod bindings;
+pub mod decoder_panics;
 #[cfg(feature = "rewrite")]
 pub mod deletion_vectors;
 pub mod error;
+#[cfg(all(feature = "rewrite", not(target_family = "wasm")))]
+pub mod fuzz_targets;
 pub mod host_codec;
 pub mod io;
 #[cfg(feature = "rewrite")]

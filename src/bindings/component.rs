@@ -278,6 +278,12 @@ fn report_panics() {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let message = info.to_string().replace(":\n", ": ").replace('\n', " ");
+            // A decoder's panic on outside bytes cannot be caught here (panic = abort):
+            // name the file, which is most likely corrupt (`decoder_panics`).
+            let message = match crate::decoder_panics::decoding() {
+                Some(file) => format!("{message} (while decoding '{file}', most likely corrupt)"),
+                None => message,
+            };
             wpr::panicked(&message);
             default(info);
         }));

@@ -422,6 +422,10 @@ pub fn zone_offset_ms(key: &str, text: &str) -> Result<i64> {
         Some(b'-') => (-1, &rest[1..]),
         _ => return Err(bad()),
     };
+    // Digits and one colon only: the split below is by byte.
+    if !digits.bytes().all(|b| b.is_ascii_digit() || b == b':') {
+        return Err(bad());
+    }
     let (h, m) = if let Some((h, m)) = digits.split_once(':') {
         (h, m)
     } else if digits.len() > 2 {
@@ -449,4 +453,19 @@ pub fn keys() -> impl Iterator<Item = &'static str> {
     .into_iter()
     .flatten()
     .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zone_offset_with_other_characters_is_refused_not_a_panic() {
+        // Found by the `options` fuzz target: a multi-byte character where the digits are.
+        for text in ["+0\u{fffd}", "UTC+1\u{e9}00", "-\u{1f600}", "  0\u{fffd}"] {
+            assert!(zone_offset_ms("k", text).is_err(), "{text}");
+        }
+        assert_eq!(zone_offset_ms("k", "+0830").unwrap(), 30_600_000);
+        assert_eq!(zone_offset_ms("k", "UTC-01:30").unwrap(), -5_400_000);
+    }
 }

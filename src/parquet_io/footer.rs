@@ -14,6 +14,7 @@ use parquet::file::metadata::{
 use parquet::DecodeResult;
 
 use super::read::{corrupt, fetch, IoCounters};
+use crate::decoder_panics::contain;
 use crate::error::Result;
 use crate::storage::Storage;
 
@@ -101,7 +102,10 @@ pub(crate) fn read_footer(
         .push_ranges(ranges, buffers)
         .map_err(|e| corrupt(path, e))?;
     loop {
-        match decoder.try_decode().map_err(|e| corrupt(path, e))? {
+        let decoded = contain(path, "Parquet footer", || {
+            decoder.try_decode().map_err(|e| corrupt(path, e))
+        })?;
+        match decoded {
             DecodeResult::NeedsData(ranges) => {
                 let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
                 decoder

@@ -36,6 +36,7 @@ use parquet::file::reader::{ChunkReader, Length};
 use super::footer::InputFile;
 use super::host_decompression::{self, OffloadedRowGroups};
 use super::read::{corrupt, IoCounters, BATCH_SIZE};
+use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
 use crate::host_codec::CodecOffload;
 use crate::storage::{Storage, StorageError};
@@ -281,11 +282,12 @@ impl PageStream {
 
     /// The next batch, or `None` at the end of the file.
     pub(crate) fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
-        match self.reader.next() {
+        let (reader, inner) = (&mut self.reader, &self.inner);
+        contain(&inner.path, "Parquet", || match reader.next() {
             None => Ok(None),
             Some(Ok(batch)) => Ok(Some(batch)),
-            Some(Err(e)) => Err(fail(&self.inner, e)),
-        }
+            Some(Err(e)) => Err(fail(inner, e)),
+        })
     }
 
     /// Storage traffic since the last call.

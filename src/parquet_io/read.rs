@@ -20,6 +20,7 @@ use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder
 use parquet::DecodeResult;
 
 use super::footer::InputFile;
+use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
 
@@ -123,16 +124,17 @@ impl BatchStream {
         io: &mut IoCounters,
     ) -> Result<Option<RecordBatch>> {
         loop {
-            match self
-                .decoder
-                .try_decode()
-                .map_err(|e| corrupt_from(path, e))?
-            {
+            let decoded = contain(path, "Parquet", || {
+                self.decoder.try_decode().map_err(|e| corrupt_from(path, e))
+            })?;
+            match decoded {
                 DecodeResult::NeedsData(ranges) => {
                     let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
-                    self.decoder
-                        .push_ranges(ranges, buffers)
-                        .map_err(|e| corrupt_from(path, e))?;
+                    contain(path, "Parquet", || {
+                        self.decoder
+                            .push_ranges(ranges, buffers)
+                            .map_err(|e| corrupt_from(path, e))
+                    })?;
                 }
                 DecodeResult::Data(batch) => return Ok(Some(batch)),
                 DecodeResult::Finished => return Ok(None),

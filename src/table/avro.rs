@@ -9,20 +9,23 @@
 use apache_avro::types::Value;
 use apache_avro::{Codec, Reader, Schema, Writer};
 
+use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
 
 /// Decodes every record of a container file. `file` names it in errors.
 pub fn read_records(bytes: &[u8], file: &str) -> Result<Vec<Value>> {
-    let reader = Reader::new(bytes).map_err(|e| {
-        Error::corrupt(Some(file), format!("not a readable Avro file: {e}")).with_source(e)
-    })?;
-    reader
-        .map(|r| {
-            r.map_err(|e| {
-                Error::corrupt(Some(file), format!("bad Avro record: {e}")).with_source(e)
+    contain(file, "Avro", || {
+        let reader = Reader::new(bytes).map_err(|e| {
+            Error::corrupt(Some(file), format!("not a readable Avro file: {e}")).with_source(e)
+        })?;
+        reader
+            .map(|r| {
+                r.map_err(|e| {
+                    Error::corrupt(Some(file), format!("bad Avro record: {e}")).with_source(e)
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
 }
 
 /// The codec named by `manifest.compression` (Paimon's default is zstd).

@@ -306,13 +306,33 @@ impl ManifestEntry {
                 format!("manifest entry version {version}, expected {MANIFEST_VERSION}"),
             ));
         }
-        Ok(ManifestEntry {
+        let entry = ManifestEntry {
             kind: FileKind::from_i32(r.int("_KIND")?, file)?,
             partition: BinaryRow(r.bytes("_PARTITION")?),
             bucket: r.int("_BUCKET")?,
             total_buckets: r.int("_TOTAL_BUCKETS")?,
             file: DataFileMeta::read(&r.record("_FILE")?)?,
-        })
+        };
+        // A bucket is its directory (`bucket-<n>`): a negative one other than the postpone
+        // bucket, or one beyond the bucket count recorded beside it, names a directory no
+        // writer of the table uses.
+        let in_range = if entry.bucket == POSTPONE_BUCKET {
+            true
+        } else if entry.total_buckets > 0 {
+            (0..entry.total_buckets).contains(&entry.bucket)
+        } else {
+            entry.bucket >= 0
+        };
+        if !in_range {
+            return Err(Error::corrupt(
+                Some(file),
+                format!(
+                    "file '{}' is in bucket {} of {} buckets",
+                    entry.file.file_name, entry.bucket, entry.total_buckets
+                ),
+            ));
+        }
+        Ok(entry)
     }
 
     fn value(&self) -> Value {
@@ -326,6 +346,10 @@ impl ManifestEntry {
         ])
     }
 }
+
+/// The bucket id Paimon gives files of a postpone-bucket table (`bucket = -2`) before a
+/// rescale assigns them to real buckets.
+pub const POSTPONE_BUCKET: i32 = -2;
 
 /// One entry of a manifest list.
 #[derive(Clone, Debug, PartialEq, Eq)]

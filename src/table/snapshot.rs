@@ -131,7 +131,16 @@ impl Snapshot {
 pub fn read_snapshot(storage: &dyn Storage, paths: &TablePaths, id: i64) -> Result<Snapshot> {
     let path = paths.snapshot(id);
     let bytes = storage.read_all(&path)?;
-    Snapshot::from_json(&bytes, &path)
+    let snapshot = Snapshot::from_json(&bytes, &path)?;
+    // Commits find snapshots by file name and number the next one from it: a file whose id is
+    // not its name's would make the job commit over, or beside, the wrong snapshot.
+    if snapshot.id != id {
+        return Err(Error::corrupt(
+            Some(&path),
+            format!("the snapshot file holds id {}, not {id}", snapshot.id),
+        ));
+    }
+    Ok(snapshot)
 }
 
 fn exists(storage: &dyn Storage, path: &str) -> Result<bool> {

@@ -148,6 +148,70 @@ fn a_missing_system_column_is_corrupt_input() {
     assert!(e.message.contains("_VALUE_KIND"), "{e}");
 }
 
+/// Paimon writes each key twice (`_KEY_k` and `k`); a file where they disagree is refused
+/// naming the file and the column, before anything is written (merging it would order rows by
+/// one value and write the other).
+#[test]
+fn a_key_column_that_disagrees_with_its_value_column_is_corrupt() {
+    use arrow::array::{Array, Int64Array, RecordBatch};
+    let st = MemoryStorage::new();
+    let mut sections = bucket(&st);
+    let rows: Vec<Rec> = (0..30)
+        .map(|k| rec(k, 300 + k, RowKind::Insert, None))
+        .collect();
+    let good = batch(&rows);
+    let mut values: Vec<i64> = (0..30).collect();
+    values[17] = 1_000;
+    let mut columns = good.columns().to_vec();
+    columns[3] = Arc::new(Int64Array::from(values));
+    assert_eq!(columns[3].len(), 30);
+    let tampered = RecordBatch::try_new(schema(), columns).unwrap();
+    let mut buf = Vec::new();
+    let mut w = parquet::arrow::ArrowWriter::try_new(&mut buf, schema(), None).unwrap();
+    w.write(&tampered).unwrap();
+    w.close().unwrap();
+    let input = put_file(&st, "data-keys.parquet", 0, &rows, 7);
+    st.put(&input.path, buf);
+    sections[0].push(vec![input]);
+    let before = files_in(&st);
+    let e = run(&st, &request(sections, 1, false), &opts(&[])).unwrap_err();
+    assert_eq!(
+        e.kind,
+        ErrorKind::CorruptInput {
+            file: Some(format!("{DIR}/data-keys.parquet"))
+        },
+        "{e}"
+    );
+    assert!(e.message.contains("_KEY_k and the column 'k'"), "{e}");
+    assert_eq!(files_in(&st), before, "no output survives");
+}
+
+/// A file holding another number of rows than its metadata records is not the file the table
+/// lists (deletion vectors address rows by position): refused naming the file.
+#[test]
+fn a_row_count_that_differs_from_the_metadata_is_corrupt() {
+    let st = MemoryStorage::new();
+    let mut sections = bucket(&st);
+    let mut input = sections[0][1][0].clone();
+    let mut meta = (*input.meta).clone();
+    meta.row_count += 1;
+    input.meta = Arc::new(meta);
+    sections[0][1][0] = input;
+    let e = run(&st, &request(sections, 1, false), &opts(&[])).unwrap_err();
+    assert_eq!(
+        e.kind,
+        ErrorKind::CorruptInput {
+            file: Some(format!("{DIR}/data-a.parquet"))
+        },
+        "{e}"
+    );
+    assert!(
+        e.message
+            .contains("holds 25 rows where its metadata records 26"),
+        "{e}"
+    );
+}
+
 #[test]
 fn unsupported_combinations_are_refused_before_anything_is_written() {
     let st = MemoryStorage::new();

@@ -268,7 +268,7 @@ public class PaimonDriver {
                 create(id, step);
                 break;
             case "write":
-                result.put("commits", write(id, step));
+                write(id, step, result);
                 break;
             case "alter":
                 alter(id, step);
@@ -335,27 +335,54 @@ public class PaimonDriver {
         catalog.createTable(id, schema.build(), false);
     }
 
-    private int write(Identifier id, JsonNode step) throws Exception {
+    /**
+     * Commits each of the step's "commits" (arrays of rows). Optional: "pause_ms" between
+     * commits (a writer committing every so often while a compaction job runs), and "attempts":
+     * a commit that fails (a conflict with a concurrent compaction) is written and committed
+     * again from scratch, up to that many times; the failed attempts and their first messages
+     * are reported.
+     */
+    private void write(Identifier id, JsonNode step, ObjectNode result) throws Exception {
         Table table = catalog.getTable(id);
         Map<String, String> dynamic = stringMap(step.get("options"));
         if (!dynamic.isEmpty()) {
             table = table.copy(dynamic);
         }
         RowType rowType = table.rowType();
+        long pauseMs = step.path("pause_ms").asLong(0);
+        int attempts = Math.max(1, step.path("attempts").asInt(1));
         int commits = 0;
+        int failed = 0;
+        ArrayNode failures = NODES.arrayNode();
         for (JsonNode commit : step.get("commits")) {
-            BatchWriteBuilder builder = table.newBatchWriteBuilder();
-            try (BatchTableWrite write = builder.newWrite();
-                    BatchTableCommit tableCommit = builder.newCommit()) {
-                write.withIOManager(ioManager);
-                for (JsonNode row : commit) {
-                    write.write(toRow(row, rowType));
+            for (int attempt = 1; ; attempt++) {
+                BatchWriteBuilder builder = table.newBatchWriteBuilder();
+                try (BatchTableWrite write = builder.newWrite();
+                        BatchTableCommit tableCommit = builder.newCommit()) {
+                    write.withIOManager(ioManager);
+                    for (JsonNode row : commit) {
+                        write.write(toRow(row, rowType));
+                    }
+                    tableCommit.commit(write.prepareCommit());
+                    break;
+                } catch (Exception e) {
+                    if (attempt >= attempts) {
+                        throw e;
+                    }
+                    failed++;
+                    if (failures.size() < 5) {
+                        failures.add(describe(e));
+                    }
                 }
-                tableCommit.commit(write.prepareCommit());
             }
             commits++;
+            if (pauseMs > 0) {
+                Thread.sleep(pauseMs);
+            }
         }
-        return commits;
+        result.put("commits", commits);
+        result.put("failed_attempts", failed);
+        result.set("failures", failures);
     }
 
     private void alter(Identifier id, JsonNode step) throws Exception {

@@ -120,6 +120,10 @@ pub struct KvLayout {
     pub value_cols: Vec<usize>,
     /// Indices (into the file's columns) of the `sequence.field` columns, in option order.
     pub user_seq_cols: Vec<usize>,
+    /// Per key column, the value column of the same field (`_KEY_k` and `k`), when the file
+    /// has it: Paimon writes the key twice, and a file where the two disagree is corrupt
+    /// (merging by one and writing the other would change rows silently).
+    pub key_value_cols: Vec<Option<usize>>,
 }
 
 impl KvLayout {
@@ -197,12 +201,23 @@ impl KvLayout {
                 })?;
             user_seq_cols.push(i);
         }
+        let key_value_cols = key_cols
+            .iter()
+            .map(|&k| {
+                let name = schema.field(k).name().strip_prefix(KEY_PREFIX)?;
+                value_cols
+                    .iter()
+                    .copied()
+                    .find(|&v| schema.field(v).name() == name)
+            })
+            .collect();
         Ok(KvLayout {
             key_cols,
             seq_col,
             kind_col,
             value_cols,
             user_seq_cols,
+            key_value_cols,
         })
     }
 }

@@ -12,11 +12,11 @@ use parquet::arrow::parquet_to_arrow_schema;
 
 use super::arena::Slot;
 use super::dictionary_reads::DictionaryReads;
-use super::kv_format::{kinds_of, KvLayout};
+use super::kv_format::{kinds_of, KvLayout, KEY_PREFIX};
 use crate::error::{Error, Result};
 use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
-use crate::rewrite::schema_evolution::{same_but_spelling, ColumnMap, ColumnSource, Evolution};
+use crate::rewrite::schema_evolution::{same_but_spelling, ColumnSource, Evolution};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
 
@@ -48,6 +48,39 @@ fn plain(schema: &Schema) -> Schema {
     Schema::new_with_metadata(fields, schema.metadata().clone())
 }
 
+/// Checks that each `_KEY_k` column of `batch` equals its value column `k` row by row: a file
+/// where they differ is corrupt input naming the column (the merge orders by the key and
+/// writes the values, so merging it would change rows silently). Columns read as dictionaries
+/// are compared by value.
+fn check_keys_agree(batch: &RecordBatch, layout: &KvLayout, path: &str) -> Result<()> {
+    for (&k, v) in layout.key_cols.iter().zip(&layout.key_value_cols) {
+        let Some(v) = *v else { continue };
+        let (key, value) = (batch.column(k), batch.column(v));
+        let same = if key.data_type() == value.data_type() {
+            key.as_ref() == value.as_ref()
+        } else {
+            let value = arrow::compute::cast(value, key.data_type()).map_err(|e| {
+                Error::corrupt(
+                    Some(path),
+                    format!(
+                        "column '{}' cannot be read as its key's type: {e}",
+                        batch.schema().field(v).name()
+                    ),
+                )
+            })?;
+            key.as_ref() == value.as_ref()
+        };
+        if !same {
+            let name = batch.schema().field(v).name().clone();
+            return Err(Error::corrupt(
+                Some(path),
+                format!("the key column {KEY_PREFIX}{name} and the column '{name}' hold different values"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn file_schema(input: &InputFile) -> Result<Schema> {
     let fm = input.metadata.file_metadata();
     parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
@@ -56,20 +89,30 @@ pub(super) fn file_schema(input: &InputFile) -> Result<Schema> {
 }
 
 impl<'s> Reader<'s> {
-    /// Opens a file and checks it has the columns (names and types) of the merge, or, for a
-    /// file of an older schema version (`columns`), that its column map applies. The schema
-    /// returned is the one to decode the file with.
-    pub(super) fn open(
-        &mut self,
-        path: &str,
-        columns: Option<&ColumnMap>,
-    ) -> Result<(InputFile, Schema)> {
+    /// Opens an input and checks it holds the rows its metadata records and has the columns
+    /// (names and types) of the merge, or, for a file of an older schema version (its
+    /// `columns`), that its column map applies. The schema returned is the one to decode the
+    /// file with.
+    pub(super) fn open(&mut self, input: &RewriteInput) -> Result<(InputFile, Schema)> {
+        let (path, columns) = (input.path.as_str(), input.columns.as_deref());
         let file = read_footer(
             self.storage.as_ref(),
             path,
             FooterPolicy::PAGES,
             &mut self.io,
         )?;
+        // Deletion vectors and delete counts address rows by position in the count the
+        // manifest records: a file with another count is not the file the table lists.
+        let rows = file.metadata.file_metadata().num_rows();
+        if u64::try_from(rows).ok() != Some(input.meta.row_count) {
+            return Err(Error::corrupt(
+                Some(path),
+                format!(
+                    "the file holds {rows} rows where its metadata records {}",
+                    input.meta.row_count
+                ),
+            ));
+        }
         let schema = file_schema(&file)?;
         let respelled = match columns {
             Some(_) => None,
@@ -147,7 +190,7 @@ impl<'s> Reader<'s> {
         input: &RewriteInput,
         selection: Option<RowSelection>,
     ) -> Result<BatchStream> {
-        let (file, schema) = self.open(&input.path, input.columns.as_deref())?;
+        let (file, schema) = self.open(input)?;
         let meta = read::reader_metadata(&file, Arc::new(schema))?;
         BatchStream::new(&file, meta, selection)
     }
@@ -189,6 +232,7 @@ impl<'s> Reader<'s> {
             .iter()
             .map(|&c| batch.column(c).clone())
             .collect();
+        check_keys_agree(&batch, &self.layout, path)?;
         let keys = self
             .key_converter
             .convert_columns(&key_cols)

@@ -64,7 +64,7 @@ impl Merge<'_, '_> {
                 };
                 cur.next_file += 1;
                 let inp = self.inputs[input];
-                let (file, schema) = self.reader.open(&inp.path, inp.columns.as_deref())?;
+                let (file, schema) = self.reader.open(inp)?;
                 let rows = file.metadata.file_metadata().num_rows().max(0) as u64;
                 let deleted = inp.deleted_rows.as_deref().unwrap_or(&[]);
                 read::check_deletion_vector(&inp.path, deleted, rows)?;

@@ -14,6 +14,7 @@ use super::binary_row::BinaryRow;
 use super::guards;
 use super::job_state::{self, PartitionState};
 use super::lease;
+use super::manifest::POSTPONE_BUCKET;
 use super::scan::{BucketState, Table, TableState};
 use super::schema::TableSchema;
 use super::scope::{JobScope, ResolvedScope};
@@ -454,10 +455,6 @@ fn load_kept_state(
     }
     out
 }
-
-/// The bucket id Paimon gives files of a postpone-bucket table (`bucket = -2`) before a
-/// rescale assigns them to real buckets.
-const POSTPONE_BUCKET: i32 = -2;
 
 /// The postpone bucket of a `bucket = -2` table: reported with its files and left alone.
 fn postpone_bucket_plan(table: &Table, b: &BucketState) -> Result<BucketPlan> {

@@ -1,0 +1,3 @@
+#![no_main]
+//! `paimon_compact::fuzz_targets::parquet_append` under libFuzzer.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| paimon_compact::fuzz_targets::parquet_append(data));

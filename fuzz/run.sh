@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every fuzz target (or those named) under libFuzzer for SECONDS each (default 300) and
+# prints one line of figures per target: executions, coverage (libFuzzer's `cov` and `ft`),
+# corpus size, peak memory. Needs the nightly toolchain; installs cargo-fuzz from crates.io if
+# it is missing. New inputs go to target/fuzz-work/<target>/ (the committed corpus in
+# fuzz/corpus/ is read, never written); crashes to target/fuzz-artifacts/<target>/.
+#
+#   bash fuzz/run.sh                # every target, 300 s each
+#   SECONDS_PER_TARGET=60 bash fuzz/run.sh parquet_merge table_job
+set -euo pipefail
+cd "$(dirname "$0")/.."
+per_target="${SECONDS_PER_TARGET:-300}"
+command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^paimon-compact-fuzz$')
+fi
+work="$PWD/target/fuzz-work"
+artifacts="$PWD/target/fuzz-artifacts"
+# Without a sanitizer: the crate has no unsafe code on these paths and libFuzzer's own
+# checks (panics, timeouts, memory) are what the targets' contract is about; debug assertions
+# stay on (cargo-fuzz's default), so overflow checks fire.
+cargo +nightly fuzz build --sanitizer none
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t" "$artifacts/$t"
+  log="$work/$t.log"
+  set +e
+  cargo +nightly fuzz run --sanitizer none "$t" "$work/$t" "fuzz/corpus/$t" -- \
+    -max_total_time="$per_target" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/$t/" >"$log" 2>&1
+  code=$?
+  set -e
+  done_line=$(grep -E '^#[0-9]+ +DONE' "$log" | tail -1)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
+  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$done_line" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+'), peak ${rss:-?} MB"
+  [ "$code" -eq 0 ] || { echo "  crash or limit: see $log and $artifacts/$t/"; }
+done

@@ -1,0 +1,655 @@
+//! Fuzz targets: every parser of what comes from outside, each behind one function that takes
+//! arbitrary bytes and returns.
+//!
+//! The contract each target checks is the crate's contract for outside data: any input ends in
+//! a typed error or a correct result, never a panic, a hang or unbounded memory. The same
+//! functions run in two places (`fuzz/README.md`):
+//! * `fuzz/` (cargo-fuzz on the nightly toolchain, outside the workspace) runs them under
+//!   libFuzzer for as long as one likes, with its time and memory limits;
+//! * the `it` tests replay the committed corpora (`fuzz/corpus/<target>/`) and a fixed set of
+//!   mutations of every seed on stable, so each CI run exercises every target and an input
+//!   that once crashed stays fixed.
+//!
+//! Where a parser needs more than bytes (which types a row has, which of a table's files the
+//! bytes replace), the input's first byte chooses; each function documents its input.
+//! Nothing here trusts a size read from the input: a harness that allocated by a fuzzed count
+//! would report its own memory, not the parser's.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use crate::api::{
+    compact_append_files, compact_table, plan_bucket, plan_table, run_conformance,
+    write_demo_tables, AppendInputFile, AppendRequest, BucketRequest, Services, TableJob,
+};
+use crate::deletion_vectors::{encode_deletion_vectors, read_deletion_vector, DeletionVectorMeta};
+use crate::error::Result;
+use crate::maintenance::consumers::read_consumer;
+use crate::maintenance::tags::parse_tag;
+use crate::maintenance::time::{parse_default_timestamp, parse_with_pattern};
+use crate::meta::Level;
+use crate::options::maintenance::{
+    zone_offset_ms, ExpireOptions, PartitionExpireOptions, TagOptions,
+};
+
+use crate::options::{parse_duration_ms, parse_memory_size, CoreOptions, Flavor, TableKind};
+use crate::parquet_io::footer::{read_footer, FooterPolicy};
+use crate::parquet_io::read::IoCounters;
+use crate::rewrite::merge::{rewrite_merge_tree, MergeTreeRewrite};
+use crate::rewrite::RewriteInput;
+use crate::storage::MemoryStorage;
+use crate::table::binary_row::BinaryRow;
+use crate::table::fanout::{Task, TaskResult, TaskSet};
+use crate::table::index::decode_index_manifest;
+use crate::table::lease::{acquire, LeaseRecord};
+use crate::table::manifest::{decode_manifest, decode_manifest_list};
+use crate::table::path::TablePaths;
+use crate::table::schema::TableSchema;
+use crate::table::snapshot::Snapshot;
+use crate::types::DataType;
+
+/// One fuzz target: its name (the binary `fuzz/fuzz_targets/<name>.rs` and the corpus
+/// directory `fuzz/corpus/<name>/`) and its function.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// The target's name.
+    pub name: &'static str,
+    /// Runs one input; returns whatever the input holds (errors are the expected outcome of
+    /// most inputs).
+    pub run: fn(&[u8]),
+}
+
+/// Every target, in the order `fuzz/README.md` lists them.
+pub const TARGETS: &[Target] = &[
+    Target {
+        name: "parquet_append",
+        run: parquet_append,
+    },
+    Target {
+        name: "parquet_merge",
+        run: parquet_merge,
+    },
+    Target {
+        name: "avro_metadata",
+        run: avro_metadata,
+    },
+    Target {
+        name: "json_metadata",
+        run: json_metadata,
+    },
+    Target {
+        name: "binary_row",
+        run: binary_row,
+    },
+    Target {
+        name: "deletion_vector",
+        run: deletion_vector,
+    },
+    Target {
+        name: "options",
+        run: options,
+    },
+    Target {
+        name: "plan_request",
+        run: plan_request,
+    },
+    Target {
+        name: "table_job",
+        run: table_job,
+    },
+];
+
+/// Where the targets put a Parquet input.
+const INPUT: &str = "t/bucket-0/data-input.parquet";
+
+/// Deleted positions the targets mark in a file, at most this many rows in (a fuzzed row count
+/// never sizes an allocation of the harness).
+const MAX_MARKED_ROWS: u64 = 4096;
+
+/// The row count `data`'s footer declares (0 when there is no readable footer): what a table's
+/// manifest would say of the file.
+fn declared_rows(storage: &MemoryStorage) -> u64 {
+    read_footer(
+        storage,
+        INPUT,
+        FooterPolicy::ROWS,
+        &mut IoCounters::default(),
+    )
+    .map(|f| u64::try_from(f.metadata.file_metadata().num_rows()).unwrap_or(0))
+    .unwrap_or(0)
+}
+
+/// Every third row of the first [`MAX_MARKED_ROWS`], as a deletion vector would mark them.
+fn every_third_row(rows: u64) -> Vec<u64> {
+    (0..rows.min(MAX_MARKED_ROWS)).step_by(3).collect()
+}
+
+/// Input: a Parquet data file of an append table. Rewritten by the append rewrite twice: with
+/// fast copy (row groups spliced when they can be) and without it, every third row deleted
+/// (each page decoded, the deletion vector applied).
+pub fn parquet_append(data: &[u8]) {
+    for (fast_copy, deleted) in [("true", false), ("false", true)] {
+        let storage = Arc::new(MemoryStorage::new());
+        storage.put(INPUT, data.to_vec());
+        let rows = declared_rows(&storage);
+        let request = AppendRequest {
+            inputs: vec![AppendInputFile {
+                path: INPUT.into(),
+                row_count: rows,
+                min_sequence_number: 0,
+                max_sequence_number: i64::try_from(rows).unwrap_or(i64::MAX).max(1) - 1,
+                deleted_rows: deleted.then(|| every_third_row(rows)),
+            }],
+            output_dir: "t/bucket-0".into(),
+            file_prefix: "data-out-".into(),
+            options: vec![("paimon-compact.append.fast-copy".into(), fast_copy.into())],
+            creation_time_ms: 0,
+        };
+        let _ = compact_append_files(storage, &request, &Services::none());
+    }
+}
+
+/// Input: a Parquet data file of a primary-key table (`_KEY_*`, `_SEQUENCE_NUMBER`,
+/// `_VALUE_KIND` and the values). Merged alone into the top level, its layout resolved from its
+/// own footer: once with the deduplicate engine dropping deletes, once with partial updates,
+/// full-compaction changelog and every third row deleted.
+pub fn parquet_merge(data: &[u8]) {
+    let configs: [(&[(&str, &str)], bool); 2] = [
+        (&[], false),
+        (
+            &[
+                ("merge-engine", "partial-update"),
+                ("changelog-producer", "full-compaction"),
+            ],
+            true,
+        ),
+    ];
+    for (pairs, deleted) in configs {
+        let Ok(options) =
+            CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, pairs.iter().copied())
+        else {
+            continue;
+        };
+        let storage = MemoryStorage::new();
+        storage.put(INPUT, data.to_vec());
+        let rows = declared_rows(&storage);
+        let mut input = RewriteInput::from_parts(
+            INPUT.into(),
+            rows,
+            0,
+            i64::try_from(rows).unwrap_or(i64::MAX).max(1) - 1,
+            None,
+        );
+        if deleted {
+            input.deleted_rows = Some(every_third_row(rows));
+        }
+        let request = MergeTreeRewrite {
+            sections: vec![vec![vec![input]]],
+            schema: None,
+            higher_levels: Vec::new(),
+            output_dir: "t/bucket-0".into(),
+            file_prefix: "data-out-".into(),
+            changelog_prefix: "changelog-out-".into(),
+            output_level: Level::new(5),
+            max_level: Level::new(5),
+            drop_delete: true,
+            write_data: true,
+            creation_time_ms: 0,
+        };
+        let _ = rewrite_merge_tree(&storage, &request, &options);
+    }
+}
+
+/// Input: a selector byte (0 a manifest, 1 a manifest list, 2 an index manifest; modulo 3)
+/// and the Avro object container file.
+pub fn avro_metadata(data: &[u8]) {
+    let Some((&which, file)) = data.split_first() else {
+        return;
+    };
+    match which % 3 {
+        0 => drop(decode_manifest(file, "fuzz")),
+        1 => drop(decode_manifest_list(file, "fuzz")),
+        _ => drop(decode_index_manifest(file, "fuzz")),
+    }
+}
+
+/// Input: a selector byte (modulo 8: a snapshot, a schema, a tag, a task set, a task, a task
+/// result, another job's lease record, a consumer) and the JSON document. Leases and
+/// consumers are read from storage as a job reads them; a schema that parses also derives its
+/// options, keys and Arrow types.
+pub fn json_metadata(data: &[u8]) {
+    let Some((&which, doc)) = data.split_first() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(doc);
+    match which % 8 {
+        0 => drop(Snapshot::from_json(doc, "fuzz")),
+        1 => {
+            if let Ok(schema) = TableSchema::from_json(doc, "fuzz") {
+                let _ = schema.core_options();
+                let _ = schema.partition_fields();
+                let _ = schema.trimmed_primary_keys();
+                for f in &schema.fields {
+                    let _ = f.data_type.to_arrow();
+                }
+            }
+        }
+        2 => drop(parse_tag("fuzz", doc, "fuzz")),
+        3 => drop(TaskSet::from_json(&text)),
+        4 => drop(Task::from_json(&text)),
+        5 => drop(TaskResult::from_json(&text)),
+        6 => {
+            let storage = MemoryStorage::new();
+            let paths = TablePaths::new("t");
+            storage.put(&format!("{}/00-0", paths.lease_dir()), doc.to_vec());
+            let record = LeaseRecord {
+                owner: "fuzz".into(),
+                job_id: "00000000-0000-0000-0000-000000000000".into(),
+                acquired_ms: 0,
+                expires_ms: 60_000,
+            };
+            let _ = acquire(&storage, &paths, "00", "p", record, 0);
+        }
+        _ => {
+            let storage = MemoryStorage::new();
+            let paths = TablePaths::new("t");
+            storage.put("t/consumer/consumer-c", doc.to_vec());
+            let _ = read_consumer(&storage, &paths, "c");
+        }
+    }
+}
+
+/// The field types a [`binary_row`] input may choose.
+const ROW_TYPES: &[&[&str]] = &[
+    &["INT"],
+    &["BIGINT", "STRING"],
+    &["STRING"],
+    &[
+        "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE",
+    ],
+    &[
+        "DECIMAL(10, 2)",
+        "DECIMAL(38, 10)",
+        "DATE",
+        "TIME",
+        "TIMESTAMP(3)",
+        "TIMESTAMP(9)",
+    ],
+    &["BYTES", "VARCHAR(10)", "CHAR(3)", "BINARY(4)"],
+];
+
+/// The types of [`ROW_TYPES`] entry `which` (modulo their count).
+fn row_types(which: u8) -> Result<Vec<DataType>> {
+    ROW_TYPES[usize::from(which) % ROW_TYPES.len()]
+        .iter()
+        .map(|t| DataType::parse(t, "fuzz"))
+        .collect()
+}
+
+/// Input: a selector byte choosing the field types ([`ROW_TYPES`], modulo their count) and a
+/// serialized `BinaryRow`. A row that decodes must encode again, and that encoding must be
+/// stable: decoding and encoding it once more gives the same bytes (a panic here is a finding).
+pub fn binary_row(data: &[u8]) {
+    let Some((&which, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(types) = row_types(which) else {
+        return;
+    };
+    let Ok(values) = BinaryRow(bytes.to_vec()).decode(&types, "fuzz", "row") else {
+        return;
+    };
+    let encoded = match BinaryRow::encode(&values, &types) {
+        Ok(row) => row,
+        Err(e) => panic!("a decoded row does not encode again: {e}"),
+    };
+    let again = encoded
+        .decode(&types, "fuzz", "row")
+        .and_then(|v| BinaryRow::encode(&v, &types));
+    match again {
+        Ok(row) => assert_eq!(
+            row.as_bytes(),
+            encoded.as_bytes(),
+            "encoding a decoded row is not stable"
+        ),
+        Err(e) => panic!("an encoded row does not decode again: {e}"),
+    }
+}
+
+/// Input: the vector's offset and length in the index file (big-endian `i32`s) and the index
+/// file's bytes. A vector that reads must encode into an index file that reads back equal.
+pub fn deletion_vector(data: &[u8]) {
+    let (Some(offset), Some(length), Some(file)) = (
+        data.get(0..4).and_then(|b| b.try_into().ok()),
+        data.get(4..8).and_then(|b| b.try_into().ok()),
+        data.get(8..),
+    ) else {
+        return;
+    };
+    let storage = MemoryStorage::new();
+    storage.put("t/index/index-fuzz", file.to_vec());
+    let meta = DeletionVectorMeta {
+        data_file: "data-fuzz.parquet".into(),
+        offset: i32::from_be_bytes(offset),
+        length: i32::from_be_bytes(length),
+        cardinality: None,
+    };
+    let Ok(bitmap) = read_deletion_vector(&storage, "t/index/index-fuzz", &meta) else {
+        return;
+    };
+    let vectors = BTreeMap::from([(meta.data_file.clone(), bitmap.clone())]);
+    let (bytes, metas) = match encode_deletion_vectors(&vectors) {
+        Ok(encoded) => encoded,
+        Err(e) => panic!("a vector that reads does not encode: {e}"),
+    };
+    storage.put("t/index/index-again", bytes);
+    for m in &metas {
+        match read_deletion_vector(&storage, "t/index/index-again", m) {
+            Ok(back) => assert_eq!(back, bitmap, "a re-encoded vector reads differently"),
+            Err(e) => panic!("a re-encoded vector does not read: {e}"),
+        }
+    }
+}
+
+/// Input: text, one `key=value` option a line. Parsed as a primary-key and as an append
+/// table's options in both flavours and as the expiry, partition-expiry and tag options; each
+/// value also as a memory size, a duration, a data type and a zone offset; a line
+/// `pattern|text` also as a partition timestamp read with that pattern.
+pub fn options(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let raw: BTreeMap<String, String> = text
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    for kind in [TableKind::PrimaryKey, TableKind::Append] {
+        for flavor in [Flavor::Java, Flavor::Cpp] {
+            let _ = CoreOptions::parse_with(kind, flavor, &raw);
+        }
+    }
+    let _ = ExpireOptions::read(&raw);
+    let _ = PartitionExpireOptions::read_if_enabled(&raw);
+    let _ = TagOptions::from_options(&raw);
+    for v in raw.values() {
+        let _ = parse_memory_size(v);
+        let _ = parse_duration_ms(v);
+        let _ = DataType::parse(v, "fuzz");
+        let _ = zone_offset_ms("fuzz", v);
+        let _ = parse_default_timestamp(v);
+    }
+    for line in text.lines() {
+        if let Some((pattern, value)) = line.split_once('|') {
+            let _ = parse_with_pattern(pattern, value);
+        }
+    }
+}
+
+/// Input: a selector byte (even: a bucket request, the WIT `bucket-request` as JSON, planned;
+/// odd: a conformance vectors file, run in both flavours) and the JSON text.
+pub fn plan_request(data: &[u8]) {
+    let Some((&which, doc)) = data.split_first() else {
+        return;
+    };
+    if which % 2 == 0 {
+        if let Ok(request) = serde_json::from_slice::<BucketRequest>(doc) {
+            let _ = plan_bucket(&request);
+        }
+    } else {
+        let text = String::from_utf8_lossy(doc);
+        for flavor in [Flavor::Java, Flavor::Cpp] {
+            let _ = run_conformance(&text, flavor);
+        }
+    }
+}
+
+/// The kinds of file a [`table_job`] input may replace, by a piece of their path.
+const TABLE_FILE_KINDS: &[&str] = &[
+    "/snapshot/snapshot-",
+    "/snapshot/LATEST",
+    "/schema/schema-",
+    "/manifest/manifest-list-",
+    "/manifest/index-manifest-",
+    "/manifest/manifest-",
+    "/bucket-",
+    "/",
+];
+
+/// The demo tables, written once per process: their paths and every file.
+struct DemoTables {
+    tables: Vec<String>,
+    files: Vec<(String, Arc<Vec<u8>>)>,
+}
+
+fn demo_tables() -> Option<&'static DemoTables> {
+    static DEMO: OnceLock<Option<DemoTables>> = OnceLock::new();
+    DEMO.get_or_init(|| {
+        let storage = Arc::new(MemoryStorage::new());
+        let tables = write_demo_tables(storage.clone(), "w", DEMO_NOW_MS, 7).ok()?;
+        let files = storage
+            .paths()
+            .into_iter()
+            .filter_map(|p| storage.get(&p).map(|b| (p, b)))
+            .collect();
+        Some(DemoTables { tables, files })
+    })
+    .as_ref()
+}
+
+/// The demo tables' clock.
+const DEMO_NOW_MS: i64 = 1_700_000_000_000;
+
+/// The file a [`table_job`] selector byte picks: kind `which % 8` of [`TABLE_FILE_KINDS`]
+/// (`manifest-` excludes the lists and index manifests; the last kind is any file), the
+/// `which / 8`-th of that kind modulo their count.
+fn pick_file(demo: &DemoTables, which: u8) -> Option<&str> {
+    let kind = TABLE_FILE_KINDS[usize::from(which) % TABLE_FILE_KINDS.len()];
+    let of_kind: Vec<&str> = demo
+        .files
+        .iter()
+        .map(|(p, _)| p.as_str())
+        .filter(|p| {
+            p.contains(kind)
+                && (kind != "/manifest/manifest-"
+                    || !(p.contains("manifest-list-") || p.contains("index-manifest-")))
+        })
+        .collect();
+    if of_kind.is_empty() {
+        return None;
+    }
+    Some(of_kind[usize::from(which) / TABLE_FILE_KINDS.len() % of_kind.len()])
+}
+
+/// Input: a selector byte ([`pick_file`]) and a file's bytes. A copy of the demo tables gets
+/// the bytes in place of the chosen file (a snapshot, the hint, a schema, a manifest list, an
+/// index manifest, a manifest, a data file or any file), and the table that holds it is
+/// planned and fully compacted as a dedicated job would, maintenance included.
+pub fn table_job(data: &[u8]) {
+    let (Some((&which, bytes)), Some(demo)) = (data.split_first(), demo_tables()) else {
+        return;
+    };
+    let Some(replaced) = pick_file(demo, which) else {
+        return;
+    };
+    let Some(table) = demo
+        .tables
+        .iter()
+        .find(|t| replaced.starts_with(&format!("{t}/")))
+    else {
+        return;
+    };
+    let storage = Arc::new(MemoryStorage::new());
+    for (path, content) in &demo.files {
+        storage.put(path, content.as_ref().clone());
+    }
+    storage.put(replaced, bytes.to_vec());
+    let job = TableJob {
+        full: true,
+        now_ms: DEMO_NOW_MS + 60_000,
+        local_hour: 3,
+        job_id: vec![7; 16],
+        owner: "fuzz".into(),
+        lease_ttl_ms: None,
+        max_commit_retries: 1,
+        scope: Default::default(),
+        skip_maintenance: false,
+        utc_offset_ms: 0,
+    };
+    let _ = plan_table(storage.clone(), table, &job);
+    let _ = compact_table(storage, table, &job, &Services::none());
+}
+
+/// The starting corpus of each target, made from the demo tables (before and after a full
+/// compaction), encoded rows and vectors, the conformance vectors' shapes and typical options:
+/// what `fuzz/corpus/` was written from (the `it` tests' `write_fuzz_seeds`).
+pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
+    let mut out: Vec<(&'static str, Vec<u8>)> = Vec::new();
+    let Some(demo) = demo_tables() else {
+        return out;
+    };
+    let first = |piece: &str, table: &str| {
+        demo.files
+            .iter()
+            .find(|(p, _)| p.starts_with(table) && p.contains(piece))
+            .map(|(_, b)| b.as_ref().clone())
+    };
+    let (events, orders) = (&demo.tables[0], &demo.tables[demo.tables.len() - 1]);
+    if let Some(f) = first(".parquet", events) {
+        out.push(("parquet_append", f));
+    }
+    if let Some(f) = first(".parquet", orders) {
+        out.push(("parquet_merge", f));
+    }
+    // Files of our own writers: the tables fully compacted.
+    let compacted = Arc::new(MemoryStorage::new());
+    for (path, content) in &demo.files {
+        compacted.put(path, content.as_ref().clone());
+    }
+    let job = TableJob {
+        full: true,
+        now_ms: DEMO_NOW_MS + 60_000,
+        local_hour: 3,
+        job_id: vec![9; 16],
+        owner: "seeds".into(),
+        lease_ttl_ms: None,
+        max_commit_retries: 1,
+        scope: Default::default(),
+        skip_maintenance: true,
+        utc_offset_ms: 0,
+    };
+    for (table, target) in [(events, "parquet_append"), (orders, "parquet_merge")] {
+        if compact_table(compacted.clone(), table, &job, &Services::none()).is_ok() {
+            if let Some(p) = compacted
+                .paths()
+                .into_iter()
+                .filter(|p| p.starts_with(table.as_str()) && p.ends_with(".parquet"))
+                .find(|p| !demo.files.iter().any(|(q, _)| q == p))
+            {
+                if let Some(b) = compacted.get(&p) {
+                    out.push((target, b.as_ref().clone()));
+                }
+            }
+        }
+    }
+    for (which, piece) in [
+        (0u8, "/manifest/manifest-"),
+        (1, "/manifest/manifest-list-"),
+    ] {
+        if let Some(f) = demo
+            .files
+            .iter()
+            .find(|(p, _)| p.contains(piece) && (which == 1 || !p.contains("manifest-list-")))
+            .map(|(_, b)| b.as_ref().clone())
+        {
+            out.push(("avro_metadata", [vec![which], f].concat()));
+        }
+    }
+    for (which, piece) in [(0u8, "/snapshot/snapshot-"), (1, "/schema/schema-")] {
+        if let Some(f) = first(piece, orders) {
+            out.push(("json_metadata", [vec![which], f].concat()));
+        }
+    }
+    let lease = br#"{"owner":"host:1","job_id":"00000000-0000-0000-0000-000000000001","acquired_ms":1,"expires_ms":2}"#;
+    out.push(("json_metadata", [&[6u8][..], lease].concat()));
+    out.push((
+        "json_metadata",
+        [&[7u8][..], br#"{"nextSnapshot":3}"#].concat(),
+    ));
+    out.push((
+        "json_metadata",
+        [&[2u8][..], br#"{"id":1,"schemaId":0,"baseManifestList":"a","deltaManifestList":"b","commitUser":"u","commitIdentifier":1,"commitKind":"APPEND","timeMillis":1,"version":3,"tagCreateTime":[2025,1,1,0,0,0,0],"tagTimeRetained":"PT1H"}"#].concat(),
+    ));
+    use crate::value::Datum;
+    let rows: [(u8, Vec<Datum>); 3] = [
+        (0, vec![Datum::Int(-7)]),
+        (
+            1,
+            vec![
+                Datum::BigInt(1 << 40),
+                Datum::String("a longer string".into()),
+            ],
+        ),
+        (
+            5,
+            vec![
+                Datum::Bytes(vec![1, 2, 3, 4, 5, 6, 7, 8, 9]),
+                Datum::String("short".into()),
+                Datum::Null,
+                Datum::Bytes(vec![0, 1, 2, 3]),
+            ],
+        ),
+    ];
+    for (which, values) in rows {
+        if let Ok(row) = row_types(which).and_then(|t| BinaryRow::encode(&values, &t)) {
+            out.push(("binary_row", [vec![which], row.0].concat()));
+        }
+    }
+    let bitmap: roaring::RoaringBitmap = [0u32, 3, 6, 70_000].into_iter().collect();
+    if let Ok((file, metas)) = encode_deletion_vectors(&BTreeMap::from([("f".to_string(), bitmap)]))
+    {
+        for m in metas {
+            let mut seed = m.offset.to_be_bytes().to_vec();
+            seed.extend_from_slice(&m.length.to_be_bytes());
+            seed.extend_from_slice(&file);
+            out.push(("deletion_vector", seed));
+        }
+    }
+    out.push((
+        "options",
+        b"bucket=4\nnum-sorted-run.compaction-trigger=3\ncompaction.max-size-amplification-percent=150\ntarget-file-size=64 mb\nsnapshot.time-retained=1 h\npartition.expiration-time=7 d\npartition.timestamp-formatter=yyyyMMdd\nsink.watermark-time-zone=+08:00\ntag.automatic-creation=process-time\ncompaction.offpeak.start.hour=22\nyyyy-MM-dd HH:mm|2025-01-02 03:04\nDECIMAL(10, 2)=ARRAY<MAP<STRING, INT NOT NULL>>\n".to_vec(),
+    ));
+    let files = (0..6)
+        .map(|i| {
+            crate::meta::CompactionFile::new(
+                format!("data-{i}.parquet"),
+                Level::new(if i < 4 { 0 } else { 5 }),
+                1 << (10 + i),
+                crate::meta::Key::from_i64(i),
+                crate::meta::Key::from_i64(i + 10),
+                i,
+                i,
+            )
+        })
+        .collect();
+    let request = BucketRequest {
+        table_kind: TableKind::PrimaryKey,
+        flavor: Flavor::Java,
+        options: vec![("bucket".into(), "1".into())],
+        files,
+        full: false,
+        now_ms: DEMO_NOW_MS,
+        local_hour: 3,
+        state: None,
+        role: Default::default(),
+    };
+    if let Ok(json) = serde_json::to_vec(&request) {
+        out.push(("plan_request", [vec![0], json].concat()));
+    }
+    for kind in [0u8, 2, 3, 5, 6] {
+        if let Some(f) = pick_file(demo, kind) {
+            if let Some((_, b)) = demo.files.iter().find(|(p, _)| p == f) {
+                out.push(("table_job", [vec![kind], b.as_ref().clone()].concat()));
+            }
+        }
+    }
+    out
+}
