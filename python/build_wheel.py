@@ -45,6 +45,12 @@ def main() -> None:
     files[f"{NAME}/bin/paimon_compact.wasm"] = (Path(args.component).read_bytes(), 0o644)
     for p in map(Path, args.precompiled):
         files[f"{NAME}/bin/{p.name}"] = (p.read_bytes(), 0o644)
+        # The checksum `precompile` wrote beside it: without it the CLI refuses the artifact
+        # and compiles the component on first start.
+        sum_file = p.with_name(p.name + ".sha256")
+        if not sum_file.is_file():
+            raise SystemExit(f"{sum_file} is missing: run `paimon-compact precompile` again")
+        files[f"{NAME}/bin/{sum_file.name}"] = (sum_file.read_bytes(), 0o644)
     dist = f"{NAME}-{VERSION}.dist-info"
     files[f"{dist}/METADATA"] = (
         (

@@ -435,6 +435,33 @@ fn demo_tables() -> Option<&'static DemoTables> {
     .as_ref()
 }
 
+impl DemoTables {
+    /// A storage holding every file of the demo tables.
+    fn copy(&self) -> Arc<MemoryStorage> {
+        let storage = Arc::new(MemoryStorage::new());
+        for (path, content) in &self.files {
+            storage.put(path, content.as_ref().clone());
+        }
+        storage
+    }
+}
+
+/// A dedicated job's full compaction of a demo table, a minute after it was written.
+fn full_job(owner: &str, skip_maintenance: bool) -> TableJob {
+    TableJob {
+        full: true,
+        now_ms: DEMO_NOW_MS + 60_000,
+        local_hour: 3,
+        job_id: vec![7; 16],
+        owner: owner.into(),
+        lease_ttl_ms: None,
+        max_commit_retries: 1,
+        scope: Default::default(),
+        skip_maintenance,
+        utc_offset_ms: 0,
+    }
+}
+
 /// The demo tables' clock.
 const DEMO_NOW_MS: i64 = 1_700_000_000_000;
 
@@ -477,23 +504,9 @@ pub fn table_job(data: &[u8]) {
     else {
         return;
     };
-    let storage = Arc::new(MemoryStorage::new());
-    for (path, content) in &demo.files {
-        storage.put(path, content.as_ref().clone());
-    }
+    let storage = demo.copy();
     storage.put(replaced, bytes.to_vec());
-    let job = TableJob {
-        full: true,
-        now_ms: DEMO_NOW_MS + 60_000,
-        local_hour: 3,
-        job_id: vec![7; 16],
-        owner: "fuzz".into(),
-        lease_ttl_ms: None,
-        max_commit_retries: 1,
-        scope: Default::default(),
-        skip_maintenance: false,
-        utc_offset_ms: 0,
-    };
+    let job = full_job("fuzz", false);
     let _ = plan_table(storage.clone(), table, &job);
     let _ = compact_table(storage, table, &job, &Services::none());
 }
@@ -520,22 +533,8 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         out.push(("parquet_merge", f));
     }
     // Files of our own writers: the tables fully compacted.
-    let compacted = Arc::new(MemoryStorage::new());
-    for (path, content) in &demo.files {
-        compacted.put(path, content.as_ref().clone());
-    }
-    let job = TableJob {
-        full: true,
-        now_ms: DEMO_NOW_MS + 60_000,
-        local_hour: 3,
-        job_id: vec![9; 16],
-        owner: "seeds".into(),
-        lease_ttl_ms: None,
-        max_commit_retries: 1,
-        scope: Default::default(),
-        skip_maintenance: true,
-        utc_offset_ms: 0,
-    };
+    let compacted = demo.copy();
+    let job = full_job("seeds", true);
     for (table, target) in [(events, "parquet_append"), (orders, "parquet_merge")] {
         if compact_table(compacted.clone(), table, &job, &Services::none()).is_ok() {
             if let Some(p) = compacted

@@ -34,6 +34,16 @@ fn demo(name: &str) -> (Arc<MemoryStorage>, String) {
     (storage, table)
 }
 
+/// A manifest (not a list, not an index manifest) of `table`.
+fn first_manifest(storage: &MemoryStorage, table: &str) -> String {
+    storage
+        .paths()
+        .into_iter()
+        .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
+        .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
+        .unwrap()
+}
+
 /// Asserts that planning and compacting `table` fail as corrupt input naming `file` with
 /// `words` in the message, and that the compaction left every file as it was.
 fn refused(storage: &Arc<MemoryStorage>, table: &str, file: &str, words: &str) {
@@ -82,12 +92,7 @@ fn a_snapshot_whose_id_is_not_its_file_name_is_refused() {
 #[test]
 fn a_manifest_entry_beyond_its_bucket_count_is_refused() {
     let (storage, table) = demo("metrics");
-    let manifest = storage
-        .paths()
-        .into_iter()
-        .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
-        .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
-        .unwrap();
+    let manifest = first_manifest(&storage, &table);
     let mut entries = decode_manifest(&storage.get(&manifest).unwrap(), &manifest).unwrap();
     assert_eq!(
         entries[0].total_buckets, 2,
@@ -112,12 +117,7 @@ fn a_manifest_entry_beyond_its_bucket_count_is_refused() {
 #[test]
 fn an_avro_schema_with_an_invalid_name_is_corrupt_input_not_a_panic() {
     let (storage, table) = demo("metrics");
-    let manifest = storage
-        .paths()
-        .into_iter()
-        .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
-        .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
-        .unwrap();
+    let manifest = first_manifest(&storage, &table);
     let mut bytes = storage.get(&manifest).unwrap().to_vec();
     // Same length, so the header stays well-formed: only the name is wrong.
     let at = bytes
