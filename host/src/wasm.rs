@@ -83,6 +83,13 @@ pub struct LoadInfo {
     pub refused: Vec<String>,
 }
 
+/// What a guest said through `progress.panicked` before it trapped (WIT contract there).
+struct GuestPanic {
+    message: String,
+    /// The file a third-party decoder was reading, which makes the panic corrupt input.
+    decoding: Option<String>,
+}
+
 /// Per-call store state.
 pub struct HostState {
     wasi: WasiCtx,
@@ -92,7 +99,7 @@ pub struct HostState {
     max_memory: usize,
     memory_denied: bool,
     /// What the guest said through `progress.panicked` before it trapped.
-    panic: Option<String>,
+    panic: Option<GuestPanic>,
     /// Offer native zstd through the `codec` import (`None`: offer nothing).
     zstd: Option<crate::codec::NativeZstd>,
 }
@@ -280,8 +287,8 @@ impl wit_codec::Host for HostState {
 }
 
 impl wit_progress::Host for HostState {
-    fn panicked(&mut self, message: String) {
-        self.panic = Some(message);
+    fn panicked(&mut self, message: String, decoding: Option<String>) {
+        self.panic = Some(GuestPanic { message, decoding });
     }
 
     fn report(&mut self, event: wit_progress::ProgressEvent) {
@@ -354,12 +361,20 @@ impl WasmRuntime {
     }
 
     /// Instantiates the component for one call and runs `f` on it, under the limits.
+    ///
+    /// A guest error returned after the limiter refused the guest memory is reported as the
+    /// memory limit, not as what the guest said: C code inside the component (zstd's
+    /// `malloc`) sees a refused allocation as an ordinary failure, and the guest then reports
+    /// an error it cannot tell from bad input (a "corrupt" manifest that merely did not fit).
     pub fn call<R>(
         &self,
         storage: Arc<dyn Storage>,
         progress: Option<ProgressFn>,
-        f: impl FnOnce(&CompactorComponent, &mut Store<HostState>) -> wasmtime::Result<R>,
-    ) -> Result<R, HostError> {
+        f: impl FnOnce(
+            &CompactorComponent,
+            &mut Store<HostState>,
+        ) -> wasmtime::Result<Result<R, wit_types::Error>>,
+    ) -> Result<Result<R, wit_types::Error>, HostError> {
         let wasi = WasiCtxBuilder::new().inherit_stderr().build();
         let state = HostState {
             wasi,
@@ -398,14 +413,20 @@ impl WasmRuntime {
             let _ = w.join();
         }
         let state = store.into_data();
-        result.map_err(|e| self.classify(e, state.memory_denied, state.panic))
+        match result {
+            Ok(Err(_)) if state.memory_denied => Err(HostError::MemoryLimit {
+                bytes: self.limits.max_memory_bytes,
+            }),
+            Ok(r) => Ok(r),
+            Err(e) => Err(self.classify(e, state.memory_denied, state.panic)),
+        }
     }
 
     fn classify(
         &self,
         e: wasmtime::Error,
         memory_denied: bool,
-        panic: Option<String>,
+        panic: Option<GuestPanic>,
     ) -> HostError {
         if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
             return HostError::TimeLimit {
@@ -417,10 +438,23 @@ impl WasmRuntime {
                 bytes: self.limits.max_memory_bytes,
             };
         }
-        if let Some(message) = panic {
-            return HostError::Core(paimon_compact::Error::internal(format!(
-                "the component panicked: {message}"
-            )));
+        match panic {
+            // A third-party decoder's panic on a file's bytes: that file is corrupt input.
+            Some(GuestPanic {
+                message,
+                decoding: Some(file),
+            }) => {
+                return HostError::Core(paimon_compact::Error::corrupt(Some(&file), message));
+            }
+            Some(GuestPanic {
+                message,
+                decoding: None,
+            }) => {
+                return HostError::Core(paimon_compact::Error::internal(format!(
+                    "the component panicked: {message}"
+                )));
+            }
+            None => {}
         }
         HostError::Trap(format!("{e:#}"))
     }

@@ -22,8 +22,9 @@ export class PaimonCompactError extends Error {
 
 /**
  * The error a component call threw: the WIT `error` as a PaimonCompactError; a trap after the
- * component reported a panic as the `internal` PaimonCompactError carrying the panic's message
- * (and, for any trap, `component` is reset).
+ * component reported a panic as the `internal` PaimonCompactError carrying the panic's message,
+ * or as `corrupt-input` of the file a decoder was reading when it panicked (and, for any trap,
+ * `component` is reset).
  */
 export function componentError(e, component) {
   if (e && typeof e === 'object' && 'payload' in e) return new PaimonCompactError(e.payload);
@@ -31,7 +32,12 @@ export function componentError(e, component) {
   // be entered again, so the next call makes a new one.
   component?.reset();
   const panic = takePanic();
-  if (panic !== null) return new PaimonCompactError({ tag: 'internal', val: `the component panicked: ${panic}` });
+  // A panic inside a decoder reading a file is about that file (WIT `progress.panicked`).
+  if (panic?.decoding != null) {
+    const message = `corrupt input '${panic.decoding}': ${panic.message}`;
+    return new PaimonCompactError({ tag: 'corrupt-input', val: { file: panic.decoding, message } });
+  }
+  if (panic !== null) return new PaimonCompactError({ tag: 'internal', val: `the component panicked: ${panic.message}` });
   return e;
 }
 

@@ -14,11 +14,11 @@ export function report(event) {
   }
 }
 
-export function panicked(message) {
-  lastPanic = message;
+export function panicked(message, decoding) {
+  lastPanic = { message, decoding: decoding ?? null };
 }
 
-/** The panic message the component sent before its last trap, once (internal). */
+/** What the component sent before its last trap (`{ message, decoding }`), once (internal). */
 export function takePanic() {
   const message = lastPanic;
   lastPanic = null;

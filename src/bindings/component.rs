@@ -271,20 +271,19 @@ fn services() -> api::Services<'static> {
 /// Makes a panic reach the host as what it is: the first export call installs a hook that
 /// sends the panic's message and location, on one line, to the host's `progress.panicked`
 /// before the trap that follows (a trap alone tells the host nothing of where or why), then
-/// runs the default hook (the message on the guest's stderr).
+/// runs the default hook (the message on the guest's stderr). A panic inside a third-party
+/// decoder cannot be caught here (panic = abort), so the hook also names the file it was
+/// decoding (`decoder_panics`): the host reports that as corrupt input of the file.
 fn report_panics() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         let default = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let message = info.to_string().replace(":\n", ": ").replace('\n', " ");
-            // A decoder's panic on outside bytes cannot be caught here (panic = abort):
-            // name the file, which is most likely corrupt (`decoder_panics`).
-            let message = match crate::decoder_panics::decoding() {
-                Some(file) => format!("{message} (while decoding '{file}', most likely corrupt)"),
-                None => message,
-            };
-            wpr::panicked(&message);
+            match crate::decoder_panics::decoding(&message) {
+                Some((file, message)) => wpr::panicked(&message, Some(&file)),
+                None => wpr::panicked(&message, None),
+            }
             default(info);
         }));
     });

@@ -12,17 +12,25 @@ use apache_avro::{Codec, Reader, Schema, Writer};
 use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
 
-/// Decodes every record of a container file. `file` names it in errors.
-pub fn read_records(bytes: &[u8], file: &str) -> Result<Vec<Value>> {
+/// Decodes the records of a container file into `T`s, each converted as soon as it is read:
+/// one decoded [`Value`] is alive at a time, since a `Value` record (every field name an owned
+/// string) is many times the size of the entry it becomes and a manifest can hold hundreds of
+/// thousands of them (benches/README.md, "Hostile sizes"). `file` names it in errors.
+pub fn read_records<T>(
+    bytes: &[u8],
+    file: &str,
+    mut convert: impl FnMut(&Value) -> Result<T>,
+) -> Result<Vec<T>> {
     contain(file, "Avro", || {
         let reader = Reader::new(bytes).map_err(|e| {
             Error::corrupt(Some(file), format!("not a readable Avro file: {e}")).with_source(e)
         })?;
         reader
             .map(|r| {
-                r.map_err(|e| {
+                let value = r.map_err(|e| {
                     Error::corrupt(Some(file), format!("bad Avro record: {e}")).with_source(e)
-                })
+                })?;
+                convert(&value)
             })
             .collect()
     })
@@ -43,26 +51,57 @@ pub fn codec_for(name: &str) -> Result<Codec> {
     }
 }
 
-/// Encodes records into a container file.
+/// Encodes records into one container file. The records are taken one at a time, so a
+/// caller can build each `Value` as it goes.
 pub fn write_records(
     schema: &Schema,
-    records: Vec<Value>,
+    records: impl IntoIterator<Item = Value>,
     codec: Codec,
     marker: [u8; 16],
 ) -> Result<Vec<u8>> {
-    let mut w = Writer::builder()
-        .schema(schema)
-        .writer(Vec::new())
-        .codec(codec)
-        .marker(marker)
-        .build();
+    let mut files = write_records_rolling(schema, records, codec, u64::MAX, || marker)?;
+    Ok(files.pop().map(|(bytes, _)| bytes).unwrap_or_default())
+}
+
+/// Encodes records into container files that roll to a new file once one reaches `target`
+/// bytes (its blocks written so far, compressed), as Paimon's rolling manifest writer does;
+/// each file takes a new sync `marker()`. Returns every file's bytes and how many of the
+/// records, in order, it holds; no records make one empty file.
+pub fn write_records_rolling(
+    schema: &Schema,
+    records: impl IntoIterator<Item = Value>,
+    codec: Codec,
+    target: u64,
+    mut marker: impl FnMut() -> [u8; 16],
+) -> Result<Vec<(Vec<u8>, usize)>> {
+    let new_writer = |marker: [u8; 16]| {
+        Writer::builder()
+            .schema(schema)
+            .writer(Vec::new())
+            .codec(codec)
+            .marker(marker)
+            .build()
+    };
+    let finish = |w: Writer<'_, Vec<u8>>| {
+        w.into_inner()
+            .map_err(|e| Error::internal(format!("Avro encoding failed: {e}")).with_source(e))
+    };
+    let mut files = Vec::new();
+    let mut w = new_writer(marker());
+    let mut count = 0usize;
     for r in records {
+        if count > 0 && w.get_ref().len() as u64 >= target {
+            let full = std::mem::replace(&mut w, new_writer(marker()));
+            files.push((finish(full)?, count));
+            count = 0;
+        }
         w.append(r).map_err(|e| {
             Error::internal(format!("Avro record does not fit its schema: {e}")).with_source(e)
         })?;
+        count += 1;
     }
-    w.into_inner()
-        .map_err(|e| Error::internal(format!("Avro encoding failed: {e}")).with_source(e))
+    files.push((finish(w)?, count));
+    Ok(files)
 }
 
 /// Parses one of the fixed schemas below.

@@ -244,35 +244,29 @@ impl<'a> CommitFiles<'a> {
         Ok((name, path))
     }
 
-    /// Writes a manifest with `entries` and returns its list entry.
-    fn manifest(&mut self, entries: &[ManifestEntry]) -> Result<ManifestFileMeta> {
+    /// Writes `entries` as manifests that roll at `manifest.target-file-size`, as Paimon's
+    /// rolling manifest writer does (one file unless the entries outgrow it: a commit of
+    /// 100 000 files is several manifests, each decoded on its own by every reader), and
+    /// returns their list entries.
+    fn manifests(&mut self, entries: &[ManifestEntry]) -> Result<Vec<ManifestFileMeta>> {
         let table = self.table;
-        let (name, path) = self.next_name("manifest")?;
-        let bytes = manifest::encode_manifest(entries, codec(table)?, self.ids.next_bytes())?;
-        let size = write_tracked(self.storage, self.written, &path, &bytes)?;
-        let refs: Vec<&ManifestEntry> = entries.iter().collect();
-        let range = |f: &dyn Fn(&ManifestEntry) -> i32| {
-            (entries.iter().map(f).min(), entries.iter().map(f).max())
-        };
-        let (min_bucket, max_bucket) = range(&|e| e.bucket);
-        let (min_level, max_level) = range(&|e| e.file.level);
-        Ok(ManifestFileMeta {
-            file_name: name,
-            file_size: size as i64,
-            num_added_files: entries.iter().filter(|e| e.kind == FileKind::Add).count() as i64,
-            num_deleted_files: entries
-                .iter()
-                .filter(|e| e.kind == FileKind::Delete)
-                .count() as i64,
-            partition_stats: partition_stats(table, &refs, &path)?,
-            schema_id: table.schema.id,
-            min_bucket,
-            max_bucket,
-            min_level,
-            max_level,
-            min_row_id: None,
-            max_row_id: None,
-        })
+        let ids = &mut *self.ids;
+        let files = manifest::encode_manifests_rolling(
+            entries,
+            codec(table)?,
+            table.options.manifest.target_file_size,
+            || ids.next_bytes(),
+        )?;
+        let mut metas = Vec::with_capacity(files.len());
+        let mut start = 0;
+        for (bytes, n) in files {
+            let chunk = &entries[start..start + n];
+            start += n;
+            let (name, path) = self.next_name("manifest")?;
+            let size = write_tracked(self.storage, self.written, &path, &bytes)?;
+            metas.push(manifest_meta(table, name, &path, size, chunk)?);
+        }
+        Ok(metas)
     }
 
     /// Writes a manifest list of `metas`; returns its name and size.
@@ -592,6 +586,39 @@ pub fn commit_with_backoff(
     )))
 }
 
+/// The list entry of the manifest `name` at `path`, `size` bytes, holding `entries`.
+fn manifest_meta(
+    table: &Table,
+    name: String,
+    path: &str,
+    size: u64,
+    entries: &[ManifestEntry],
+) -> Result<ManifestFileMeta> {
+    let refs: Vec<&ManifestEntry> = entries.iter().collect();
+    let range = |f: &dyn Fn(&ManifestEntry) -> i32| {
+        (entries.iter().map(f).min(), entries.iter().map(f).max())
+    };
+    let (min_bucket, max_bucket) = range(&|e| e.bucket);
+    let (min_level, max_level) = range(&|e| e.file.level);
+    Ok(ManifestFileMeta {
+        file_name: name,
+        file_size: size as i64,
+        num_added_files: entries.iter().filter(|e| e.kind == FileKind::Add).count() as i64,
+        num_deleted_files: entries
+            .iter()
+            .filter(|e| e.kind == FileKind::Delete)
+            .count() as i64,
+        partition_stats: partition_stats(table, &refs, path)?,
+        schema_id: table.schema.id,
+        min_bucket,
+        max_bucket,
+        min_level,
+        max_level,
+        min_row_id: None,
+        max_row_id: None,
+    })
+}
+
 /// The files of the delta, written once for every attempt.
 struct DeltaFiles {
     list: (String, i64),
@@ -606,15 +633,15 @@ struct DeltaFiles {
 /// snapshot the commit lands on, so an attempt only writes the base list (and the index
 /// manifest) between reading the latest snapshot and creating the next one.
 fn write_delta(files: &mut CommitFiles<'_>, delta: &CommitDelta) -> Result<DeltaFiles> {
-    let delta_meta = if delta.entries.is_empty() {
-        None
+    let delta_metas = if delta.entries.is_empty() {
+        Vec::new()
     } else {
-        Some(files.manifest(&delta.entries)?)
+        files.manifests(&delta.entries)?
     };
-    let changelog_meta = if delta.changelog.is_empty() {
-        None
+    let changelog_metas = if delta.changelog.is_empty() {
+        Vec::new()
     } else {
-        Some(files.manifest(&delta.changelog)?)
+        files.manifests(&delta.changelog)?
     };
     let added_rows: i64 = delta
         .entries
@@ -624,18 +651,18 @@ fn write_delta(files: &mut CommitFiles<'_>, delta: &CommitDelta) -> Result<Delta
             FileKind::Delete => -e.file.row_count,
         })
         .sum();
-    let list = files.list(delta_meta.as_slice())?;
-    let changelog_list = match &changelog_meta {
-        None => None,
-        Some(m) => Some(files.list(std::slice::from_ref(m))?),
+    let list = files.list(&delta_metas)?;
+    let changelog_list = if changelog_metas.is_empty() {
+        None
+    } else {
+        Some(files.list(&changelog_metas)?)
     };
     Ok(DeltaFiles {
         list,
         changelog_list,
         added_rows,
-        changelog_rows: changelog_meta
-            .as_ref()
-            .map(|_| delta.changelog.iter().map(|e| e.file.row_count).sum()),
+        changelog_rows: (!changelog_metas.is_empty())
+            .then(|| delta.changelog.iter().map(|e| e.file.row_count).sum()),
     })
 }
 
@@ -709,7 +736,7 @@ fn write_base(
         .unwrap_or_default();
     let merged = if request.settings.merge_manifests {
         manifest_merge::merge(storage, table, &base, &source, &mut |entries| {
-            files.manifest(entries)
+            files.manifests(entries)
         })?
     } else {
         None

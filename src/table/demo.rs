@@ -173,9 +173,23 @@ impl<'s> TableWriter<'s> {
         }
     }
 
-    /// Writes `rows` (full table rows, in schema order, with their kind) as level-0 files and
-    /// commits them. Returns the new snapshot id.
+    /// Writes `rows` (full table rows, in schema order, with their kind) as level-0 files, one
+    /// per partition and bucket, and commits them. Returns the new snapshot id.
     pub fn commit(&mut self, rows: &[(RowKind, Vec<Datum>)], now_ms: i64) -> Result<i64> {
+        self.commit_rolled(rows, now_ms, usize::MAX)
+    }
+
+    /// [`TableWriter::commit`], rolling to a new level-0 file every `rows_per_file` rows of a
+    /// partition and bucket (primary-key rows in key order, so the files of one commit do not
+    /// overlap), as a writer with a small target file size does. One snapshot for all: how
+    /// tests build buckets of thousands of files without thousands of commits.
+    pub fn commit_rolled(
+        &mut self,
+        rows: &[(RowKind, Vec<Datum>)],
+        now_ms: i64,
+        rows_per_file: usize,
+    ) -> Result<i64> {
+        let rows_per_file = rows_per_file.max(1);
         let state = scan(self.storage, &self.table_path)?;
         let table = &state.table;
         let schema = &table.schema;
@@ -255,17 +269,21 @@ impl<'s> TableWriter<'s> {
                     }
                     group = by_key.into_values().collect();
                 }
-                let entry = self.write_file(
-                    table,
-                    &partition,
-                    bucket,
-                    &group,
-                    next_seq,
-                    &key_idx,
-                    now_ms,
-                    &mut written,
-                )?;
-                delta.entries.push(entry);
+                let mut first_seq = next_seq;
+                for rows in group.chunks(rows_per_file) {
+                    let entry = self.write_file(
+                        table,
+                        &partition,
+                        bucket,
+                        rows,
+                        first_seq,
+                        &key_idx,
+                        now_ms,
+                        &mut written,
+                    )?;
+                    first_seq += rows.len() as i64;
+                    delta.entries.push(entry);
+                }
             }
             let settings = CommitSettings {
                 kind: CommitKind::Append,

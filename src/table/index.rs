@@ -234,10 +234,7 @@ pub fn index_manifest_schema() -> &'static str {
 /// Decodes an index manifest; `file` names it in errors. A `_VERSION` other than
 /// [`INDEX_MANIFEST_VERSION`] or an unknown `_KIND` is `CorruptInput`.
 pub fn decode_index_manifest(bytes: &[u8], file: &str) -> Result<Vec<IndexManifestEntry>> {
-    avro::read_records(bytes, file)?
-        .iter()
-        .map(|v| IndexManifestEntry::read(v, file))
-        .collect()
+    avro::read_records(bytes, file, |v| IndexManifestEntry::read(v, file))
 }
 
 /// Encodes an index manifest with Java's schema ([`index_manifest_schema`]), the given codec
@@ -250,7 +247,7 @@ pub fn encode_index_manifest(
     let schema = avro::parse_schema(index_manifest_schema())?;
     avro::write_records(
         &schema,
-        entries.iter().map(IndexManifestEntry::value).collect(),
+        entries.iter().map(IndexManifestEntry::value),
         codec,
         marker,
     )

@@ -496,18 +496,12 @@ pub fn manifest_file_meta_schema() -> String {
 
 /// Decodes a manifest file.
 pub fn decode_manifest(bytes: &[u8], file: &str) -> Result<Vec<ManifestEntry>> {
-    avro::read_records(bytes, file)?
-        .iter()
-        .map(|v| ManifestEntry::read(v, file))
-        .collect()
+    avro::read_records(bytes, file, |v| ManifestEntry::read(v, file))
 }
 
 /// Decodes a manifest list.
 pub fn decode_manifest_list(bytes: &[u8], file: &str) -> Result<Vec<ManifestFileMeta>> {
-    avro::read_records(bytes, file)?
-        .iter()
-        .map(|v| ManifestFileMeta::read(v, file))
-        .collect()
+    avro::read_records(bytes, file, |v| ManifestFileMeta::read(v, file))
 }
 
 /// Encodes a manifest file.
@@ -519,8 +513,27 @@ pub fn encode_manifest(
     let schema = avro::parse_schema(&manifest_entry_schema())?;
     avro::write_records(
         &schema,
-        entries.iter().map(ManifestEntry::value).collect(),
+        entries.iter().map(ManifestEntry::value),
         codec,
+        marker,
+    )
+}
+
+/// Encodes `entries` into manifest files of about `target` bytes each
+/// (`manifest.target-file-size`, as Paimon's writer rolls them), each with the next `marker()`.
+/// Returns each file's bytes and how many of the entries, in order, it holds.
+pub fn encode_manifests_rolling(
+    entries: &[ManifestEntry],
+    codec: apache_avro::Codec,
+    target: u64,
+    marker: impl FnMut() -> [u8; 16],
+) -> Result<Vec<(Vec<u8>, usize)>> {
+    let schema = avro::parse_schema(&manifest_entry_schema())?;
+    avro::write_records_rolling(
+        &schema,
+        entries.iter().map(ManifestEntry::value),
+        codec,
+        target,
         marker,
     )
 }
@@ -534,7 +547,7 @@ pub fn encode_manifest_list(
     let schema = avro::parse_schema(&manifest_file_meta_schema())?;
     avro::write_records(
         &schema,
-        metas.iter().map(ManifestFileMeta::value).collect(),
+        metas.iter().map(ManifestFileMeta::value),
         codec,
         marker,
     )

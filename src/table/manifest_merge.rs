@@ -213,8 +213,9 @@ pub fn fold(
     Ok((slots.into_iter().flatten().collect(), cancelled))
 }
 
-/// Writes one folded manifest through the commit's writer.
-pub type WriteManifest<'a> = dyn FnMut(&[ManifestEntry]) -> Result<ManifestFileMeta> + 'a;
+/// Writes folded entries through the commit's writer: one manifest, or several if they
+/// outgrow `manifest.target-file-size`.
+pub type WriteManifest<'a> = dyn FnMut(&[ManifestEntry]) -> Result<Vec<ManifestFileMeta>> + 'a;
 
 /// Writes `entries` in files of about `target` bytes (by the read manifests' bytes per entry).
 fn write_rolling(
@@ -229,7 +230,11 @@ fn write_rolling(
     let per_file = usize::try_from(target / bytes_per_entry.max(1))
         .unwrap_or(usize::MAX)
         .max(1);
-    entries.chunks(per_file).map(write).collect()
+    let mut out = Vec::new();
+    for chunk in entries.chunks(per_file) {
+        out.extend(write(chunk)?);
+    }
+    Ok(out)
 }
 
 /// Manifests already read, by position in the list (path and entries), so none is read twice.

@@ -129,6 +129,27 @@ def partitioned():
                 primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "2"})
 
 
+ODD_PARTITIONS = ["a b", "x/y", "c=d", "100%", "\u00e9\u20ac\U0001F600", "#?&:*[]{}^'\"\\", "..", "",
+                  " "]
+
+
+def odd_names():
+    """Partition values Paimon escapes in paths (`/`, `=`, `%`, quotes, brackets...), non-ASCII
+    ones, `..`, and the empty and blank values, which both live in the default partition's
+    directory while staying two partitions."""
+    rng = _rng("odd_names")
+
+    def rows(c, n):
+        return [{"dt": rng.choice(ODD_PARTITIONS), "k": rng.randrange(12), "v": f"o{c}-{i}",
+                 "n": rng.randrange(1000),
+                 **({"_kind": "-D"} if rng.random() < 0.1 else {})} for i in range(n)]
+
+    return Spec("odd_names", [["dt", "STRING NOT NULL"], ["k", "INT NOT NULL"], ["v", "STRING"],
+                              ["n", "BIGINT"]],
+                [rows(c, 24) for c in range(8)], [rows(100 + c, 12) for c in range(3)],
+                primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "2"})
+
+
 def partial_update():
     rng = _rng("partial_update")
 
@@ -407,6 +428,7 @@ def all_specs():
     specs = [
         pk_base("dedup", {}, kinds=("+I", "+I", "+I", "+U", "-D")),
         partitioned(),
+        odd_names(),
         partial_update(),
         aggregation(),
         pk_base("first_row", {"merge-engine": "first-row"}, hides_level0=True,

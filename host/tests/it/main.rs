@@ -3,3 +3,4 @@
 
 mod cli;
 mod engines;
+mod huge_inputs;
