@@ -136,16 +136,17 @@ ODD_PARTITIONS = ["a b", "x/y", "c=d", "100%", "\u00e9\u20ac\U0001F600", "#?&:*[
 def odd_names():
     """Partition values Paimon escapes in paths (`/`, `=`, `%`, quotes, brackets...), non-ASCII
     ones, `..`, and the empty and blank values, which both live in the default partition's
-    directory while staying two partitions."""
+    directory while staying two partitions; a column whose name has a space, a non-ASCII
+    letter, a dot and a dollar sign."""
     rng = _rng("odd_names")
 
     def rows(c, n):
         return [{"dt": rng.choice(ODD_PARTITIONS), "k": rng.randrange(12), "v": f"o{c}-{i}",
-                 "n": rng.randrange(1000),
+                 "n": rng.randrange(1000), "odd \u00fc-name.$1": f"\u00fc{i}",
                  **({"_kind": "-D"} if rng.random() < 0.1 else {})} for i in range(n)]
 
     return Spec("odd_names", [["dt", "STRING NOT NULL"], ["k", "INT NOT NULL"], ["v", "STRING"],
-                              ["n", "BIGINT"]],
+                              ["n", "BIGINT"], ["odd \u00fc-name.$1", "STRING"]],
                 [rows(c, 24) for c in range(8)], [rows(100 + c, 12) for c in range(3)],
                 primary_keys=["dt", "k"], partition_keys=["dt"], options={"bucket": "2"})
 
