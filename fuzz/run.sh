@@ -30,10 +30,13 @@ for t in "${targets[@]}"; do
     -artifact_prefix="$artifacts/$t/" >"$log" 2>&1
   code=$?
   set -e
-  done_line=$(grep -E '^#[0-9]+ +DONE' "$log" | tail -1)
+  # The last status line (DONE, or the last one before a crash or a timeout) and the
+  # execution at which the last new coverage appeared, to tell a plateau from a climb.
+  last=$(grep -E '^#[0-9]+[[:space:]]' "$log" | tail -1 || true)
+  last_new=$(grep -E '^#[0-9]+[[:space:]]+NEW' "$log" | tail -1 | grep -oE '^#[0-9]+' || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
-  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$done_line" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+'), peak ${rss:-?} MB"
+  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || true), last new coverage at ${last_new:-?}, peak ${rss:-?} MB"
   [ "$code" -eq 0 ] || { echo "  crash or limit: see $log and $artifacts/$t/"; }
 done

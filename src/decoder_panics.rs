@@ -60,6 +60,12 @@ fn failed(decoder: &str, panic: &str) -> String {
     format!("the {decoder} decoder failed on it: {panic}")
 }
 
+/// Whether a decoder is reading a file on this thread, inside [`contain`] (whose
+/// `catch_unwind` will take a panic there).
+pub fn is_decoding() -> bool {
+    DECODING.with(|d| d.borrow().is_some())
+}
+
 /// For a panic hook that cannot let [`contain`] catch the panic: the file a decoder is reading
 /// on this thread, if any, and the corrupt-input message for `panic` (the panic's text).
 pub fn decoding(panic: &str) -> Option<(String, String)> {

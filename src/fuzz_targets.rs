@@ -124,10 +124,28 @@ fn every_third_row(rows: u64) -> Vec<u64> {
     (0..rows.min(MAX_MARKED_ROWS)).step_by(3).collect()
 }
 
+/// Lets a panic inside [`crate::decoder_panics::contain`] unwind to it, where it becomes the
+/// corrupt-input error the targets' contract allows; every other panic goes to the hook this
+/// one replaces. Needed under libFuzzer, whose harness installs a hook that aborts on every
+/// panic, caught or not, so a contained decoder panic would count as a crash. Installed once,
+/// on the first input (after the harness installed its own).
+fn contained_panics_unwind() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !crate::decoder_panics::is_decoding() {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Input: a Parquet data file of an append table. Rewritten by the append rewrite twice: with
 /// fast copy (row groups spliced when they can be) and without it, every third row deleted
 /// (each page decoded, the deletion vector applied).
 pub fn parquet_append(data: &[u8]) {
+    contained_panics_unwind();
     for (fast_copy, deleted) in [("true", false), ("false", true)] {
         let storage = Arc::new(MemoryStorage::new());
         storage.put(INPUT, data.to_vec());
@@ -154,6 +172,7 @@ pub fn parquet_append(data: &[u8]) {
 /// own footer: once with the deduplicate engine dropping deletes, once with partial updates,
 /// full-compaction changelog and every third row deleted.
 pub fn parquet_merge(data: &[u8]) {
+    contained_panics_unwind();
     let configs: [(&[(&str, &str)], bool); 2] = [
         (&[], false),
         (
@@ -203,6 +222,7 @@ pub fn parquet_merge(data: &[u8]) {
 /// Input: a selector byte (0 a manifest, 1 a manifest list, 2 an index manifest; modulo 3)
 /// and the Avro object container file.
 pub fn avro_metadata(data: &[u8]) {
+    contained_panics_unwind();
     let Some((&which, file)) = data.split_first() else {
         return;
     };
@@ -218,6 +238,7 @@ pub fn avro_metadata(data: &[u8]) {
 /// consumers are read from storage as a job reads them; a schema that parses also derives its
 /// options, keys and Arrow types.
 pub fn json_metadata(data: &[u8]) {
+    contained_panics_unwind();
     let Some((&which, doc)) = data.split_first() else {
         return;
     };
@@ -290,6 +311,7 @@ fn row_types(which: u8) -> Result<Vec<DataType>> {
 /// serialized `BinaryRow`. A row that decodes must encode again, and that encoding must be
 /// stable: decoding and encoding it once more gives the same bytes (a panic here is a finding).
 pub fn binary_row(data: &[u8]) {
+    contained_panics_unwind();
     let Some((&which, bytes)) = data.split_first() else {
         return;
     };
@@ -319,6 +341,7 @@ pub fn binary_row(data: &[u8]) {
 /// Input: the vector's offset and length in the index file (big-endian `i32`s) and the index
 /// file's bytes. A vector that reads must encode into an index file that reads back equal.
 pub fn deletion_vector(data: &[u8]) {
+    contained_panics_unwind();
     let (Some(offset), Some(length), Some(file)) = (
         data.get(0..4).and_then(|b| b.try_into().ok()),
         data.get(4..8).and_then(|b| b.try_into().ok()),
@@ -356,6 +379,7 @@ pub fn deletion_vector(data: &[u8]) {
 /// value also as a memory size, a duration, a data type and a zone offset; a line
 /// `pattern|text` also as a partition timestamp read with that pattern.
 pub fn options(data: &[u8]) {
+    contained_panics_unwind();
     let text = String::from_utf8_lossy(data);
     let raw: BTreeMap<String, String> = text
         .lines()
@@ -387,6 +411,7 @@ pub fn options(data: &[u8]) {
 /// Input: a selector byte (even: a bucket request, the WIT `bucket-request` as JSON, planned;
 /// odd: a conformance vectors file, run in both flavours) and the JSON text.
 pub fn plan_request(data: &[u8]) {
+    contained_panics_unwind();
     let Some((&which, doc)) = data.split_first() else {
         return;
     };
@@ -491,6 +516,7 @@ fn pick_file(demo: &DemoTables, which: u8) -> Option<&str> {
 /// index manifest, a manifest, a data file or any file), and the table that holds it is
 /// planned and fully compacted as a dedicated job would, maintenance included.
 pub fn table_job(data: &[u8]) {
+    contained_panics_unwind();
     let (Some((&which, bytes)), Some(demo)) = (data.split_first(), demo_tables()) else {
         return;
     };

@@ -109,6 +109,7 @@ export class S3Storage implements Storage {
 export type ErrorKind =
   | 'invalid-option'
   | 'not-compactable'
+  /** `details`: `{ file, message }`. Also what a decoder's panic on a file's bytes becomes. */
   | 'corrupt-input'
   | 'io'
   /** The snapshot may or may not exist: the job kept its files; check `details.path`. */

@@ -21,6 +21,7 @@ pub fn read_records<T>(
     file: &str,
     mut convert: impl FnMut(&Value) -> Result<T>,
 ) -> Result<Vec<T>> {
+    limit_allocations();
     contain(file, "Avro", || {
         let reader = Reader::new(bytes).map_err(|e| {
             Error::corrupt(Some(file), format!("not a readable Avro file: {e}")).with_source(e)
@@ -34,6 +35,22 @@ pub fn read_records<T>(
             })
             .collect()
     })
+}
+
+/// The longest byte string, and the most array items or map entries in one block, that a
+/// file may declare. apache-avro reserves room for a declared count before it reads the items
+/// (512 Mi by default), so a few hostile bytes could ask for tens of gigabytes, which aborts a
+/// process (found by the `avro_metadata` fuzz target, `fuzz/README.md`). Paimon's metadata
+/// holds nothing near this: its longest values are statistics and small embedded indexes, its
+/// longest arrays one item per column or per data file of a bucket.
+const MAX_AVRO_LENGTH: usize = 8 << 20;
+
+/// Sets [`MAX_AVRO_LENGTH`] (apache-avro's limit is process-wide and the first setting wins).
+fn limit_allocations() {
+    static SET: std::sync::Once = std::sync::Once::new();
+    SET.call_once(|| {
+        apache_avro::util::max_allocation_bytes(MAX_AVRO_LENGTH);
+    });
 }
 
 /// The codec named by `manifest.compression` (Paimon's default is zstd).

@@ -627,6 +627,16 @@ fn demo_job(engine: &Compactor, options: &[(&str, &str)]) -> (MemoryStorage, Str
     (storage, orders, job)
 }
 
+/// Asserts that `engine` still compacts a demo table after a failed call (the component on a
+/// new instance).
+fn goes_on_working(engine: &Compactor) {
+    let (storage, table, job) = demo_job(engine, &[]);
+    let ok = engine
+        .compact_table(Arc::new(storage), &table, &job, None)
+        .unwrap();
+    assert!(ok.compaction.snapshot_after.is_some(), "{}", engine.name());
+}
+
 /// A bug in either engine (here the `paimon-compact.fault.panic` fault injection) reaches the
 /// host as the `internal` error carrying the panic's message and location, never as a trap's
 /// text or an unwinding panic; the job's tasks are aborted, so the table is as it was.
@@ -667,12 +677,7 @@ fn a_panic_in_either_engine_is_an_internal_error_carrying_its_message() {
             "{}: the table is as it was",
             engine.name()
         );
-        // The same engine goes on working.
-        let (storage, table, job) = demo_job(&engine, &[]);
-        let ok = engine
-            .compact_table(Arc::new(storage), &table, &job, None)
-            .unwrap();
-        assert!(ok.compaction.snapshot_after.is_some());
+        goes_on_working(&engine);
     }
 }
 
@@ -726,12 +731,7 @@ fn a_decoder_panic_is_corrupt_input_of_the_file_in_both_engines() {
             "{}: nothing written",
             engine.name()
         );
-        // The engine goes on working (the component on a new instance).
-        let (storage, table, job) = demo_job(&engine, &[]);
-        let ok = engine
-            .compact_table(Arc::new(storage), &table, &job, None)
-            .unwrap();
-        assert!(ok.compaction.snapshot_after.is_some());
+        goes_on_working(&engine);
     }
 }
 

@@ -88,12 +88,18 @@ fn table(
     storage
 }
 
-/// Compacts a copy of `storage` fully with `engine` and returns the copy.
-fn compact(engine: &Compactor, storage: &MemoryStorage, path: &str) -> MemoryStorage {
+/// An independent copy of `storage`.
+fn copy_of(storage: &MemoryStorage) -> MemoryStorage {
     let copy = MemoryStorage::new();
     for p in storage.paths() {
         copy.put(&p, storage.get(&p).unwrap().to_vec());
     }
+    copy
+}
+
+/// Compacts a copy of `storage` fully with `engine` and returns the copy.
+fn compact(engine: &Compactor, storage: &MemoryStorage, path: &str) -> MemoryStorage {
+    let copy = copy_of(storage);
     let t0 = std::time::Instant::now();
     let report = engine
         .compact_table(Arc::new(copy.clone()), path, &full_job(), None)
@@ -205,10 +211,7 @@ fn a_table_of_100_000_files_compacts_every_bucket() {
         max_memory_bytes: TOO_LITTLE,
         timeout: None,
     });
-    let copy = MemoryStorage::new();
-    for p in storage.paths() {
-        copy.put(&p, storage.get(&p).unwrap().to_vec());
-    }
+    let copy = copy_of(&storage);
     let Err(err) = small.compact_table(Arc::new(copy.clone()), path, &full_job(), None) else {
         panic!("the job fitted in {} MiB", TOO_LITTLE >> 20)
     };
