@@ -98,6 +98,8 @@ pub(crate) fn read_footer(
     }
     let tail = size - size.min(FOOTER_PREFETCH)..size;
     let (ranges, buffers) = fetch(storage, path, std::slice::from_ref(&tail), io)?;
+    let metadata = metadata_range(&ranges, &buffers, size);
+    check_thrift(storage, path, &ranges, &buffers, metadata, io, &mut decoder)?;
     decoder
         .push_ranges(ranges, buffers)
         .map_err(|e| corrupt(path, e))?;
@@ -123,6 +125,71 @@ pub(crate) fn read_footer(
             DecodeResult::Finished => return Err(corrupt(path, "no footer")),
         }
     }
+}
+
+/// Where the file metadata is, from the length before the closing magic in the tail read
+/// (`None` when the tail does not end with the magic or the length points before the file:
+/// arrow-rs reports those).
+fn metadata_range(
+    ranges: &[std::ops::Range<u64>],
+    buffers: &[bytes::Bytes],
+    size: u64,
+) -> Option<std::ops::Range<u64>> {
+    let (_, buffer) = ranges.iter().zip(buffers).find(|(r, _)| r.end == size)?;
+    let n = buffer.len();
+    if buffer.get(n.checked_sub(4)?..)? != b"PAR1" {
+        return None;
+    }
+    let len = u32::from_le_bytes(buffer.get(n - 8..n - 4)?.try_into().ok()?);
+    let end = size.checked_sub(8)?;
+    let start = end.checked_sub(u64::from(len))?;
+    Some(start..end)
+}
+
+/// Refuses a footer whose Thrift structure declares containers its bytes cannot hold, which
+/// arrow-rs would spend seconds skipping (`thrift_guard`). A footer longer than the tail read
+/// is fetched whole here and handed to the decoder, so it is not read twice.
+fn check_thrift(
+    storage: &dyn Storage,
+    path: &str,
+    ranges: &[std::ops::Range<u64>],
+    buffers: &[bytes::Bytes],
+    metadata: Option<std::ops::Range<u64>>,
+    io: &mut IoCounters,
+    decoder: &mut ParquetMetaDataPushDecoder,
+) -> Result<()> {
+    let Some(metadata) = metadata else {
+        return Ok(());
+    };
+    let in_tail = ranges.iter().zip(buffers).find_map(|(r, b)| {
+        (r.start <= metadata.start && metadata.end <= r.end).then(|| {
+            let from = (metadata.start - r.start) as usize;
+            b.slice(from..from + (metadata.end - metadata.start) as usize)
+        })
+    });
+    let bytes = match in_tail {
+        Some(b) => b,
+        None => {
+            let (fetched_ranges, fetched) =
+                fetch(storage, path, std::slice::from_ref(&metadata), io)?;
+            let whole = fetched
+                .iter()
+                .zip(&fetched_ranges)
+                .find(|(_, r)| r.start <= metadata.start && metadata.end <= r.end)
+                .map(|(b, r)| {
+                    let from = (metadata.start - r.start) as usize;
+                    b.slice(from..from + (metadata.end - metadata.start) as usize)
+                });
+            decoder
+                .push_ranges(fetched_ranges, fetched)
+                .map_err(|e| corrupt(path, e))?;
+            match whole {
+                Some(b) => b,
+                None => return Ok(()),
+            }
+        }
+    };
+    super::thrift_guard::check_struct(&bytes).map_err(|why| corrupt(path, why))
 }
 
 /// Checks what arrow-rs's accessors assume of a footer before anything calls them: every

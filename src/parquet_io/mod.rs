@@ -37,4 +37,5 @@ pub(crate) mod read;
 pub(crate) mod rolling;
 pub(crate) mod sink;
 pub(crate) mod statistics_truncation;
+pub(crate) mod thrift_guard;
 pub(crate) mod writer;

@@ -1,0 +1,201 @@
+//! A linear walk over Thrift compact-protocol bytes (a Parquet footer) that refuses container
+//! sizes the bytes cannot hold, before arrow-rs's decoder sees them.
+//!
+//! Why: arrow-rs 60.1's Thrift reader skips unknown fields element by element, and some
+//! element types take no bytes to skip. A footer of a kilobyte that declares a list of two
+//! billion such elements keeps it looping for seconds (found by the `parquet_append` fuzz
+//! target, `fuzz/README.md`). In the compact protocol every element of a list, set or map
+//! takes at least one byte (a boolean element is a byte, a struct at least its stop byte), so
+//! a container that declares more elements than bytes remain cannot be valid, and checking
+//! that bounds every loop by the size of the footer.
+//!
+//! The walk is deliberately partial: it refuses only what cannot be valid. On anything it
+//! does not understand (an unknown type code, a truncated varint, nesting deeper than
+//! [`MAX_DEPTH`]) it stops and leaves the verdict to arrow-rs, which checks much more.
+
+/// Nesting beyond this is left to arrow-rs (which limits depth itself).
+const MAX_DEPTH: usize = 64;
+
+/// Compact-protocol type codes.
+mod code {
+    pub const BOOL_TRUE: u8 = 1;
+    pub const BOOL_FALSE: u8 = 2;
+    pub const BYTE: u8 = 3;
+    pub const I16: u8 = 4;
+    pub const I32: u8 = 5;
+    pub const I64: u8 = 6;
+    pub const DOUBLE: u8 = 7;
+    pub const BINARY: u8 = 8;
+    pub const LIST: u8 = 9;
+    pub const SET: u8 = 10;
+    pub const MAP: u8 = 11;
+    pub const STRUCT: u8 = 12;
+}
+
+/// Why the walk stopped early.
+enum Stop {
+    /// A container declares more elements than the remaining bytes can hold.
+    Impossible(String),
+    /// Something the walk does not follow; arrow-rs decides.
+    Unfollowed,
+}
+
+/// Checks the compact-protocol struct in `bytes` (a Parquet `FileMetaData`). `Err` says which
+/// container declares more elements than the bytes after it; `Ok` means nothing impossible
+/// was found (not that the struct is valid).
+pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), String> {
+    let mut walk = Walk { bytes, at: 0 };
+    match walk.value(code::STRUCT, 0) {
+        Ok(()) | Err(Stop::Unfollowed) => Ok(()),
+        Err(Stop::Impossible(why)) => Err(why),
+    }
+}
+
+struct Walk<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Walk<'_> {
+    fn byte(&mut self) -> Result<u8, Stop> {
+        let b = *self.bytes.get(self.at).ok_or(Stop::Unfollowed)?;
+        self.at += 1;
+        Ok(b)
+    }
+
+    fn skip(&mut self, n: usize) -> Result<(), Stop> {
+        match self.at.checked_add(n) {
+            Some(end) if end <= self.bytes.len() => {
+                self.at = end;
+                Ok(())
+            }
+            _ => Err(Stop::Unfollowed),
+        }
+    }
+
+    fn varint(&mut self) -> Result<u64, Stop> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(Stop::Unfollowed)
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    /// Refuses `count` elements of at least `min_bytes` each when the bytes left cannot hold
+    /// them.
+    fn fits(&self, what: &str, count: u64, min_bytes: u64) -> Result<(), Stop> {
+        let needed = count.saturating_mul(min_bytes);
+        if needed > self.remaining() as u64 {
+            return Err(Stop::Impossible(format!(
+                "a Thrift {what} at byte {} of the footer declares {count} elements, but only {} bytes follow",
+                self.at,
+                self.remaining()
+            )));
+        }
+        Ok(())
+    }
+
+    fn value(&mut self, ty: u8, depth: usize) -> Result<(), Stop> {
+        if depth > MAX_DEPTH {
+            return Err(Stop::Unfollowed);
+        }
+        match ty {
+            code::BOOL_TRUE | code::BOOL_FALSE => Ok(()),
+            code::BYTE => self.skip(1),
+            code::I16 | code::I32 | code::I64 => self.varint().map(|_| ()),
+            code::DOUBLE => self.skip(8),
+            code::BINARY => {
+                let len = self.varint()?;
+                self.skip(usize::try_from(len).map_err(|_| Stop::Unfollowed)?)
+            }
+            code::LIST | code::SET => {
+                let header = self.byte()?;
+                let element = header & 0x0f;
+                let count = match header >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                self.fits("list", count, 1)?;
+                for _ in 0..count {
+                    // In a container a boolean is a whole byte.
+                    if element == code::BOOL_TRUE || element == code::BOOL_FALSE {
+                        self.skip(1)?;
+                    } else {
+                        self.value(element, depth + 1)?;
+                    }
+                }
+                Ok(())
+            }
+            code::MAP => {
+                let count = self.varint()?;
+                if count == 0 {
+                    return Ok(());
+                }
+                let types = self.byte()?;
+                self.fits("map", count, 2)?;
+                for _ in 0..count {
+                    for t in [types >> 4, types & 0x0f] {
+                        if t == code::BOOL_TRUE || t == code::BOOL_FALSE {
+                            self.skip(1)?;
+                        } else {
+                            self.value(t, depth + 1)?;
+                        }
+                    }
+                }
+                Ok(())
+            }
+            code::STRUCT => loop {
+                let header = self.byte()?;
+                if header == 0 {
+                    return Ok(());
+                }
+                if header >> 4 == 0 {
+                    // A field id that is not a delta follows as a zigzag varint.
+                    self.varint()?;
+                }
+                self.value(header & 0x0f, depth + 1)?;
+            },
+            _ => Err(Stop::Unfollowed),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_longer_than_its_bytes_is_refused_and_a_real_footer_passes() {
+        // Field 1, a list of 15+ elements of type 1 (booleans), declaring 2^31 of them.
+        let hostile = [0x19, 0xf1, 0x80, 0x80, 0x80, 0x80, 0x08, 0x00];
+        let why = check_struct(&hostile).unwrap_err();
+        assert!(why.contains("declares 2147483648 elements"), "{why}");
+        // Field 1: a list of 3 i32 (1, 2, 3); field 2: a string "ab"; field 3: a struct with a
+        // true bool field; stop.
+        let fine = [
+            0x19, 0x35, 0x02, 0x04, 0x06, 0x18, 0x02, b'a', b'b', 0x1c, 0x11, 0x00, 0x00,
+        ];
+        assert_eq!(check_struct(&fine), Ok(()));
+        // Truncated or unknown: left to arrow-rs.
+        assert_eq!(check_struct(&fine[..5]), Ok(()));
+        assert_eq!(check_struct(&[0x1e, 0x00]), Ok(()));
+    }
+
+    /// The fuzz finding itself: its footer is refused at once.
+    #[test]
+    fn the_fuzzed_footer_is_refused() {
+        let file = include_bytes!("../../fuzz/corpus/parquet_append/crash-thrift-list-skip");
+        let n = file.len();
+        let len = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
+        let why = check_struct(&file[n - 8 - len..n - 8]).unwrap_err();
+        assert!(why.contains("elements, but only"), "{why}");
+    }
+}
