@@ -146,6 +146,20 @@ fn metadata_range(
     Some(start..end)
 }
 
+/// The bytes of `wanted` if one of the fetched `ranges` holds all of them.
+fn slice_of(
+    ranges: &[std::ops::Range<u64>],
+    buffers: &[bytes::Bytes],
+    wanted: &std::ops::Range<u64>,
+) -> Option<bytes::Bytes> {
+    ranges.iter().zip(buffers).find_map(|(r, b)| {
+        (r.start <= wanted.start && wanted.end <= r.end).then(|| {
+            let from = (wanted.start - r.start) as usize;
+            b.slice(from..from + (wanted.end - wanted.start) as usize)
+        })
+    })
+}
+
 /// Refuses a footer whose Thrift structure declares containers its bytes cannot hold, which
 /// arrow-rs would spend seconds skipping (`thrift_guard`). A footer longer than the tail read
 /// is fetched whole here and handed to the decoder, so it is not read twice.
@@ -161,25 +175,12 @@ fn check_thrift(
     let Some(metadata) = metadata else {
         return Ok(());
     };
-    let in_tail = ranges.iter().zip(buffers).find_map(|(r, b)| {
-        (r.start <= metadata.start && metadata.end <= r.end).then(|| {
-            let from = (metadata.start - r.start) as usize;
-            b.slice(from..from + (metadata.end - metadata.start) as usize)
-        })
-    });
-    let bytes = match in_tail {
+    let bytes = match slice_of(ranges, buffers, &metadata) {
         Some(b) => b,
         None => {
             let (fetched_ranges, fetched) =
                 fetch(storage, path, std::slice::from_ref(&metadata), io)?;
-            let whole = fetched
-                .iter()
-                .zip(&fetched_ranges)
-                .find(|(_, r)| r.start <= metadata.start && metadata.end <= r.end)
-                .map(|(b, r)| {
-                    let from = (metadata.start - r.start) as usize;
-                    b.slice(from..from + (metadata.end - metadata.start) as usize)
-                });
+            let whole = slice_of(&fetched_ranges, &fetched, &metadata);
             decoder
                 .push_ranges(fetched_ranges, fetched)
                 .map_err(|e| corrupt(path, e))?;
