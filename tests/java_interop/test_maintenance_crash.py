@@ -15,8 +15,10 @@ killed at every moment of its run:
   and a short lease (`--lease-ttl 2s`), so that the rerun's `--wait` outlives a killed run's
   lease quickly.
 
-The command's run on a copy of W is timed; then, in ROUNDS rounds, each on a fresh copy K of W,
-it is started and SIGKILLed after a delay spread over 0..1.2x that time. Outcomes: killed
+The command's run on a copy of W is timed, with the moment it first changes a file; then, in
+ROUNDS rounds, each on a fresh copy K of W, it is started and SIGKILLed after a delay spread
+from a little before that first change to 1.2x the run (earlier kills only stop a process
+that is still starting). Outcomes: killed
 before it changed anything, killed mid-run (a partial state), killed after the work was done,
 or finished. After each round:
   * pypaimon reads K's latest snapshot as Java read W's (where pypaimon can read that
@@ -150,13 +152,20 @@ def crash(request, tmp_path_factory, java_classpath):
     w_state = file_state(table_dir(w))
 
     # Time the full run (twice: a first wasm start may compile the component).
-    durations = []
+    # Also when the first file changes: before that the process is only starting (loading
+    # the component is most of a short run), and kills there teach nothing.
+    durations, first_changes = [], []
     final_state = None
     for m in range(2):
         dst = str(root / f"measure{m}")
         shutil.copytree(w, dst)
+        start_state = file_state(table_dir(dst))
         t = time.monotonic()
         p = mode.run(table_dir(dst))
+        while p.poll() is None and len(first_changes) == m:
+            if file_state(table_dir(dst)) != start_state:
+                first_changes.append(time.monotonic() - t)
+            time.sleep(0.002)
         out, err = p.communicate(timeout=300)
         durations.append(time.monotonic() - t)
         assert p.returncode == 0, f"{mode.command[0]} failed: {out}\n{err}"
@@ -164,16 +173,19 @@ def crash(request, tmp_path_factory, java_classpath):
         assert [s["id"] for s in snapshot_files(table_dir(dst))] == want
         final_state = set(file_state(table_dir(dst)))
     duration = min(durations)
+    # Kills start a little before the earliest first change seen (0 if none was seen).
+    start = 0.8 * min(first_changes) if len(first_changes) == 2 else 0.0
     print(f"[{ENGINE}/{mode.name}] {mode.command[0]} of {len(ids)} snapshots: "
-          + ", ".join(f"{d:.2f}s" for d in durations))
+          + ", ".join(f"{d:.2f}s" for d in durations)
+          + f"; first change after {', '.join(f'{c:.2f}s' for c in first_changes)}")
 
     t_rounds = time.monotonic()
     rounds = []
     outcomes = collections.Counter()
     rng = random.Random(7)
     for i in range(ROUNDS):
-        # Spread over 0..1.2x, jittered within each slot.
-        delay = 1.2 * duration * (i + rng.random()) / ROUNDS
+        # Spread over start..1.2x the run, jittered within each slot.
+        delay = start + (1.2 * duration - start) * (i + rng.random()) / ROUNDS
         k = str(root / f"K{i}")
         shutil.copytree(w, k)
         p = mode.run(table_dir(k))
