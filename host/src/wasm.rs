@@ -438,23 +438,14 @@ impl WasmRuntime {
                 bytes: self.limits.max_memory_bytes,
             };
         }
-        match panic {
-            // A third-party decoder's panic on a file's bytes: that file is corrupt input.
-            Some(GuestPanic {
-                message,
-                decoding: Some(file),
-            }) => {
-                return HostError::Core(paimon_compact::Error::corrupt(Some(&file), message));
-            }
-            Some(GuestPanic {
-                message,
-                decoding: None,
-            }) => {
-                return HostError::Core(paimon_compact::Error::internal(format!(
-                    "the component panicked: {message}"
-                )));
-            }
-            None => {}
+        if let Some(GuestPanic { message, decoding }) = panic {
+            return HostError::Core(match decoding {
+                // A third-party decoder's panic on a file's bytes: that file is corrupt input.
+                Some(file) => paimon_compact::Error::corrupt(Some(&file), message),
+                None => {
+                    paimon_compact::Error::internal(format!("the component panicked: {message}"))
+                }
+            });
         }
         HostError::Trap(format!("{e:#}"))
     }

@@ -103,6 +103,14 @@ impl Walk<'_> {
         Ok(())
     }
 
+    /// An element of a list, set or map: as a value, except that a boolean is a whole byte.
+    fn element(&mut self, ty: u8, depth: usize) -> Result<(), Stop> {
+        match ty {
+            code::BOOL_TRUE | code::BOOL_FALSE => self.skip(1),
+            _ => self.value(ty, depth),
+        }
+    }
+
     fn value(&mut self, ty: u8, depth: usize) -> Result<(), Stop> {
         if depth > MAX_DEPTH {
             return Err(Stop::Unfollowed);
@@ -125,12 +133,7 @@ impl Walk<'_> {
                 };
                 self.fits("list", count, 1)?;
                 for _ in 0..count {
-                    // In a container a boolean is a whole byte.
-                    if element == code::BOOL_TRUE || element == code::BOOL_FALSE {
-                        self.skip(1)?;
-                    } else {
-                        self.value(element, depth + 1)?;
-                    }
+                    self.element(element, depth + 1)?;
                 }
                 Ok(())
             }
@@ -142,13 +145,8 @@ impl Walk<'_> {
                 let types = self.byte()?;
                 self.fits("map", count, 2)?;
                 for _ in 0..count {
-                    for t in [types >> 4, types & 0x0f] {
-                        if t == code::BOOL_TRUE || t == code::BOOL_FALSE {
-                            self.skip(1)?;
-                        } else {
-                            self.value(t, depth + 1)?;
-                        }
-                    }
+                    self.element(types >> 4, depth + 1)?;
+                    self.element(types & 0x0f, depth + 1)?;
                 }
                 Ok(())
             }
