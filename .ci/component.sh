@@ -4,7 +4,8 @@
 # target/wasm32-wasip2/component/paimon_compact.wasm.
 #
 #   component.sh build   builds it now (the demo)
-#   component.sh start   starts the build in the background and returns (CI stage 05): its long
+#   component.sh start   starts the build in the background (.ci/bg.sh, log
+#                        target/bg/component.log) and returns (CI stage 05): its long
 #                        single-threaded end (LTO, one codegen unit) then overlaps stage 10's
 #                        native build on the other core. Cargo locks each profile's directory,
 #                        so the two builds share target/ without waiting for each other.
@@ -13,8 +14,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=target/wasm32-wasip2/component/paimon_compact.wasm
-log=target/component-build.log
-rc=target/component-build.rc
 
 prepare() {
   rustup target add wasm32-wasip2 >/dev/null 2>&1
@@ -37,28 +36,10 @@ case "${1:-build}" in
     ;;
   start)
     prepare
-    mkdir -p target
-    rm -f "$rc"
-    (
-      set +e
-      build >"$log" 2>&1
-      echo $? >"$rc"
-    ) </dev/null >/dev/null 2>&1 &
-    echo "the component is building in the background (pid $!, log $log)"
+    bash .ci/bg.sh start component bash .ci/component.sh build
     ;;
   wait)
-    t0=$SECONDS
-    # A build never takes an hour here; a vanished one (no result after that) is a failure.
-    while [ ! -f "$rc" ] && [ $((SECONDS - t0)) -lt 3600 ]; do
-      sleep 2
-    done
-    if [ "$(cat "$rc" 2>/dev/null)" != "0" ]; then
-      echo "the component build failed (exit $(cat "$rc" 2>/dev/null || echo unknown)):" >&2
-      tail -50 "$log" >&2 || true
-      exit 1
-    fi
-    grep -E '^ *Finished' "$log" || true
-    echo "waited $((SECONDS - t0)) s for the component"
+    bash .ci/bg.sh wait component
     ls -l "$out"
     ;;
   *)

@@ -7,10 +7,25 @@ export CARGO_TERM_COLOR=never
 start=$(date +%s)
 # A full disk shows up as a linker or write error deep inside a stage; say up front what is free.
 df -h . | sed 's/^/=== disk: /'
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+# The run's native build (the CLI and the test binaries; every stage that runs cargo shares it):
+#  - opt-level 1 instead of 3. The tests exercise the component, whose own profile (`component`,
+#    opt-level 3, fat LTO) is untouched, and the native engine on small inputs; opt-level 3 of
+#    wasmtime, Cranelift and arrow cost much of the run's time (benches/README.md, "CI").
+#    Benchmarks and releases build with `--release` and get opt-level 3.
+#  - clippy as the compiler of the workspace's own crates, with warnings as errors: the lints
+#    come with the builds instead of a `cargo clippy` pass that type-checks every dependency
+#    again. Stage 10 checks that a warning does fail the build.
+export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
+RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)"
+export RUSTC_WORKSPACE_WRAPPER
+export CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
 for stage in .ci/stages/*.sh; do
   t0=$(date +%s)
   echo "=== stage $(basename "$stage")"
   bash "$stage"
   echo "=== stage $(basename "$stage") took $(( $(date +%s) - t0 )) s, $(df -h --output=avail . | tail -1 | tr -d ' ') free"
 done
+# What the background jobs took (they overlap stage 10, so no stage shows it).
+grep -h '^=== ' target/bg/*.log 2>/dev/null || true
 echo "=== all stages took $(( $(date +%s) - start )) s"

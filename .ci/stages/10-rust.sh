@@ -5,17 +5,34 @@
 # dependencies pin the features the tests' dev-dependencies would otherwise change). The CLI
 # is built without the component embedded: it finds it in the build directory, where stage
 # 05's background build leaves it.
+#
+# Lints: clippy is the compiler of the workspace's own crates in every build of the run
+# (.ci/test-all.sh sets RUSTC_WORKSPACE_WRAPPER), so `cargo clippy` needs no pass of its own:
+# the builds below cover what `cargo clippy --workspace --all-targets -- -D warnings` covers
+# (the libraries and binaries, their unit tests, integration tests, examples and benches).
 set -euo pipefail
-rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # Each step's time is printed, so a slow CI run says where its time went.
 step() {
   local t0=$SECONDS
   "$@"
   echo "=== step '$*' took $((SECONDS - t0)) s"
 }
+# The wrapper must fail a build on a clippy warning: a toolchain whose clippy-driver took its
+# arguments differently would otherwise pass every lint silently.
+lints_fail_the_build() {
+  local dir=target/clippy-selftest
+  mkdir -p "$dir"
+  printf 'pub fn empty(v: &[u8]) -> bool {\n    v.len() == 0\n}\n' >"$dir/lint.rs"
+  if "$RUSTC_WORKSPACE_WRAPPER" rustc --edition=2021 --crate-type=lib --emit=metadata \
+    --out-dir "$dir" "$dir/lint.rs" >"$dir/out.txt" 2>&1; then
+    echo "clippy-driver with CLIPPY_ARGS=$CLIPPY_ARGS did not fail on a warning" >&2
+    exit 1
+  fi
+}
+step lints_fail_the_build
 step cargo fmt --all --check
 step cargo build --release -p paimon-compact-host
-step cargo clippy --release --workspace --all-targets -- -D warnings
+step cargo build --release --workspace --benches
 step bash .ci/component.sh wait
 step cargo test --release --workspace
 step ./target/release/paimon-compact conformance tests/vectors/compaction-vectors.json

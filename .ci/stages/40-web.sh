@@ -5,12 +5,13 @@
 # bundle once. Screenshots and the benchmark result stay in target/e2e/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+bash .ci/bg.sh wait installs
 
 if [ ! -x /usr/bin/chromium ]; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 fi
-(cd tests/e2e && npm ci --no-audit --no-fund)
+bash .ci/npm-ci.sh tests/e2e
 
 bash .ci/web-bundle.sh
 # The native side of the browser-vs-native comparison: writes target/tmp/sim-digests.json.

@@ -7,6 +7,7 @@
 set -euo pipefail
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
+bash .ci/bg.sh wait installs
 bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7"
 # A second independent reader: after every compaction it must read what pypaimon reads.
 if "$VENV/bin/pip" install -q --disable-pip-version-check "pypaimon-rust==0.4.0"; then

@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
+bash .ci/bg.sh wait installs
 if ! command -v javac >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null

@@ -95,12 +95,19 @@ def table_dir(warehouse):
 
 
 def file_state(tdir):
-    """relative path -> (size, mtime_ns) of every file of a table."""
+    """relative path -> (size, mtime_ns) of every file of a table.
+
+    Also called while a command runs (to see when it first changes a file): a file it deletes
+    between the listing and the stat is simply absent from the state.
+    """
     out = {}
     for dirpath, _, names in os.walk(tdir):
         for n in names:
             p = os.path.join(dirpath, n)
-            st = os.stat(p)
+            try:
+                st = os.stat(p)
+            except FileNotFoundError:
+                continue
             out[os.path.relpath(p, tdir)] = (st.st_size, st.st_mtime_ns)
     return out
 

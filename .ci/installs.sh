@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Everything the test stages after stage 10 install from the registries (PyPI, npm, Debian),
+# fetched in one go. Stage 06 runs this in the background (.ci/bg.sh) while stage 10 compiles,
+# so the downloads overlap the build; each later stage waits for it (`bg.sh wait installs`)
+# and then runs its own, now quick, installs, so a stage run alone still sets itself up.
+# Sequential on purpose: apt and pip must not run twice at once on the same target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t() {
+  local t0=$SECONDS
+  "$@"
+  echo "=== install '$*' took $((SECONDS - t0)) s"
+}
+venv=target/pypaimon-venv
+# Stages 50, 52 and 55 (pypaimon, moto, Ray, pytest) and 25 (pyroaring).
+t bash .ci/venv.sh "$venv" "pypaimon==2.1.0" "pytest>=7" "moto[server]==5.2.5" "ray==2.52.1"
+t "$venv/bin/pip" install -q --disable-pip-version-check "pypaimon-rust==0.4.0" || true
+t bash .ci/venv.sh target/merge-venv "pyroaring>=1.0" "pytest>=7"
+# Stage 55: a JDK, the Paimon Java jar (from the PyPI wheel paimon-python-ali) and our driver.
+if ! command -v javac >/dev/null; then
+  t bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null'
+fi
+t bash tests/java/setup.sh "$venv/bin/python" >/dev/null
+# Stages 30 and 40: the Node packages, and the second Node.
+t bash .ci/npm-ci.sh js
+t bash .ci/npm-ci.sh tests/e2e
+t bash .ci/node-zstd.sh >/dev/null
+# Stage 40: Debian's chromium.
+if [ ! -x /usr/bin/chromium ]; then
+  t bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null'
+fi
