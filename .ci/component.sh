@@ -23,8 +23,10 @@ prepare() {
   fi
 }
 
+# Built as shipped, also in CI: without the run's clippy wrapper (.ci/test-all.sh), which turns
+# off rustc's MIR optimizations and so changes the component's code and size.
 build() {
-  CFLAGS_wasm32_wasip2=-ffreestanding \
+  env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS CFLAGS_wasm32_wasip2=-ffreestanding \
     cargo build --lib --profile component --target wasm32-wasip2 --features component
 }
 

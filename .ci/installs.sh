@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 t() {
   local t0=$SECONDS
   "$@"
-  echo "=== install '$*' took $((SECONDS - t0)) s"
+  echo "=== install '$*' took $((SECONDS - t0)) s" >&2
 }
 venv=target/pypaimon-venv
 # Stages 50, 52 and 55 (pypaimon, moto, Ray, pytest) and 25 (pyroaring).
