@@ -17,10 +17,8 @@ out=target/wasm32-wasip2/component/paimon_compact.wasm
 
 prepare() {
   rustup target add wasm32-wasip2 >/dev/null 2>&1
-  if ! command -v clang >/dev/null; then
-    # zstd (Paimon's default codec) is C; Debian's clang compiles it for wasm.
-    (apt-get update -qq && apt-get install -y -qq clang) >/dev/null
-  fi
+  # zstd (Paimon's default codec) is C; Debian's clang compiles it for wasm.
+  bash .ci/apt-install.sh clang clang
 }
 
 # Built as shipped, also in CI: without the run's clippy wrapper (.ci/test-all.sh), which turns

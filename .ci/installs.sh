@@ -11,21 +11,18 @@ t() {
   "$@"
   echo "=== install '$*' took $((SECONDS - t0)) s" >&2
 }
+source .ci/pins.sh
 venv=target/pypaimon-venv
 # Stages 50, 52 and 55 (pypaimon, moto, Ray, pytest) and 25 (pyroaring).
-t bash .ci/venv.sh "$venv" "pypaimon==2.1.0" "pytest>=7" "moto[server]==5.2.5" "ray==2.52.1"
-t "$venv/bin/pip" install -q --disable-pip-version-check "pypaimon-rust==0.4.0" || true
-t bash .ci/venv.sh target/merge-venv "pyroaring>=1.0" "pytest>=7"
+t bash .ci/venv.sh "$venv" "${PYPAIMON_REQS[@]}" "${S3_REQS[@]}"
+t "$venv/bin/pip" install -q --disable-pip-version-check "$RUST_READER_REQ" || true
+t bash .ci/venv.sh target/merge-venv "${MERGE_REQS[@]}"
 # Stage 55: a JDK, the Paimon Java jar (from the PyPI wheel paimon-python-ali) and our driver.
-if ! command -v javac >/dev/null; then
-  t bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null'
-fi
+t bash .ci/apt-install.sh javac openjdk-17-jdk-headless
 t bash tests/java/setup.sh "$venv/bin/python" >/dev/null
 # Stages 30 and 40: the Node packages, and the second Node.
 t bash .ci/npm-ci.sh js
 t bash .ci/npm-ci.sh tests/e2e
 t bash .ci/node-zstd.sh >/dev/null
 # Stage 40: Debian's chromium.
-if [ ! -x /usr/bin/chromium ]; then
-  t bash -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null'
-fi
+t bash .ci/apt-install.sh /usr/bin/chromium chromium

@@ -9,10 +9,11 @@ start=$(date +%s)
 df -h . | sed 's/^/=== disk: /'
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # The run's native build (the CLI and the test binaries; every stage that runs cargo shares it):
-#  - opt-level 1 instead of 3. The tests exercise the component, whose own profile (`component`,
-#    opt-level 3, fat LTO) is untouched, and the native engine on small inputs; opt-level 3 of
-#    wasmtime, Cranelift and arrow cost much of the run's time (benches/README.md, "CI").
-#    Benchmarks and releases build with `--release` and get opt-level 3.
+#  - opt-level 1 instead of 3 (less LLVM time; measured per crate in benches/README.md, "CI").
+#    The tests exercise the component, whose own profile (`component`, opt-level 3, fat LTO) is
+#    untouched, and the native engine on small inputs. Cranelift, which compiles the component
+#    at each cold start, stays at 3 (Cargo.toml). Benchmarks and releases build with
+#    `--release` and get opt-level 3.
 #  - clippy as the compiler of the workspace's own crates, with warnings as errors: the lints
 #    come with the builds instead of a `cargo clippy` pass that type-checks every dependency
 #    again. Stage 10 checks that a warning does fail the build.

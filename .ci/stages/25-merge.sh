@@ -7,7 +7,8 @@ cd "$(dirname "$0")/../.."
 TARGET="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET/merge-venv"
 bash .ci/bg.sh wait installs
-bash .ci/venv.sh "$VENV" "pyroaring>=1.0" "pytest>=7"
+source .ci/pins.sh
+bash .ci/venv.sh "$VENV" "${MERGE_REQS[@]}"
 export PAIMON_MERGE_DV_OUT="$TARGET/merge-dv"
 rm -rf "$PAIMON_MERGE_DV_OUT"
 # `--workspace`, as stage 10 built it: the same features, so nothing is compiled again.

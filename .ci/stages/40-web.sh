@@ -7,10 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash .ci/bg.sh wait installs
 
-if [ ! -x /usr/bin/chromium ]; then
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
-fi
+bash .ci/apt-install.sh /usr/bin/chromium chromium
 bash .ci/npm-ci.sh tests/e2e
 
 bash .ci/web-bundle.sh

@@ -8,9 +8,10 @@ set -euo pipefail
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
 bash .ci/bg.sh wait installs
-bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7"
+source .ci/pins.sh
+bash .ci/venv.sh "$VENV" "${PYPAIMON_REQS[@]}"
 # A second independent reader: after every compaction it must read what pypaimon reads.
-if "$VENV/bin/pip" install -q --disable-pip-version-check "pypaimon-rust==0.4.0"; then
+if "$VENV/bin/pip" install -q --disable-pip-version-check "$RUST_READER_REQ"; then
   export PAIMON_COMPACT_REQUIRE_RUST_READER=1
 else
   echo "pypaimon-rust does not install on this platform: its cross-checks are skipped"

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/../.."
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
 bash .ci/bg.sh wait installs
-bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7" "moto[server]==5.2.5" "ray==2.52.1"
+source .ci/pins.sh
+bash .ci/venv.sh "$VENV" "${PYPAIMON_REQS[@]}" "${S3_REQS[@]}"
 export PATH="$VENV/bin:$PATH"
 # The Node handler test needs js/ built, which stage 30 did: its absence is a failure here.
 export PAIMON_COMPACT_REQUIRE_NODE=1

@@ -13,11 +13,9 @@ cd "$(dirname "$0")/../.."
 TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}"
 VENV="$TARGET_DIR/pypaimon-venv"
 bash .ci/bg.sh wait installs
-if ! command -v javac >/dev/null; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
-fi
-bash .ci/venv.sh "$VENV" "pypaimon==2.1.0" "pytest>=7"
+bash .ci/apt-install.sh javac openjdk-17-jdk-headless
+source .ci/pins.sh
+bash .ci/venv.sh "$VENV" "${PYPAIMON_REQS[@]}"
 PAIMON_JAVA_CLASSPATH="$(bash tests/java/setup.sh "$VENV/bin/python" | tail -1)"
 export PAIMON_JAVA_CLASSPATH
 export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"

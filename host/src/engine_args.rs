@@ -92,7 +92,7 @@ pub(crate) fn component_bytes(explicit: Option<&Path>) -> Result<Vec<u8>, String
     }
 }
 
-pub(crate) fn default_cache_dir() -> PathBuf {
+fn default_cache_dir() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
