@@ -1,5 +1,6 @@
-//! A linear walk over Thrift compact-protocol bytes (a Parquet footer) that refuses container
-//! sizes the bytes cannot hold, before arrow-rs's decoder sees them.
+//! A linear walk over Thrift compact-protocol bytes (a Parquet footer, or one column chunk's
+//! column index or offset index) that refuses container sizes the bytes cannot hold, before
+//! arrow-rs's decoder sees them.
 //!
 //! Why: arrow-rs 60.1's Thrift reader skips unknown fields element by element, and some
 //! element types take no bytes to skip. A footer of a kilobyte that declares a list of two
@@ -7,7 +8,8 @@
 //! target, `fuzz/README.md`). In the compact protocol every element of a list, set or map
 //! takes at least one byte (a boolean element is a byte, a struct at least its stop byte), so
 //! a container that declares more elements than bytes remain cannot be valid, and checking
-//! that bounds every loop by the size of the footer.
+//! that bounds every loop by the size of the struct's bytes. The page index is decoded by the same
+//! reader, so each column chunk's index is walked too, over exactly its declared range.
 //!
 //! The walk is deliberately partial: it refuses only what cannot be valid. On anything it
 //! does not understand (an unknown type code, a truncated varint, nesting deeper than
@@ -40,9 +42,10 @@ enum Stop {
     Unfollowed,
 }
 
-/// Checks the compact-protocol struct in `bytes` (a Parquet `FileMetaData`). `Err` says which
-/// container declares more elements than the bytes after it; `Ok` means nothing impossible
-/// was found (not that the struct is valid).
+/// Checks the compact-protocol struct in `bytes` (a Parquet `FileMetaData`, `ColumnIndex` or
+/// `OffsetIndex`). `Err` says which container declares more elements than the bytes after it
+/// (its byte offset is relative to `bytes`); `Ok` means nothing impossible was found (not that
+/// the struct is valid).
 pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), String> {
     let mut walk = Walk { bytes, at: 0 };
     match walk.value(code::STRUCT, 0) {
@@ -95,7 +98,7 @@ impl Walk<'_> {
         let needed = count.saturating_mul(min_bytes);
         if needed > self.remaining() as u64 {
             return Err(Stop::Impossible(format!(
-                "a Thrift {what} at byte {} of the footer declares {count} elements, but only {} bytes follow",
+                "a Thrift {what} at byte {} declares {count} elements, but only {} bytes follow",
                 self.at,
                 self.remaining()
             )));
