@@ -5,7 +5,8 @@
 #
 #   bg.sh start NAME CMD...   runs CMD in the background and returns; its output goes to
 #                             target/bg/NAME.log, its exit code to target/bg/NAME.rc
-#   bg.sh wait NAME           waits for NAME; fails with the end of its log if it failed.
+#   bg.sh wait NAME [--log]   waits for NAME; fails with the end of its log if it failed.
+#                             --log prints the whole log (a test pass's results) either way.
 #                             A job that was never started here counts as done (each stage
 #                             still installs what it needs itself, so a stage run alone works).
 set -euo pipefail
@@ -42,11 +43,15 @@ case "$cmd" in
       sleep 2
     done
     code=$(cat "$rc" 2>/dev/null || echo unknown)
-    tail -1 "$log" 2>/dev/null || true
+    if [ "${3:-}" = --log ]; then
+      cat "$log" 2>/dev/null || true
+    else
+      tail -1 "$log" 2>/dev/null || true
+    fi
     echo "waited $((SECONDS - t0)) s for background job '$name'"
     if [ "$code" != "0" ]; then
       echo "background job '$name' failed (exit $code):" >&2
-      tail -50 "$log" >&2 || true
+      [ "${3:-}" = --log ] || tail -50 "$log" >&2 || true
       exit 1
     fi
     ;;

@@ -15,14 +15,14 @@ source .ci/pins.sh
 venv=target/pypaimon-venv
 # Stages 50, 52 and 55 (pypaimon, moto, Ray, pytest) and 25 (pyroaring).
 t bash .ci/venv.sh "$venv" "${PYPAIMON_REQS[@]}" "${S3_REQS[@]}"
-t "$venv/bin/pip" install -q --disable-pip-version-check "$RUST_READER_REQ" || true
+t "$venv/bin/pip" install -q --no-compile --disable-pip-version-check "$RUST_READER_REQ" || true
 t bash .ci/venv.sh target/merge-venv "${MERGE_REQS[@]}"
 # Stage 55: a JDK, the Paimon Java jar (from the PyPI wheel paimon-python-ali) and our driver.
 t bash .ci/apt-install.sh javac openjdk-17-jdk-headless
 t bash tests/java/setup.sh "$venv/bin/python" >/dev/null
-# Stages 30 and 40: the Node packages, and the second Node.
+# Stages 30 and 60: the Node packages, and the second Node.
 t bash .ci/npm-ci.sh js
 t bash .ci/npm-ci.sh tests/e2e
 t bash .ci/node-zstd.sh >/dev/null
-# Stage 40: Debian's chromium.
+# Stage 60: Debian's chromium.
 t bash .ci/apt-install.sh /usr/bin/chromium chromium

@@ -11,4 +11,6 @@ if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
   fi
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check "$@"
+# --no-compile: pip would byte-compile every module of every package (Ray's thousands among
+# them) while stage 10's builds hold the cores; Python compiles what a test imports, once.
+"$venv/bin/pip" install -q --no-compile --disable-pip-version-check "$@"

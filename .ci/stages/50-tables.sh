@@ -20,20 +20,10 @@ export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
 # Every test through the component; natively, the rewrite and commit interoperability
 # (test_compact.py): the dedicated job's flags, crashes and orphans are the same code in both
-# engines (the API layer), and host/tests/it/engines.rs checks the engines agree.
-for engine in wasm native; do
-  echo "--- pypaimon interoperability, engine: $engine"
-  t0=$SECONDS
-  files=(tests/pypaimon)
-  [ "$engine" = native ] && files=(tests/pypaimon/test_compact.py)
-  set +e
-  PAIMON_COMPACT_ENGINE=$engine "$VENV/bin/python" -m pytest -q -p no:cacheprovider "${files[@]}"
-  code=$?
-  echo "--- engine $engine took $((SECONDS - t0)) s"
-  set -e
-  if [ "$code" -eq 5 ]; then
-    echo "pytest collected no tests: failing the stage" >&2
-    exit 1
-  fi
-  [ "$code" -eq 0 ] || exit "$code"
-done
+# engines (the API layer), and host/tests/it/engines.rs checks the engines agree. The native
+# pass runs beside the component's (.ci/pytest-pass.sh says why).
+bash .ci/bg.sh start tables-native bash .ci/pytest-pass.sh tables native tests/pypaimon/test_compact.py
+code=0
+bash .ci/pytest-pass.sh tables wasm tests/pypaimon || code=$?
+bash .ci/bg.sh wait tables-native --log || code=1
+exit "$code"

@@ -28,21 +28,13 @@ rm -rf "$TARGET_DIR/precompiled"
   --precompiled "$TARGET_DIR"/precompiled/*.cwasm --out "$TARGET_DIR/wheels"
 "$VENV/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps "$TARGET_DIR"/wheels/*.whl
 export PAIMON_COMPACT_REQUIRE_RAY=1
-run() {
-  set +e
-  "$VENV/bin/python" -m pytest -q -p no:cacheprovider -s tests/s3 "$@"
-  code=$?
-  set -e
-  if [ "$code" -eq 5 ]; then
-    echo "pytest collected no tests: failing the stage" >&2
-    exit 1
-  fi
-  [ "$code" -eq 0 ] || exit "$code"
-}
-echo "--- S3 (moto on loopback), engine: wasm"
-PAIMON_COMPACT_ENGINE=wasm run
-echo "--- S3 (moto on loopback), engine: native"
-# (Fan-out on the native engine is covered by tests/it/fanout.rs and the Node test's native
-# CLI; here it would only repeat the wasm run's processes.)
-PAIMON_COMPACT_ENGINE=native run -k "primary_key_table or append_table or racing" \
+# The whole suite through the component; the round trips natively, beside it
+# (.ci/pytest-pass.sh says why). Fan-out on the native engine is covered by tests/it/fanout.rs
+# and the Node test's native CLI; here it would only repeat the wasm run's processes.
+bash .ci/bg.sh start s3-native bash .ci/pytest-pass.sh s3 native -s tests/s3 \
+  -k "primary_key_table or append_table or racing" \
   --ignore tests/s3/test_node.py --ignore tests/s3/test_ray.py --ignore tests/s3/test_fanout.py
+code=0
+bash .ci/pytest-pass.sh s3 wasm -s tests/s3 || code=$?
+bash .ci/bg.sh wait s3-native --log || code=1
+exit "$code"

@@ -23,19 +23,10 @@ export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 # Every test through the component (the races print their counted outcomes: -s); natively,
 # Java's reads of our compactions (test_java_peer.py): maintenance, crashes and races are the
 # same code in both engines (the API layer), and host/tests/it/engines.rs checks they agree.
-for engine in wasm native; do
-  echo "--- Paimon Java interoperability, engine: $engine"
-  t0=$SECONDS
-  files=(tests/java_interop)
-  [ "$engine" = native ] && files=(tests/java_interop/test_java_peer.py)
-  set +e
-  PAIMON_COMPACT_ENGINE=$engine "$VENV/bin/python" -m pytest -q -s -p no:cacheprovider "${files[@]}"
-  code=$?
-  echo "--- engine $engine took $((SECONDS - t0)) s"
-  set -e
-  if [ "$code" -eq 5 ]; then
-    echo "pytest collected no tests: failing the stage" >&2
-    exit 1
-  fi
-  [ "$code" -eq 0 ] || exit "$code"
-done
+# The native pass runs beside the component's (.ci/pytest-pass.sh says why).
+bash .ci/bg.sh start java-native \
+  bash .ci/pytest-pass.sh java native -s tests/java_interop/test_java_peer.py
+code=0
+bash .ci/pytest-pass.sh java wasm -s tests/java_interop || code=$?
+bash .ci/bg.sh wait java-native --log || code=1
+exit "$code"
