@@ -21,6 +21,7 @@ use paimon_compact_host::{
     AppendInputFile, AppendRequest, Compactor, HostError, Limits, Now, TableJob, WasmRuntime,
 };
 use parquet::arrow::ArrowWriter;
+use parquet::file::metadata::ParquetMetaDataReader;
 
 const VECTORS: &str = include_str!("../../../tests/vectors/compaction-vectors.json");
 
@@ -732,6 +733,61 @@ fn a_decoder_panic_is_corrupt_input_of_the_file_in_both_engines() {
             engine.name()
         );
         goes_on_working(&engine);
+    }
+}
+
+/// A data file whose offset index has an unknown field declaring 2^31 - 1 booleans in its few
+/// bytes (arrow-rs skipped such a list element by element for seconds) is refused in both
+/// engines as corrupt input naming the file and the chunk, and the failed job leaves the table
+/// as it was.
+#[test]
+fn an_impossible_page_index_is_corrupt_input_of_the_file_in_both_engines() {
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        let (storage, table, job) = demo_job(&engine, &[]);
+        let (file, index) = storage
+            .paths()
+            .into_iter()
+            .filter(|p| p.starts_with(&format!("{table}/bucket-")) && p.ends_with(".parquet"))
+            .find_map(|p| {
+                let bytes = bytes::Bytes::from(storage.get(&p)?.to_vec());
+                let footer = ParquetMetaDataReader::new().parse_and_finish(&bytes).ok()?;
+                let index = footer.row_group(0).column(0).offset_index_range()?;
+                Some((p, index))
+            })
+            .expect("a demo data file with an offset index");
+        let mut bytes = storage.get(&file).unwrap().to_vec();
+        let hostile = [0xf9, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07, 0x00];
+        let at = index.start as usize;
+        bytes[at..at + hostile.len()].copy_from_slice(&hostile);
+        storage.put(&file, bytes);
+        let before = storage.paths();
+        let err = engine
+            .compact_table(Arc::new(storage.clone()), &table, &job, None)
+            .unwrap_err();
+        let HostError::Core(core) = &err else {
+            panic!("{}: not a core error: {err}", engine.name())
+        };
+        assert_eq!(
+            core.kind,
+            ErrorKind::CorruptInput {
+                file: Some(file.clone())
+            },
+            "{}: {err}",
+            engine.name()
+        );
+        assert!(
+            core.message
+                .contains("the offset index of row group 0, column 0: a Thrift list")
+                && core.message.contains("declares 2147483647 elements"),
+            "{}: {err}",
+            engine.name()
+        );
+        assert_eq!(
+            storage.paths(),
+            before,
+            "{}: the table as it was",
+            engine.name()
+        );
     }
 }
 
