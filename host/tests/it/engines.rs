@@ -628,6 +628,33 @@ fn demo_job(engine: &Compactor, options: &[(&str, &str)]) -> (MemoryStorage, Str
     (storage, orders, job)
 }
 
+/// Compacts `table` with `engine`, asserting that it fails as corrupt input naming `file`;
+/// returns the error and its core error.
+fn corrupt_input_of_compacting(
+    engine: &Compactor,
+    storage: &MemoryStorage,
+    table: &str,
+    job: &TableJob,
+    file: &str,
+) -> (HostError, paimon_compact::Error) {
+    let err = engine
+        .compact_table(Arc::new(storage.clone()), table, job, None)
+        .unwrap_err();
+    let HostError::Core(core) = &err else {
+        panic!("{}: not a core error: {err}", engine.name())
+    };
+    let core = core.clone();
+    assert_eq!(
+        core.kind,
+        ErrorKind::CorruptInput {
+            file: Some(file.to_string())
+        },
+        "{}: {err}",
+        engine.name()
+    );
+    (err, core)
+}
+
 /// Asserts that `engine` still compacts a demo table after a failed call (the component on a
 /// new instance).
 fn goes_on_working(engine: &Compactor) {
@@ -704,20 +731,7 @@ fn a_decoder_panic_is_corrupt_input_of_the_file_in_both_engines() {
         bytes[at + 9] = b'-';
         storage.put(&manifest, bytes);
         let before = storage.paths();
-        let err = engine
-            .compact_table(Arc::new(storage.clone()), &table, &job, None)
-            .unwrap_err();
-        let HostError::Core(core) = &err else {
-            panic!("{}: not a core error: {err}", engine.name())
-        };
-        assert_eq!(
-            core.kind,
-            ErrorKind::CorruptInput {
-                file: Some(manifest.clone())
-            },
-            "{}: {err}",
-            engine.name()
-        );
+        let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &manifest);
         assert!(
             core.message.starts_with(&format!(
                 "corrupt input '{manifest}': the Avro decoder failed on it: "
@@ -761,20 +775,7 @@ fn an_impossible_page_index_is_corrupt_input_of_the_file_in_both_engines() {
         bytes[at..at + hostile.len()].copy_from_slice(&hostile);
         storage.put(&file, bytes);
         let before = storage.paths();
-        let err = engine
-            .compact_table(Arc::new(storage.clone()), &table, &job, None)
-            .unwrap_err();
-        let HostError::Core(core) = &err else {
-            panic!("{}: not a core error: {err}", engine.name())
-        };
-        assert_eq!(
-            core.kind,
-            ErrorKind::CorruptInput {
-                file: Some(file.clone())
-            },
-            "{}: {err}",
-            engine.name()
-        );
+        let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
         assert!(
             core.message
                 .contains("the offset index of row group 0, column 0: a Thrift list")
