@@ -27,6 +27,6 @@ for stage in .ci/stages/*.sh; do
   bash "$stage"
   echo "=== stage $(basename "$stage") took $(( $(date +%s) - t0 )) s, $(df -h --output=avail . | tail -1 | tr -d ' ') free"
 done
-# What the background jobs took (they overlap stage 10, so no stage shows it).
+# What the background jobs took (they overlap other stages, so no stage shows all of it).
 grep -h '^=== ' target/bg/*.log 2>/dev/null || true
 echo "=== all stages took $(( $(date +%s) - start )) s"
