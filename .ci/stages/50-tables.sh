@@ -11,7 +11,7 @@ bash .ci/bg.sh wait installs
 source .ci/pins.sh
 bash .ci/venv.sh "$VENV" "${PYPAIMON_REQS[@]}"
 # A second independent reader: after every compaction it must read what pypaimon reads.
-if "$VENV/bin/pip" install -q --disable-pip-version-check "$RUST_READER_REQ"; then
+if "$VENV/bin/pip" install -q --no-compile --disable-pip-version-check "$RUST_READER_REQ"; then
   export PAIMON_COMPACT_REQUIRE_RUST_READER=1
 else
   echo "pypaimon-rust does not install on this platform: its cross-checks are skipped"

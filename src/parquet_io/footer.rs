@@ -209,23 +209,47 @@ fn metadata_range(held: &Fetched, size: u64) -> Option<Range<u64>> {
 
 /// Refuses a Thrift struct (`what` of `path`) that declares containers its bytes cannot hold,
 /// which arrow-rs would spend seconds skipping ([`super::thrift_guard`]).
-fn guard(path: &str, what: &str, bytes: &[u8]) -> Result<()> {
+fn guard(path: &str, what: impl std::fmt::Display, bytes: &[u8]) -> Result<()> {
     super::thrift_guard::check_struct(bytes).map_err(|why| corrupt(path, format!("{what}: {why}")))
 }
 
-/// The column index and offset index ranges `policy` asks for, each with what it is.
-fn index_ranges(metadata: &ParquetMetaData, policy: FooterPolicy) -> Vec<(String, Range<u64>)> {
+/// One column chunk's column index or offset index: where it is, and which it is (named only
+/// when an error needs it, so a footer read formats nothing).
+struct IndexAt {
+    offsets: bool,
+    group: usize,
+    column: usize,
+    range: Range<u64>,
+}
+
+impl std::fmt::Display for IndexAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let which = if self.offsets { "offset" } else { "column" };
+        write!(
+            f,
+            "the {which} index of row group {}, column {}",
+            self.group, self.column
+        )
+    }
+}
+
+/// The column index and offset index ranges `policy` asks for.
+fn index_ranges(metadata: &ParquetMetaData, policy: FooterPolicy) -> Vec<IndexAt> {
     let mut wanted = Vec::new();
-    for (g, group) in metadata.row_groups().iter().enumerate() {
-        for (c, column) in group.columns().iter().enumerate() {
-            if policy.column_index != PageIndexPolicy::Skip {
-                if let Some(r) = column.column_index_range() {
-                    wanted.push((format!("the column index of row group {g}, column {c}"), r));
-                }
-            }
-            if policy.offset_index != PageIndexPolicy::Skip {
-                if let Some(r) = column.offset_index_range() {
-                    wanted.push((format!("the offset index of row group {g}, column {c}"), r));
+    for (group, chunks) in metadata.row_groups().iter().enumerate() {
+        for (column, chunk) in chunks.columns().iter().enumerate() {
+            let indexes = [
+                (false, policy.column_index, chunk.column_index_range()),
+                (true, policy.offset_index, chunk.offset_index_range()),
+            ];
+            for (offsets, wants, range) in indexes {
+                if let (true, Some(range)) = (wants != PageIndexPolicy::Skip, range) {
+                    wanted.push(IndexAt {
+                        offsets,
+                        group,
+                        column,
+                        range,
+                    });
                 }
             }
         }
@@ -253,26 +277,26 @@ fn read_page_index(
     let wanted = index_ranges(&metadata, policy);
     let Some(union) = wanted
         .iter()
-        .map(|(_, r)| r.clone())
+        .map(|index| index.range.clone())
         .reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
     else {
         return Ok(metadata);
     };
-    if let Some((what, r)) = wanted.iter().find(|(_, r)| r.end > index_end) {
+    if let Some(index) = wanted.iter().find(|index| index.range.end > index_end) {
         return Err(corrupt(
             path,
             format!(
-                "{what} at bytes {}..{} lies outside the {index_end} bytes before the footer",
-                r.start, r.end
+                "{index} at bytes {}..{} lies outside the {index_end} bytes before the footer",
+                index.range.start, index.range.end
             ),
         ));
     }
     if held.slice(&union).is_none() {
         held.add(fetch(storage, path, std::slice::from_ref(&union), io)?);
     }
-    for (what, r) in &wanted {
-        if let Some(bytes) = held.slice(r) {
-            guard(path, what, &bytes)?;
+    for index in &wanted {
+        if let Some(bytes) = held.slice(&index.range) {
+            guard(path, index, &bytes)?;
         }
     }
     let mut decoder = ParquetMetaDataPushDecoder::try_new_with_metadata(size, metadata)
