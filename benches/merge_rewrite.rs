@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use arrow::array::{
+use arrow_array::{
     ArrayRef, Float64Array, Int32Array, Int64Array, Int8Array, RecordBatch, StringArray,
 };
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use criterion::{Criterion, Throughput};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};

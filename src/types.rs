@@ -131,8 +131,8 @@ impl DataType {
     /// keys are never null in Parquet. Nested field names and metadata (Parquet field ids) of
     /// decoded files may still differ from these: the evolution rebuilds nested arrays by
     /// position rather than relying on them.
-    pub fn to_arrow(&self) -> Result<arrow::datatypes::DataType> {
-        use arrow::datatypes::{DataType as A, Field, Fields, TimeUnit};
+    pub fn to_arrow(&self) -> Result<arrow_schema::DataType> {
+        use arrow_schema::{DataType as A, Field, Fields, TimeUnit};
         use std::sync::Arc;
         let unit = |p: u32| match p {
             0..=3 => TimeUnit::Millisecond,
@@ -430,12 +430,12 @@ impl DataType {
 }
 
 /// The Arrow schema of a row of `fields` ([`DataField::to_arrow`] of each, in order).
-pub fn arrow_schema(fields: &[DataField]) -> Result<arrow::datatypes::SchemaRef> {
+pub fn arrow_schema(fields: &[DataField]) -> Result<arrow_schema::SchemaRef> {
     let fields = fields
         .iter()
         .map(DataField::to_arrow)
         .collect::<Result<Vec<_>>>()?;
-    Ok(std::sync::Arc::new(arrow::datatypes::Schema::new(fields)))
+    Ok(std::sync::Arc::new(arrow_schema::Schema::new(fields)))
 }
 
 /// Fields that store the same data: same ids, names and types (see [`DataType::same_as`]), in
@@ -476,8 +476,8 @@ pub struct DataField {
 
 impl DataField {
     /// The Arrow field of this column: its name, [`DataType::to_arrow`] and nullability.
-    pub fn to_arrow(&self) -> Result<arrow::datatypes::Field> {
-        Ok(arrow::datatypes::Field::new(
+    pub fn to_arrow(&self) -> Result<arrow_schema::Field> {
+        Ok(arrow_schema::Field::new(
             &self.name,
             self.data_type.to_arrow()?,
             self.data_type.nullable,

@@ -80,9 +80,9 @@ pub struct AppendResult {
 ///
 /// ```rust
 /// use std::sync::Arc;
-/// use arrow::array::Int64Array;
-/// use arrow::datatypes::{DataType, Field, Schema};
-/// use arrow::record_batch::RecordBatch;
+/// use arrow_array::Int64Array;
+/// use arrow_schema::{DataType, Field, Schema};
+/// use arrow_array::RecordBatch;
 /// use paimon_compact::api::{compact_append_files, AppendInputFile, AppendRequest, Services};
 /// use paimon_compact::storage::{MemoryStorage, Storage};
 ///

@@ -24,7 +24,7 @@ use std::fmt::Display;
 use std::io::Read;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder, RowSelection,

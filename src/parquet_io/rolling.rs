@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
+use arrow_array::RecordBatch;
 use parquet::file::metadata::page_index::RowGroupPageIndex;
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::reader::ChunkReader;

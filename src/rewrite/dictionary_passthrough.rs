@@ -18,7 +18,7 @@
 
 use std::collections::BTreeSet;
 
-use arrow::datatypes::{DataType, Field, Schema};
+use arrow_schema::{DataType, Field, Schema};
 use parquet::basic::{Encoding, PageType};
 use parquet::file::metadata::ParquetMetaData;
 

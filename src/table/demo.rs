@@ -11,11 +11,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{
-    ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder,
-    Int16Builder, Int32Builder, Int64Builder, Int8Builder, RecordBatch, StringBuilder,
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Date32Builder, Float32Builder, Float64Builder, Int16Builder,
+    Int32Builder, Int64Builder, Int8Builder, StringBuilder,
 };
-use arrow::datatypes::{DataType as ArrowType, Field, Schema};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;

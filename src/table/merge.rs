@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use arrow::datatypes::SchemaRef;
+use arrow_schema::SchemaRef;
 
 use super::binary_row::{BinaryRow, Datum};
 use super::manifest::{DataFileMeta, SimpleStats};

@@ -6,8 +6,9 @@
 
 use crate::append_support as support;
 
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::DataType;
+use arrow_array::cast::AsArray;
+use arrow_array::Array;
+use arrow_schema::DataType;
 use parquet::basic::{Compression, Encoding, GzipLevel, PageType, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
@@ -180,11 +181,12 @@ fn deletion_vectors_drop_their_rows() {
     let out = read_outputs(&storage, &result);
     let before = read_inputs(&storage, &inputs[..1]);
     let second = read_file(&storage, &inputs[1].path);
-    let keep: arrow::array::BooleanArray = (0..3000u64)
+    let keep: arrow_array::BooleanArray = (0..3000u64)
         .map(|i| Some(deleted.binary_search(&i).is_err()))
         .collect();
-    let second = arrow::compute::filter_record_batch(&second, &keep).unwrap();
-    let expected = arrow::compute::concat_batches(&before.schema(), &[before, second]).unwrap();
+    let second = arrow_select::filter::filter_record_batch(&second, &keep).unwrap();
+    let expected =
+        arrow_select::concat::concat_batches(&before.schema(), &[before, second]).unwrap();
     assert_eq!(out.columns(), expected.columns());
     assert_eq!(result.metrics.deleted_rows, deleted.len() as u64);
     let rows = 6000 - deleted.len() as u64;
@@ -200,7 +202,7 @@ fn table_schema_with_dictionary_types_writes_plain_types() {
     let storage = MemoryStorage::new();
     let inputs = put_inputs(&storage, 2, 2000, &props(Compression::SNAPPY, 1000), 1);
     let mut req = request(&inputs);
-    let fields: Vec<arrow::datatypes::Field> = schema()
+    let fields: Vec<arrow_schema::Field> = schema()
         .fields()
         .iter()
         .map(|f| {
@@ -214,7 +216,7 @@ fn table_schema_with_dictionary_types_writes_plain_types() {
             }
         })
         .collect();
-    req.table_schema = Some(std::sync::Arc::new(arrow::datatypes::Schema::new(fields)));
+    req.table_schema = Some(std::sync::Arc::new(arrow_schema::Schema::new(fields)));
     let result = rewrite_append(&storage, &req, &opts(&[])).unwrap();
     assert_rows_identical(&storage, &inputs, &result);
 }
@@ -246,7 +248,7 @@ fn fast_copy_splices_matching_files() {
     assert!(md.row_group(0).column(2).page_encoding_stats().is_some());
     // ... and their page index, with page offsets moved to where the pages now are: a reader
     // that skips pages through it reads the right rows.
-    use arrow::array::RecordBatch;
+    use arrow_array::RecordBatch;
     use parquet::arrow::arrow_reader::{
         ArrowReaderOptions, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
     };
@@ -284,7 +286,7 @@ fn fast_copy_splices_matching_files() {
     .build()
     .unwrap();
     let picked: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
-    let picked = arrow::compute::concat_batches(&all.schema(), &picked).unwrap();
+    let picked = arrow_select::concat::concat_batches(&all.schema(), &picked).unwrap();
     assert_eq!(picked, all.slice(2500, 700));
 }
 
@@ -356,7 +358,7 @@ fn fast_copy_refuses_and_says_why() {
     let ids: Vec<i64> = out
         .column_by_name("id")
         .unwrap()
-        .as_primitive::<arrow::datatypes::Int64Type>()
+        .as_primitive::<arrow_array::types::Int64Type>()
         .iter()
         .map(|v| v.unwrap())
         .collect();
@@ -679,8 +681,9 @@ fn writer_honours_page_size_and_zstd_level() {
 /// empty strings: the generic path and the passthrough writer both keep every row.
 #[test]
 fn nested_columns_all_null_and_empty_strings() {
-    use arrow::array::{ArrayRef, Int32Array, ListArray, RecordBatch, StringArray, StructArray};
-    use arrow::datatypes::{Field, Fields, Int32Type, Schema};
+    use arrow_array::types::Int32Type;
+    use arrow_array::{ArrayRef, Int32Array, ListArray, RecordBatch, StringArray, StructArray};
+    use arrow_schema::{Field, Fields, Schema};
     use std::sync::Arc;
 
     let make = |first: i32, rows: i32| {
@@ -761,8 +764,9 @@ fn nested_columns_all_null_and_empty_strings() {
             .iter()
             .map(|o| read_file(&storage, &o.path))
             .collect();
-        let actual = arrow::compute::concat_batches(&actual[0].schema(), &actual).unwrap();
-        let expected = arrow::compute::concat_batches(&expected[0].schema(), &expected).unwrap();
+        let actual = arrow_select::concat::concat_batches(&actual[0].schema(), &actual).unwrap();
+        let expected =
+            arrow_select::concat::concat_batches(&expected[0].schema(), &expected).unwrap();
         assert_eq!(
             actual.columns(),
             expected.columns(),
@@ -780,8 +784,9 @@ fn nested_columns_all_null_and_empty_strings() {
 /// `element` from parquet-mr and pyarrow) is the same column: both files compact together.
 #[test]
 fn list_item_names_of_different_writers_are_the_same_column() {
-    use arrow::array::{ArrayRef, Int64Array, ListArray, RecordBatch};
-    use arrow::datatypes::{Field, Int32Type, Schema};
+    use arrow_array::types::Int32Type;
+    use arrow_array::{ArrayRef, Int64Array, ListArray, RecordBatch};
+    use arrow_schema::{Field, Schema};
     use std::sync::Arc;
 
     let make = |first: i64, item: &str| {
@@ -789,7 +794,7 @@ fn list_item_names_of_different_writers_are_the_same_column() {
             (first..first + 100).map(|i| Some((0..(i % 4) as i32).map(Some).collect::<Vec<_>>())),
         );
         let named = DataType::List(Arc::new(Field::new(item, DataType::Int32, true)));
-        let list = arrow::compute::cast(&list, &named).unwrap();
+        let list = arrow_cast::cast(&list, &named).unwrap();
         let schema = Arc::new(Schema::new(vec![
             Field::new("id", DataType::Int64, false),
             Field::new("tags", named, true),
@@ -830,22 +835,23 @@ fn list_item_names_of_different_writers_are_the_same_column() {
         .iter()
         .map(|o| read_file(&storage, &o.path))
         .collect();
-    let out = arrow::compute::concat_batches(&out[0].schema(), &out).unwrap();
+    let out = arrow_select::concat::concat_batches(&out[0].schema(), &out).unwrap();
     // The output keeps the first input's spelling; every value of both files is there.
     let first_type = batches[0].schema().field(1).data_type().clone();
     let expected: Vec<ArrayRef> = batches
         .iter()
-        .map(|b| arrow::compute::cast(b.column(1), &first_type).unwrap())
+        .map(|b| arrow_cast::cast(b.column(1), &first_type).unwrap())
         .collect();
     let expected =
-        arrow::compute::concat(&expected.iter().map(|a| a.as_ref()).collect::<Vec<_>>()).unwrap();
+        arrow_select::concat::concat(&expected.iter().map(|a| a.as_ref()).collect::<Vec<_>>())
+            .unwrap();
     assert_eq!(out.column(1).as_ref(), expected.as_ref());
 }
 
 /// The column index of STRING leaf `leaf` (a top-level column, `values` in file order) bounds
 /// every page exactly: per page the smallest and largest value and the null count, found
 /// through the offset index.
-fn assert_string_column_index(bytes: &[u8], leaf: usize, values: &arrow::array::StringArray) {
+fn assert_string_column_index(bytes: &[u8], leaf: usize, values: &arrow_array::StringArray) {
     use parquet::file::page_index::column_index::ColumnIndexMetaData;
     let b = bytes::Bytes::copy_from_slice(bytes);
     let md = parquet::file::metadata::ParquetMetaDataReader::new()

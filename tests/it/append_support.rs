@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow_array::{ArrayRef, BinaryArray, Float64Array, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
@@ -243,7 +243,7 @@ pub fn read_bytes(bytes: Bytes) -> RecordBatch {
         .unwrap();
     let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
     let schema = batches.first().map(|b| b.schema()).unwrap_or_else(schema);
-    arrow::compute::concat_batches(&schema, &batches).unwrap()
+    arrow_select::concat::concat_batches(&schema, &batches).unwrap()
 }
 
 pub fn read_file(storage: &MemoryStorage, path: &str) -> RecordBatch {
@@ -258,7 +258,7 @@ pub fn read_inputs(storage: &MemoryStorage, inputs: &[RewriteInput]) -> RecordBa
             RecordBatch::try_new(schema(), read_file(storage, &i.path).columns().to_vec()).unwrap()
         })
         .collect();
-    arrow::compute::concat_batches(&schema(), &batches).unwrap()
+    arrow_select::concat::concat_batches(&schema(), &batches).unwrap()
 }
 
 pub fn read_outputs(storage: &MemoryStorage, result: &AppendRewriteResult) -> RecordBatch {
@@ -269,7 +269,7 @@ pub fn read_outputs(storage: &MemoryStorage, result: &AppendRewriteResult) -> Re
             RecordBatch::try_new(schema(), read_file(storage, &o.path).columns().to_vec()).unwrap()
         })
         .collect();
-    arrow::compute::concat_batches(&schema(), &batches).unwrap()
+    arrow_select::concat::concat_batches(&schema(), &batches).unwrap()
 }
 
 /// Reads inputs and outputs back and compares them row by row, in order.

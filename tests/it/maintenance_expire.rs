@@ -8,8 +8,8 @@ use crate::table_support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arrow::array::{Array, RecordBatch};
-use arrow::util::display::{ArrayFormatter, FormatOptions};
+use arrow_array::{Array, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use bytes::Bytes;
 use paimon_compact::maintenance::expire_changelogs::{expire_changelogs, ChangelogExpireReport};
 use paimon_compact::maintenance::expire_snapshots::{expire_snapshots, ExpireConfig, ExpireReport};

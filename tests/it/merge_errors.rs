@@ -120,8 +120,8 @@ fn overlapping_files_of_one_run_are_corrupt() {
 
 #[test]
 fn a_missing_system_column_is_corrupt_input() {
-    use arrow::array::{Int64Array, RecordBatch};
-    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
     let st = MemoryStorage::new();
     let schema = Arc::new(Schema::new(vec![
         Field::new("_KEY_k", DataType::Int64, false),
@@ -153,7 +153,7 @@ fn a_missing_system_column_is_corrupt_input() {
 /// one value and write the other).
 #[test]
 fn a_key_column_that_disagrees_with_its_value_column_is_corrupt() {
-    use arrow::array::{Array, Int64Array, RecordBatch};
+    use arrow_array::{Array, Int64Array, RecordBatch};
     let st = MemoryStorage::new();
     let mut sections = bucket(&st);
     let rows: Vec<Rec> = (0..30)

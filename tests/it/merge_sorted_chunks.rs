@@ -10,8 +10,10 @@ use crate::merge_support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, Int64Array, Int8Array, RecordBatch, StringArray};
-use arrow::datatypes::{DataType, Field, Int64Type, Int8Type, Schema, SchemaRef};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use bytes::Bytes;
 use merge_support::{files_in, full_merge_request, opts, stored_input};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;

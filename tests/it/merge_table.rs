@@ -480,8 +480,9 @@ fn files_of_different_schema_versions_are_merged_into_the_latest() {
 /// value of the file's rows and its null count.
 #[test]
 fn merged_files_carry_exact_value_statistics() {
-    use arrow::array::{Array, AsArray};
-    use arrow::datatypes::Int64Type;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::Array;
     let st = MemoryStorage::new();
     pk_table(&st, "t", &[("bucket", "2")], 6);
     compact_table(&st, "t", &opts(true, 7)).unwrap();

@@ -17,13 +17,13 @@ use crate::table_support;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use arrow::array::{
+use arrow_array::{
     Array, ArrayRef, Int32Array, Int64Array, Int8Array, ListArray, MapArray, RecordBatch,
     StringArray, StructArray,
 };
-use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{DataType as ArrowType, Field, Schema};
-use arrow::util::display::{ArrayFormatter, FormatOptions};
+use arrow_buffer::OffsetBuffer;
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
 use paimon_compact::plan::PlanContext;
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::table::binary_row::{BinaryRow, Datum};
@@ -183,7 +183,7 @@ fn map_parts(t: &DataType) -> (DataType, DataType) {
 /// in `absent` are null (added after the rows were written).
 fn column(t: &DataType, id: i32, field: &Field, seeds: &[i64], absent: &[i32]) -> ArrayRef {
     if absent.contains(&id) {
-        return arrow::array::new_null_array(field.data_type(), seeds.len());
+        return arrow_array::new_null_array(field.data_type(), seeds.len());
     }
     match (&t.root, field.data_type()) {
         (TypeRoot::Row { fields }, ArrowType::Struct(arrow_fields)) => {

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use arrow::array::{Int64Array, StringArray};
-use arrow::datatypes::{DataType, Field, Schema};
-use arrow::record_batch::RecordBatch;
+use arrow_array::RecordBatch;
+use arrow_array::{Int64Array, StringArray};
+use arrow_schema::{DataType, Field, Schema};
 use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{Flavor, TableKind};
 use paimon_compact::plan::{BucketPlanRequest, PlanContext};

@@ -29,8 +29,10 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayAccessor, ArrayRef, AsArray, DictionaryArray, StringArray};
-use arrow::datatypes::{DataType, Int32Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, ArrayAccessor, ArrayRef, DictionaryArray, StringArray};
+use arrow_schema::DataType;
 
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
@@ -201,14 +203,14 @@ impl DictColumnWriter {
                 if dict.values().null_count() > 0 {
                     // A dictionary with null entries is not what a Parquet reader produces;
                     // take the general path rather than reason about it.
-                    let plain = arrow::compute::cast(array, &DataType::Utf8)
+                    let plain = arrow_cast::cast(array, &DataType::Utf8)
                         .map_err(|e| Error::internal(format!("decoding dictionary: {e}")))?;
                     return self.write_plain_array(plain.as_string::<i32>());
                 }
                 self.write_dictionary(dict)
             }
             DataType::Dictionary(_, _) => {
-                let plain = arrow::compute::cast(array, &DataType::Utf8)
+                let plain = arrow_cast::cast(array, &DataType::Utf8)
                     .map_err(|e| Error::internal(format!("decoding dictionary: {e}")))?;
                 self.write_plain_array(plain.as_string::<i32>())
             }

@@ -13,8 +13,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use arrow::array::{ArrayRef, RecordBatch};
-use arrow::datatypes::{DataType, FieldRef, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, FieldRef, SchemaRef};
 use parquet::arrow::add_encoded_arrow_schema_to_metadata;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory, PageStore, PageStoreArgs,
@@ -541,7 +541,7 @@ impl ParquetFileWriter {
                         // Not forwarded: decoded here, as for arrow-rs's writer below.
                         self.dictionary_arrays_decoded += 1;
                         let plain =
-                            arrow::compute::cast(column, field.data_type()).map_err(write_err)?;
+                            arrow_cast::cast(column, field.data_type()).map_err(write_err)?;
                         w.write(&plain)?;
                     } else {
                         w.write(column)?;
@@ -553,7 +553,7 @@ impl ParquetFileWriter {
                         w.write(column)?;
                     } else {
                         let plain =
-                            arrow::compute::cast(column, field.data_type()).map_err(write_err)?;
+                            arrow_cast::cast(column, field.data_type()).map_err(write_err)?;
                         w.write(&plain)?;
                     }
                     continue;
@@ -574,7 +574,7 @@ impl ParquetFileWriter {
                     } else {
                         self.dictionary_arrays_decoded += 1;
                         let plain =
-                            arrow::compute::cast(column, field.data_type()).map_err(write_err)?;
+                            arrow_cast::cast(column, field.data_type()).map_err(write_err)?;
                         (field.clone(), plain)
                     }
                 }

@@ -5,8 +5,9 @@ use super::super::dictionary::DictWriters;
 use super::super::sink::SINK_CHUNK;
 use super::*;
 use crate::storage::MemoryStorage;
-use arrow::array::{Array, DictionaryArray, Int64Array, StringArray};
-use arrow::datatypes::{Field, Int32Type, Schema};
+use arrow_array::types::Int32Type;
+use arrow_array::{Array, DictionaryArray, Int64Array, StringArray};
+use arrow_schema::{Field, Schema};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowSchemaConverter;
@@ -65,7 +66,7 @@ fn dictionary_arrays_are_decoded_when_not_forwarded() {
     let expected = StringArray::from(vec![Some("a"), None, Some("b"), Some("a")]);
     assert_eq!(
         read.column(0).as_ref(),
-        &expected as &dyn arrow::array::Array
+        &expected as &dyn arrow_array::Array
     );
 }
 
@@ -197,8 +198,8 @@ fn a_batch_that_differs_ends_the_mirror_and_its_row_group() {
         kv_batch(2000, 3000, None),
     ];
     let (read, row_groups) = read_back(write_kv(&batches, true, None));
-    let expected = arrow::compute::concat_batches(&kv_schema(), &batches).unwrap();
-    let got = arrow::compute::concat_batches(&kv_schema(), &read).unwrap();
+    let expected = arrow_select::concat::concat_batches(&kv_schema(), &batches).unwrap();
+    let got = arrow_select::concat::concat_batches(&kv_schema(), &read).unwrap();
     assert_eq!(got, expected);
     // The first batch ends its row group, which it would not have otherwise.
     let first_rows = |mirrored| {

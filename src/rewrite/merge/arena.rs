@@ -5,9 +5,9 @@
 
 use std::cmp::Ordering;
 
-use arrow::array::RecordBatch;
-use arrow::buffer::ScalarBuffer;
-use arrow::row::Rows;
+use arrow_array::RecordBatch;
+use arrow_buffer::ScalarBuffer;
+use arrow_row::Rows;
 
 use super::kv_format::RowKind;
 use super::merge_engine::{Origin, Record};
@@ -83,7 +83,7 @@ impl Arena {
         }
     }
 
-    pub(super) fn key(&self, at: (usize, usize)) -> arrow::row::Row<'_> {
+    pub(super) fn key(&self, at: (usize, usize)) -> arrow_row::Row<'_> {
         self.slots[at.0].keys.row(at.1)
     }
 

@@ -21,9 +21,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::RecordBatch;
-use arrow::compute::cast;
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow_array::RecordBatch;
+use arrow_cast::cast;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;

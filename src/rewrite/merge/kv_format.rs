@@ -7,15 +7,16 @@
 //! [`order_key`], the function the table layer uses too, so the keys recorded for new files
 //! compare exactly like the keys the table layer derives from manifests.
 
-use arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Decimal128Array, FixedSizeBinaryArray, Int16Array,
-    Int32Array, Int64Array, Int8Array, LargeBinaryArray, LargeStringArray,
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Float32Type, Float64Type, Time32MillisecondType, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
 };
-use arrow::datatypes::{
-    DataType, Date32Type, Field, Float32Type, Float64Type, Schema, SchemaRef,
-    Time32MillisecondType, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType,
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Decimal128Array, FixedSizeBinaryArray, Int16Array, Int32Array,
+    Int64Array, Int8Array, LargeBinaryArray, LargeStringArray,
 };
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 
 use crate::error::{Error, Result};
 use crate::meta::Key;
@@ -302,22 +303,22 @@ pub fn datum_at(array: &dyn Array, row: usize) -> Result<Datum> {
         ),
         DataType::Int8 => Datum::TinyInt(
             array
-                .as_primitive::<arrow::datatypes::Int8Type>()
+                .as_primitive::<arrow_array::types::Int8Type>()
                 .value(row),
         ),
         DataType::Int16 => Datum::SmallInt(
             array
-                .as_primitive::<arrow::datatypes::Int16Type>()
+                .as_primitive::<arrow_array::types::Int16Type>()
                 .value(row),
         ),
         DataType::Int32 => Datum::Int(
             array
-                .as_primitive::<arrow::datatypes::Int32Type>()
+                .as_primitive::<arrow_array::types::Int32Type>()
                 .value(row),
         ),
         DataType::Int64 => Datum::BigInt(
             array
-                .as_primitive::<arrow::datatypes::Int64Type>()
+                .as_primitive::<arrow_array::types::Int64Type>()
                 .value(row),
         ),
         DataType::Float32 => Datum::Float(array.as_primitive::<Float32Type>().value(row)),
@@ -401,12 +402,14 @@ pub fn planner_key(values: &[Datum]) -> Key {
 
 /// Builds an array of `data_type` from typed values (the values an engine computed).
 pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
-    use arrow::array::{
-        new_null_array, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
-        Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder,
-        LargeBinaryBuilder, LargeStringBuilder, StringBuilder, Time32MillisecondBuilder,
-        TimestampMicrosecondArray, TimestampMillisecondArray, TimestampNanosecondArray,
-        TimestampSecondArray,
+    use arrow_array::builder::{
+        BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
+        Float64Builder, Int16Builder, Int32Builder, Int64Builder, Int8Builder, LargeBinaryBuilder,
+        LargeStringBuilder, StringBuilder, Time32MillisecondBuilder,
+    };
+    use arrow_array::{
+        new_null_array, TimestampMicrosecondArray, TimestampMillisecondArray,
+        TimestampNanosecondArray, TimestampSecondArray,
     };
     use std::sync::Arc;
     let mismatch =
@@ -495,7 +498,7 @@ pub fn array_of(values: &[Datum], data_type: &DataType) -> Result<ArrayRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::datatypes::Field;
+    use arrow_schema::Field;
 
     fn schema(names: &[(&str, DataType)]) -> Schema {
         Schema::new(

@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef};
-use arrow::compute::SortOptions;
-use arrow::datatypes::{DataType, SchemaRef};
-use arrow::row::{OwnedRow, RowConverter, SortField};
+use arrow_array::{Array, ArrayRef};
+use arrow_row::{OwnedRow, RowConverter, SortField};
+use arrow_schema::SortOptions;
+use arrow_schema::{DataType, SchemaRef};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 

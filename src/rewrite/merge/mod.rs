@@ -64,7 +64,7 @@ pub struct MergeTreeRewrite {
     pub sections: Vec<Vec<Vec<RewriteInput>>>,
     /// The data-file schema (`_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, values) to merge
     /// and write in; `None` takes the first input's, which every input must then have.
-    pub schema: Option<arrow::datatypes::SchemaRef>,
+    pub schema: Option<arrow_schema::SchemaRef>,
     /// The bucket's files at levels above the output level (lookup changelog and deletion
     /// vector marks look older versions up there); may be empty otherwise.
     pub higher_levels: Vec<RewriteInput>,

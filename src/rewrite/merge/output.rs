@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
-use arrow::datatypes::Schema;
-use arrow::row::{RowConverter, Rows, SortField};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_row::{RowConverter, Rows, SortField};
+use arrow_schema::Schema;
 
 use super::kv_format::{datum_at, key_datums, kinds_of, planner_key, KEY_PREFIX};
 use super::{KeyColumnStats, MergeOutputFile};
@@ -267,7 +268,7 @@ fn update_stats(
     }
     let seqs = part
         .column(s.seq_col)
-        .as_primitive::<arrow::datatypes::Int64Type>();
+        .as_primitive::<arrow_array::types::Int64Type>();
     for &v in seqs.values().iter() {
         open.min_seq = open.min_seq.min(v);
         open.max_seq = open.max_seq.max(v);
@@ -295,8 +296,11 @@ fn update_stats(
             // Rows arrive in key order, so the leading key column never decreases: its
             // extremes are the first and last rows, encoded alone instead of every row.
             let ends = encode(
-                &arrow::compute::concat(&[col.slice(0, 1).as_ref(), col.slice(n - 1, 1).as_ref()])
-                    .map_err(|e| Error::internal(format!("key statistics: {e}")))?,
+                &arrow_select::concat::concat(&[
+                    col.slice(0, 1).as_ref(),
+                    col.slice(n - 1, 1).as_ref(),
+                ])
+                .map_err(|e| Error::internal(format!("key statistics: {e}")))?,
             )?;
             let bytes = |r: usize| ends.row(r).as_ref().to_vec();
             (Some((0, bytes(0))), Some((n - 1, bytes(1))))

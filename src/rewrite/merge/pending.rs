@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
-use arrow::compute::interleave;
-use arrow::datatypes::SchemaRef;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
+use arrow_schema::SchemaRef;
+use arrow_select::interleave::interleave;
 
 use super::arena::{Arena, Slot};
 use super::changelog::Emit;
@@ -75,7 +75,7 @@ pub(super) fn assemble(
     schema: &SchemaRef,
     whole_rows: bool,
 ) -> Result<RecordBatch> {
-    let fail = |e: arrow::error::ArrowError| {
+    let fail = |e: arrow_schema::ArrowError| {
         Error::internal(format!("assembling rows: {e}")).with_source(e)
     };
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());

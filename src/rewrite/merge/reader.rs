@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, Int64Array, RecordBatch};
-use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use arrow::row::RowConverter;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
+use arrow_row::RowConverter;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::RowSelection;
 use parquet::arrow::parquet_to_arrow_schema;
 
@@ -59,7 +59,7 @@ fn check_keys_agree(batch: &RecordBatch, layout: &KvLayout, path: &str) -> Resul
         let same = if key.data_type() == value.data_type() {
             key.as_ref() == value.as_ref()
         } else {
-            let value = arrow::compute::cast(value, key.data_type()).map_err(|e| {
+            let value = arrow_cast::cast(value, key.data_type()).map_err(|e| {
                 Error::corrupt(
                     Some(path),
                     format!(

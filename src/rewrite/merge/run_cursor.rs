@@ -5,8 +5,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use arrow::datatypes::SchemaRef;
-use arrow::row::OwnedRow;
+use arrow_row::OwnedRow;
+use arrow_schema::SchemaRef;
 
 use super::arena::check_order;
 use super::merge_tree::Merge;

@@ -16,8 +16,8 @@
 //! keeps as nested field metadata; a cast that compared those names or that metadata would
 //! refuse data that is the same.
 
-use arrow::array::{new_null_array, RecordBatch};
-use arrow::datatypes::{DataType, Fields, Schema, SchemaRef};
+use arrow_array::{new_null_array, RecordBatch};
+use arrow_schema::{DataType, Fields, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
 use crate::types::{DataField, DataType as PaimonType, TypeRoot};
@@ -189,7 +189,7 @@ impl Evolution {
 /// item or of a map's entries and their key and value. ROW fields must have the same names in
 /// the same order, so that reading such a file by position ([`Shape::Same`]) is exact.
 pub(crate) fn same_but_spelling(a: &DataType, b: &DataType) -> bool {
-    let field = |x: &arrow::datatypes::Field, y: &arrow::datatypes::Field| {
+    let field = |x: &arrow_schema::Field, y: &arrow_schema::Field| {
         x.is_nullable() == y.is_nullable() && same_but_spelling(x.data_type(), y.data_type())
     };
     match (a, b) {
@@ -360,7 +360,7 @@ fn fits(source: &DataType, target: &DataType) -> bool {
             _,
         )
         | (_, DataType::Struct(_) | DataType::List(_) | DataType::Map(..)) => false,
-        (s, t) => arrow::compute::can_cast_types(s, t),
+        (s, t) => arrow_cast::can_cast_types(s, t),
     }
 }
 

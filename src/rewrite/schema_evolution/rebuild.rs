@@ -4,9 +4,10 @@
 
 use std::sync::Arc;
 
-use arrow::array::{new_null_array, Array, ArrayRef, AsArray, ListArray, MapArray, StructArray};
-use arrow::buffer::NullBuffer;
-use arrow::datatypes::{DataType, Fields};
+use arrow_array::cast::AsArray;
+use arrow_array::{new_null_array, Array, ArrayRef, ListArray, MapArray, StructArray};
+use arrow_buffer::NullBuffer;
+use arrow_schema::{DataType, Fields};
 
 use super::{entries, position, Shape};
 use crate::error::{Error, Result};
@@ -83,7 +84,7 @@ fn same(array: &ArrayRef, target: &DataType, path: &str) -> Result<ArrayRef> {
             |k, t| same(k, t, path),
             |v, t| same(v, t, path),
         ),
-        _ => arrow::compute::cast(array, target)
+        _ => arrow_cast::cast(array, target)
             .map_err(|e| Error::corrupt(Some(path), &e).with_source(e)),
     }
 }
@@ -124,7 +125,7 @@ fn rebuild_list(
     let narrowed;
     let array = match array.data_type() {
         DataType::LargeList(f) => {
-            narrowed = arrow::compute::cast(array, &DataType::List(f.clone()))
+            narrowed = arrow_cast::cast(array, &DataType::List(f.clone()))
                 .map_err(|e| Error::corrupt(Some(path), &e).with_source(e))?;
             &narrowed
         }

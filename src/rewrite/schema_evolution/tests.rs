@@ -3,11 +3,13 @@
 use super::*;
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray, ListArray, StructArray};
-use arrow::array::{Int32Array, Int64Array, MapBuilder, StringArray, StringBuilder};
-use arrow::buffer::NullBuffer;
-use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{Field, FieldRef};
+use arrow_array::builder::{MapBuilder, StringBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, ListArray, StructArray};
+use arrow_array::{Int32Array, Int64Array, StringArray};
+use arrow_buffer::NullBuffer;
+use arrow_buffer::OffsetBuffer;
+use arrow_schema::{Field, FieldRef};
 use std::collections::HashMap;
 
 fn s(v: &[Option<&str>]) -> ArrayRef {
@@ -54,7 +56,7 @@ fn added_renamed_and_widened_columns() {
     .unwrap();
     let b = evolve(batch, &out, &map).unwrap();
     assert_eq!(b.schema(), out);
-    let n = b.column(2).as_primitive::<arrow::datatypes::Int64Type>();
+    let n = b.column(2).as_primitive::<arrow_array::types::Int64Type>();
     assert_eq!(n.values(), &[7, 8]);
     assert_eq!(b.column(3).null_count(), 2);
 }
@@ -84,7 +86,7 @@ fn dropped_and_reordered_columns() {
     assert!(b.column(0).is_null(1));
     assert_eq!(
         b.column(1)
-            .as_primitive::<arrow::datatypes::Int32Type>()
+            .as_primitive::<arrow_array::types::Int32Type>()
             .values(),
         &[1, 2]
     );
@@ -151,7 +153,7 @@ fn struct_fields_follow_their_ids() {
     assert!(r.is_null(2));
     let bee = r.column(0).as_string::<i32>();
     assert_eq!((bee.value(0), bee.is_null(1)), ("b1", true));
-    let a = r.column(1).as_primitive::<arrow::datatypes::Int64Type>();
+    let a = r.column(1).as_primitive::<arrow_array::types::Int64Type>();
     assert_eq!(&a.values()[..2], &[1, 2]);
     assert_eq!(r.column(2).null_count(), 3);
 }
@@ -220,7 +222,9 @@ fn list_of_struct_elements_evolve() {
     assert!(l.is_null(2));
     let row = l.value(1);
     let row = row.as_struct();
-    let x = row.column(0).as_primitive::<arrow::datatypes::Int64Type>();
+    let x = row
+        .column(0)
+        .as_primitive::<arrow_array::types::Int64Type>();
     assert_eq!(x.values(), &[3, 4]);
     assert_eq!(row.column(1).null_count(), 2);
 }
@@ -232,12 +236,12 @@ fn map_values_evolve() {
     let mut builder = MapBuilder::new(
         None,
         StringBuilder::new(),
-        arrow::array::StructBuilder::from_fields(value.clone(), 0),
+        arrow_array::builder::StructBuilder::from_fields(value.clone(), 0),
     );
     for (k, p) in [("k1", 10), ("k2", 20)] {
         builder.keys().append_value(k);
         let v = builder.values();
-        v.field_builder::<arrow::array::Int32Builder>(0)
+        v.field_builder::<arrow_array::builder::Int32Builder>(0)
             .unwrap()
             .append_value(p);
         v.append(true);
@@ -284,7 +288,7 @@ fn map_values_evolve() {
     assert_eq!(m.keys().as_string::<i32>().value(1), "k2");
     let q = m.values().as_struct().column(0);
     assert_eq!(
-        q.as_primitive::<arrow::datatypes::Int64Type>().values(),
+        q.as_primitive::<arrow_array::types::Int64Type>().values(),
         &[10, 20]
     );
 }
@@ -322,7 +326,7 @@ fn nested_names_and_metadata_do_not_matter() {
         b.column(0)
             .as_list::<i32>()
             .values()
-            .as_primitive::<arrow::datatypes::Int64Type>()
+            .as_primitive::<arrow_array::types::Int64Type>()
             .values(),
         &[1, 2, 3]
     );

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arrow::array::{Array, Int64Array, Int8Array, RecordBatch};
-use arrow::util::display::{ArrayFormatter, FormatOptions};
+use arrow_array::{Array, Int64Array, Int8Array, RecordBatch};
+use arrow_cast::display::{ArrayFormatter, FormatOptions};
 use bytes::Bytes;
 use paimon_compact::storage::{
     MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,

@@ -20,10 +20,12 @@
 
 use std::sync::Arc;
 
-use arrow::array::{Array, ArrayRef, AsArray};
-use arrow::buffer::{NullBuffer, ScalarBuffer};
-use arrow::datatypes::ArrowNativeType;
-use arrow::datatypes::{DataType, Date32Type, Float32Type, Float64Type, Int32Type, Int64Type};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Date32Type, Float32Type, Float64Type, Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef};
+use arrow_buffer::ArrowNativeType;
+use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_schema::DataType;
 use parquet::basic::{SortOrder, Type as PhysicalType};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::file::statistics::{Statistics, ValueStatistics};
@@ -492,7 +494,7 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
     fn write(&mut self, array: &ArrayRef) -> Result<()> {
         if matches!(array.data_type(), DataType::Int8 | DataType::Int16) {
             // Stored as INT32, as arrow-rs stores them.
-            let wide = arrow::compute::cast(array, &DataType::Int32)
+            let wide = arrow_cast::cast(array, &DataType::Int32)
                 .map_err(|e| Error::internal(format!("widening to INT32: {e}")))?;
             return self.write(&wide);
         }
@@ -578,7 +580,7 @@ impl<T: DictPrimitive> PrimitiveChunkWriter for PrimitiveDictWriter<T> {
 fn put_plain_slice<T: DictPrimitive>(values: &[T], out: &mut Vec<u8>) {
     #[cfg(target_endian = "little")]
     {
-        use arrow::datatypes::ToByteSlice;
+        use arrow_buffer::ToByteSlice;
         out.extend_from_slice(values.to_byte_slice());
     }
     #[cfg(not(target_endian = "little"))]

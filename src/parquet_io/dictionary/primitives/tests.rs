@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
-use arrow::array::{Date32Array, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch};
-use arrow::datatypes::{Field, Schema};
+use arrow_array::{Date32Array, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch};
+use arrow_schema::{Field, Schema};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowSchemaConverter;
@@ -52,16 +52,16 @@ fn batch(rows: usize) -> RecordBatch {
             _ => Some(i as f64 * 0.37 - 1000.0),
         })
         .collect();
-    let i8s: arrow::array::Int8Array = (0..rows)
+    let i8s: arrow_array::Int8Array = (0..rows)
         .map(|i| (i % 9 != 4).then_some((i % 7) as i8 - 3))
         .collect();
     // STRING columns go to the string dictionary writer: few values with nulls, and
     // unique long values (multi-byte characters across the 64-byte statistics cut, some
     // ending in characters that cannot be moved up) that outgrow the dictionary.
-    let words: arrow::array::StringArray = (0..rows)
+    let words: arrow_array::StringArray = (0..rows)
         .map(|i| (i % 13 != 5).then(|| format!("w{:02}é", (i * 7) % 31)))
         .collect();
-    let long: arrow::array::StringArray = (0..rows)
+    let long: arrow_array::StringArray = (0..rows)
         .map(|i| {
             let tail = if i % 3 == 0 { "\u{7f}\u{7f}" } else { "☃" };
             Some(format!(
@@ -164,8 +164,8 @@ fn pages(i: &ColumnIndexMetaData) -> Vec<String> {
 
 /// Equal as written values (bit patterns, so NaN and -0.0 count).
 fn same_values(a: &[RecordBatch], b: &[RecordBatch]) {
-    let a = arrow::compute::concat_batches(&a[0].schema(), a).unwrap();
-    let b = arrow::compute::concat_batches(&b[0].schema(), b).unwrap();
+    let a = arrow_select::concat::concat_batches(&a[0].schema(), a).unwrap();
+    let b = arrow_select::concat::concat_batches(&b[0].schema(), b).unwrap();
     assert_eq!(a.num_rows(), b.num_rows());
     for c in 0..a.num_columns() {
         assert_eq!(a.column(c).to_data(), b.column(c).to_data(), "column {c}");
@@ -220,7 +220,7 @@ fn expected_page(values: &ArrayRef) -> String {
         );
     }
     if values.data_type() == &DataType::Int8 {
-        return expected_page(&arrow::compute::cast(values, &DataType::Int32).unwrap());
+        return expected_page(&arrow_cast::cast(values, &DataType::Int32).unwrap());
     }
     let nulls = values.nulls();
     match values.data_type() {

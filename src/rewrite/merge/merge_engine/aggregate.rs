@@ -17,7 +17,7 @@
 
 use std::cmp::Ordering;
 
-use arrow::datatypes::DataType;
+use arrow_schema::DataType;
 
 use super::{Cell, Columns, Merged, Record, Values};
 use crate::error::{Error, Result};

@@ -10,7 +10,7 @@ mod deduplicate;
 mod first_row;
 mod partial_update;
 
-use arrow::array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef};
 
 pub(crate) use aggregate::Aggregate;
 pub(crate) use deduplicate::Deduplicate;
@@ -125,7 +125,7 @@ impl MergeFunction {
     /// (name, Arrow type). Unsupported options are refused here, before anything is read.
     pub(crate) fn new(
         options: &CoreOptions,
-        columns: &[(String, arrow::datatypes::DataType)],
+        columns: &[(String, arrow_schema::DataType)],
         primary_keys: &[String],
     ) -> Result<Self> {
         Ok(match options.merge_engine {

@@ -22,7 +22,7 @@ pub(crate) struct PartialUpdate {
 impl PartialUpdate {
     pub(crate) fn new(
         options: &CoreOptions,
-        columns: &[(String, arrow::datatypes::DataType)],
+        columns: &[(String, arrow_schema::DataType)],
     ) -> Result<Self> {
         // Paimon validates aggregate-function names for partial-update tables too: a name it
         // does not know (e.g. the retired `count`) makes the table invalid, not unsupported.
