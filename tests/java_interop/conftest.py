@@ -68,6 +68,19 @@ class JavaRun:
             return Results(json.load(fh)["results"])
 
 
+def java_split(workdir, name, warehouse, steps, jvms=2, timeout=600):
+    """Runs independent steps (reads and checks, each naming its own warehouse or reading the
+    default one, none changing what another reads) on `jvms` drivers at once, the steps dealt
+    round-robin, and merges their results. One driver uses one core for long checks (its
+    C1-only JIT keeps startups short), so on this 2-core machine two drivers take about half
+    the time (benches/README.md, "CI")."""
+    runs = [JavaRun(workdir, f"{name}-{i}", warehouse, steps[i::jvms]) for i in range(jvms)]
+    items = []
+    for run in runs:
+        items += run.results(timeout).items
+    return Results(items)
+
+
 def java(workdir, name, warehouse, steps, timeout=600):
     """Runs the driver on `steps` and waits for its results."""
     return JavaRun(workdir, name, warehouse, steps).results(timeout)

@@ -27,7 +27,7 @@ or finished. After each round:
   * K is copied to R and the same command is rerun to completion (with `--wait` in `compact`
     mode): it succeeds and the latest snapshot reads as W's latest;
   * R is copied to O and our `remove-orphan-files --older-than 1ms` runs on O.
-One JVM at the end checks every round: on K, every snapshot that still has a snapshot file
+Two JVMs at the end check every round: on K, every snapshot that still has a snapshot file
 (they must be a contiguous range up to the latest) reads as it read in W. In `expire` mode a
 snapshot in the range the killed run was expiring (every one but the latest here) may fail to
 read instead: the design (docs/maintenance.md, "Failures and reruns", as in Paimon's
@@ -52,7 +52,7 @@ import time
 
 import pytest
 
-from conftest import CLI, ENGINE, JavaRun, cli, pypaimon_read, snapshot_files
+from conftest import CLI, ENGINE, JavaRun, cli, java_split, pypaimon_read, snapshot_files
 
 DB = "db"
 TABLE = "crash"
@@ -247,7 +247,7 @@ def crash(request, tmp_path_factory, java_classpath):
     print(f"[{ENGINE}/{mode.name}] delays: " + ", ".join(f"{x['delay']:.2f}({x['outcome'][0:8]},"
                                              f"{len(x['remaining'])})" for x in rounds))
 
-    # One JVM checks every round. An untouched K is W byte for byte (same files, sizes and
+    # Two JVMs check every round. An untouched K is W byte for byte (same files, sizes and
     # mtimes): Java's reads of W stand for it.
     steps = [{"op": "versions", "table": TABLE, "label": "W"}]
     for rd in rounds:
@@ -263,7 +263,7 @@ def crash(request, tmp_path_factory, java_classpath):
                   {"op": "orphans", "table": TABLE, "label": f"O{rd['i']}",
                    "warehouse": rd["o"]}]
     t = time.monotonic()
-    checked = JavaRun(work, "check", w, steps).results(timeout=900)
+    checked = java_split(work, "check", w, steps, timeout=900)
     original = checked.ok("versions", TABLE, "W")["snapshots"]
     assert sorted(int(s) for s in original) == ids
     bad = {s: r for s, r in original.items() if isinstance(r, dict)}
