@@ -1,7 +1,7 @@
 """Fixtures of the object-store tests: a real S3-protocol server on loopback.
 
-`moto_server` (PyPI `moto[server]`) is started once per session on 127.0.0.1 with a port the
-OS picks. pypaimon (an independent writer and reader) writes tables into it with its own S3
+moto's S3 server (PyPI `moto[server]`; `moto_atomic_server.py`, which makes its conditional
+puts atomic, as S3's are) is started once per session on 127.0.0.1 with a port the OS picks. pypaimon (an independent writer and reader) writes tables into it with its own S3
 client; the `paimon-compact` CLI ($PAIMON_COMPACT_CLI, engine $PAIMON_COMPACT_ENGINE) compacts
 them by URI (`s3://bucket/warehouse/db.db/t`), configured only through the standard AWS
 environment; pypaimon reads the result back. Every test uses a bucket of its own.
@@ -30,9 +30,9 @@ def moto(tmp_path_factory):
     """The S3 server's port. Its output goes to a file: a pipe nobody drains would stall it."""
     log = tmp_path_factory.mktemp("moto") / "moto.log"
     with open(log, "w") as out:
-        # The venv's own moto_server (next to this interpreter), never another install's.
-        server = os.path.join(os.path.dirname(sys.executable), "moto_server")
-        proc = subprocess.Popen([server, "-H", "127.0.0.1", "-p", "0"],
+        # The venv's own moto (this interpreter's), its writes made atomic as S3's are.
+        server = os.path.join(os.path.dirname(__file__), "moto_atomic_server.py")
+        proc = subprocess.Popen([sys.executable, server, "-H", "127.0.0.1", "-p", "0"],
                                 stdout=out, stderr=subprocess.STDOUT)
     try:
         port = None
