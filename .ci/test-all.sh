@@ -21,6 +21,22 @@ export CARGO_PROFILE_RELEASE_OPT_LEVEL=1
 RUSTC_WORKSPACE_WRAPPER="$(command -v clippy-driver)"
 export RUSTC_WORKSPACE_WRAPPER
 export CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__
+# A failing stage ends the run, maybe with background jobs (stage 52's suite) still going or
+# failed: their output would be lost with them, so say where each stands.
+report_background() {
+  local code=$?
+  [ "$code" -eq 0 ] && return
+  for started in target/bg/*.started; do
+    [ -e "$started" ] || continue
+    local name rc
+    name=$(basename "$started" .started)
+    rc=$(cat "target/bg/$name.rc" 2>/dev/null || echo "still running")
+    [ "$rc" = 0 ] && continue
+    echo "=== background job '$name': $rc; the end of its log:"
+    tail -40 "target/bg/$name.log" 2>/dev/null || true
+  done
+}
+trap report_background EXIT
 for stage in .ci/stages/*.sh; do
   t0=$(date +%s)
   echo "=== stage $(basename "$stage")"
