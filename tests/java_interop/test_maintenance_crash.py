@@ -21,8 +21,8 @@ from a little before that first change to 1.2x the run (earlier kills only stop 
 that is still starting). Outcomes: killed
 before it changed anything, killed mid-run (a partial state), killed after the work was done,
 or finished. Fewer than MIN_MID_RUN kills mid-run (the machine's load changed after the run
-was timed) bring up to ROUNDS // 2 more rounds, aimed between the kills that came too early
-and the runs that got to the end. After each round:
+was timed) bring up to ROUNDS // 2 more rounds, whose delays walk a staircase down from the
+earliest run that got to the end until the kills land mid-run. After each round:
   * pypaimon reads K's latest snapshot as Java read W's (where pypaimon can read that
     snapshot's manifests: this Java build writes manifests pypaimon 2.1 refuses, so in
     `compact` mode only once our snapshot is the latest);
@@ -251,16 +251,21 @@ def crash(request, tmp_path_factory, java_classpath):
         one_round(i, start + (1.2 * duration - start) * (i + rng.random()) / ROUNDS)
     # The run's length was measured once, before the rounds; when the machine's load changed
     # since (other test stages run beside this one), the kills may have missed the middle of
-    # the run. Then up to ROUNDS // 2 more rounds aim between the latest kill that found the
-    # table untouched and the earliest run that got to the end.
+    # the run. Then up to ROUNDS // 2 more rounds walk a staircase from the earliest run that
+    # got to the end: a step earlier after a run that finished or a kill after the work, a
+    # step later after a kill that found the table untouched, so the kills settle where the
+    # run changes the table.
+    done = ("finished", "killed-after-work")
+    delay = min([r["delay"] for r in rounds if r["outcome"] in done], default=1.2 * duration)
+    step = max(0.002, duration / 40)
     extra = 0
     while outcomes["killed-mid-run"] < MIN_MID_RUN and extra < ROUNDS // 2:
-        lo = max([r["delay"] for r in rounds if r["outcome"] == "killed-untouched"],
-                 default=start)
-        hi = min([r["delay"] for r in rounds
-                  if r["outcome"] in ("finished", "killed-after-work")], default=1.2 * duration)
-        lo, hi = sorted((lo, hi))
-        one_round(ROUNDS + extra, lo + (hi - lo) * rng.random())
+        delay = max(0.0, delay - step)
+        one_round(ROUNDS + extra, delay)
+        if rounds[-1]["outcome"] == "killed-untouched":
+            delay += 2 * step
+        elif rounds[-1]["outcome"] == "killed-mid-run":
+            delay += step
         extra += 1
     print(f"[{ENGINE}/{mode.name}] outcomes over {len(rounds)} rounds "
           f"({time.monotonic() - t_rounds:.1f}s): {dict(outcomes)}")
