@@ -204,9 +204,7 @@ mod tests {
     #[test]
     fn the_footer_with_an_unknown_type_code_is_refused() {
         let file = include_bytes!("../../fuzz/corpus/parquet_append/crash-unknown-type-code");
-        let n = file.len();
-        let len = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
-        let why = check_struct(&file[n - 8 - len..n - 8]).unwrap_err();
+        let why = check_struct(footer_of(file)).unwrap_err();
         assert!(why.contains("unknown Thrift type code 15"), "{why}");
     }
 
@@ -214,9 +212,14 @@ mod tests {
     #[test]
     fn the_fuzzed_footer_is_refused() {
         let file = include_bytes!("../../fuzz/corpus/parquet_append/crash-thrift-list-skip");
+        let why = check_struct(footer_of(file)).unwrap_err();
+        assert!(why.contains("elements, but only"), "{why}");
+    }
+
+    /// The footer's Thrift bytes of a whole Parquet file (before its length and `PAR1`).
+    fn footer_of(file: &[u8]) -> &[u8] {
         let n = file.len();
         let len = u32::from_le_bytes(file[n - 8..n - 4].try_into().unwrap()) as usize;
-        let why = check_struct(&file[n - 8 - len..n - 8]).unwrap_err();
-        assert!(why.contains("elements, but only"), "{why}");
+        &file[n - 8 - len..n - 8]
     }
 }

@@ -1,8 +1,9 @@
 """Fixtures of the object-store tests: a real S3-protocol server on loopback.
 
 moto's S3 server (PyPI `moto[server]`; `moto_atomic_server.py`, which makes its conditional
-puts atomic, as S3's are) is started once per session on 127.0.0.1 with a port the OS picks. pypaimon (an independent writer and reader) writes tables into it with its own S3
-client; the `paimon-compact` CLI ($PAIMON_COMPACT_CLI, engine $PAIMON_COMPACT_ENGINE) compacts
+puts atomic, as S3's are) is started once per session on 127.0.0.1 with a port the OS picks.
+pypaimon (an independent writer and reader) writes tables into it with its own S3 client;
+the `paimon-compact` CLI ($PAIMON_COMPACT_CLI, engine $PAIMON_COMPACT_ENGINE) compacts
 them by URI (`s3://bucket/warehouse/db.db/t`), configured only through the standard AWS
 environment; pypaimon reads the result back. Every test uses a bucket of its own.
 """

@@ -8,8 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use arrow_array::RecordBatch;
-use arrow_array::{Int64Array, StringArray};
+use arrow_array::{Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use paimon_compact::meta::{CompactionFile, Key, Level};
 use paimon_compact::options::{Flavor, TableKind};

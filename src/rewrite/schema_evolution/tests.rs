@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use arrow_array::builder::{MapBuilder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, ListArray, StructArray};
-use arrow_array::{Int32Array, Int64Array, StringArray};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, ListArray, StringArray, StructArray};
 use arrow_buffer::NullBuffer;
 use arrow_buffer::OffsetBuffer;
 use arrow_schema::{Field, FieldRef};
