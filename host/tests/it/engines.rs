@@ -5,7 +5,7 @@
 //! `PAIMON_COMPACT_COMPONENT` to a `.wasm`).
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use arrow_array::{Int64Array, RecordBatch, StringArray};
@@ -50,10 +50,20 @@ fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cwasm-cache")
 }
 
+/// The component loaded with `limits` through the tests' shared cache. Loads wait for each
+/// other: on a cold cache the first one compiles (seconds of Cranelift) and stores the
+/// artifact, and the tests queued behind it load that, instead of every test thread compiling
+/// the same component at once.
+pub(crate) fn runtime(limits: Limits) -> WasmRuntime {
+    static LOADING: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = LOADING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), limits).expect("load component")
+}
+
 pub(crate) fn wasm(limits: Limits) -> Compactor {
-    Compactor::Wasm(Box::new(
-        WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), limits).expect("load component"),
-    ))
+    Compactor::Wasm(Box::new(runtime(limits)))
 }
 
 #[test]
@@ -383,8 +393,7 @@ fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
         .unwrap();
     assert_eq!(codec(&native.metrics_json), (false, 0, 0));
     for on in [true, false] {
-        let mut rt = WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), Limits::default())
-            .expect("load component");
+        let mut rt = runtime(Limits::default());
         rt.set_native_codec(on);
         let sw = MemoryStorage::new();
         let result = Compactor::Wasm(Box::new(rt))
@@ -533,15 +542,10 @@ fn a_missing_file_reads_the_same_in_both_engines_and_names_its_path_once() {
 
 #[test]
 fn a_guest_over_its_memory_limit_is_stopped_and_the_host_carries_on() {
-    let rt = WasmRuntime::new(
-        wasm_bytes(),
-        Some(&cache_dir()),
-        Limits {
-            max_memory_bytes: 48 << 20,
-            timeout: None,
-        },
-    )
-    .unwrap();
+    let rt = runtime(Limits {
+        max_memory_bytes: 48 << 20,
+        timeout: None,
+    });
     let w = Compactor::Wasm(Box::new(rt));
     // ~400k files: the request alone needs more guest memory than the limit.
     let files: Vec<_> = (0..400_000i64)
@@ -559,15 +563,10 @@ fn a_guest_over_its_memory_limit_is_stopped_and_the_host_carries_on() {
 
 #[test]
 fn a_guest_over_its_time_limit_is_stopped_and_the_host_carries_on() {
-    let rt = WasmRuntime::new(
-        wasm_bytes(),
-        Some(&cache_dir()),
-        Limits {
-            max_memory_bytes: 1 << 30,
-            timeout: Some(Duration::from_millis(300)),
-        },
-    )
-    .unwrap();
+    let rt = runtime(Limits {
+        max_memory_bytes: 1 << 30,
+        timeout: Some(Duration::from_millis(300)),
+    });
     let w = Compactor::Wasm(Box::new(rt));
     // Many copies of the vectors: far more than 300 ms of work.
     let doc: serde_json::Value = serde_json::from_str(VECTORS).unwrap();
@@ -585,27 +584,49 @@ fn a_guest_over_its_time_limit_is_stopped_and_the_host_carries_on() {
     assert!(ok.ok());
 }
 
+/// The cache's contract on an empty component: a cold start compiles and stores the artifact,
+/// the next start loads it, and an artifact replaced by garbage is compiled over, not loaded.
+/// (The empty component keeps this to milliseconds: compiling the real one twice costs about a
+/// minute of CPU. The real one goes through the same `load` cold, from the cache and from a
+/// precompiled directory in the other tests of this file, which share `cache_dir()`.)
 #[test]
 fn the_compiled_component_is_cached_for_a_warm_start() {
+    use paimon_compact_host::component_cache::{load, Source};
+    // The component preamble alone: magic, version 0x0d, layer 1.
+    const EMPTY: &[u8] = b"\0asm\x0d\x00\x01\x00";
+    let engine = wasmtime::Engine::new(wasmtime::Config::new().wasm_component_model(true)).unwrap();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("cache-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let cold = WasmRuntime::new(wasm_bytes(), Some(&dir), Limits::default()).unwrap();
-    assert!(!cold.load.cached);
-    let warm = WasmRuntime::new(wasm_bytes(), Some(&dir), Limits::default()).unwrap();
-    assert!(
-        warm.load.cached,
+    let (_, cold, file, refused) = load(&engine, EMPTY, &[], Some(&dir)).unwrap();
+    assert_eq!(cold, Source::Compiled);
+    assert!(refused.is_empty(), "{refused:?}");
+    let file = file.unwrap();
+    assert!(file.is_file(), "the cold start stored its artifact");
+    let (_, warm, warm_file, _) = load(&engine, EMPTY, &[], Some(&dir)).unwrap();
+    assert_eq!(
+        warm,
+        Source::Cache,
         "second start loads the cached compilation"
     );
+    assert_eq!(warm_file.as_ref(), Some(&file));
     // A corrupt cache file is recompiled over, not trusted. (Replaced, not overwritten in
-    // place: a loaded runtime maps the file, as any cache writer must respect.)
-    let file = warm.load.cache_file.clone().unwrap();
-    drop(warm);
+    // place: a loaded component maps the file, as any cache writer must respect.)
     let tmp = file.with_extension("corrupt");
     std::fs::write(&tmp, b"not a compiled component").unwrap();
     std::fs::rename(&tmp, &file).unwrap();
-    let again = WasmRuntime::new(wasm_bytes(), Some(&dir), Limits::default()).unwrap();
-    assert!(!again.load.cached);
+    let (_, again, _, refused) = load(&engine, EMPTY, &[], Some(&dir)).unwrap();
+    assert_eq!(again, Source::Compiled);
+    assert!(
+        refused.iter().any(|r| r.contains("damaged artifact")),
+        "{refused:?}"
+    );
+    let (_, after, _, _) = load(&engine, EMPTY, &[], Some(&dir)).unwrap();
+    assert_eq!(
+        after,
+        Source::Cache,
+        "the recompiled artifact was stored again"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -814,7 +835,7 @@ fn a_table_job_over_its_time_limit_reports_the_time_limit() {
 #[test]
 fn compiled_components_load_only_from_trusted_places_and_intact() {
     use std::os::unix::fs::PermissionsExt;
-    let warm = WasmRuntime::new(wasm_bytes(), Some(&cache_dir()), Limits::default()).unwrap();
+    let warm = runtime(Limits::default());
     let artifact = warm.load.cache_file.clone().unwrap();
     let name = artifact.file_name().unwrap().to_owned();
     let root =
