@@ -12,8 +12,9 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 #  - opt-level 1 instead of 3 (less LLVM time; measured per crate in benches/README.md, "CI").
 #    The tests exercise the component, whose own profile (`component`, opt-level 3, fat LTO) is
 #    untouched, and the native engine on small inputs. Cranelift, which compiles the component
-#    at each cold start, stays at 3 (Cargo.toml). Benchmarks and releases build with
-#    `--release` and get opt-level 3.
+#    at a cold start, is at 1 too: that costs a few seconds per cold start (the run has a
+#    handful; the cache serves the rest) and saves minutes of its build. Benchmarks and
+#    releases build with `--release` and get opt-level 3.
 #  - clippy as the compiler of the workspace's own crates, with warnings as errors: the lints
 #    come with the builds instead of a `cargo clippy` pass that type-checks every dependency
 #    again. Stage 10 checks that a warning does fail the build.

@@ -6,10 +6,13 @@
 # is built without the component embedded: it finds it in the build directory, where stage
 # 05's background build leaves it.
 #
+# One cargo build makes the CLI, the test binaries, the benches and the examples: cargo then
+# schedules the tests' own compiles (the core's unit tests, the integration tests) beside the
+# CLI's last crates instead of after them. The tests run side by side (.ci/rust-tests.sh).
+#
 # Lints: clippy is the compiler of the workspace's own crates in every build of the run
 # (.ci/test-all.sh sets RUSTC_WORKSPACE_WRAPPER), so `cargo clippy` needs no pass of its own:
-# the builds below cover what `cargo clippy --workspace --all-targets -- -D warnings` covers
-# (the libraries and binaries, their unit tests, integration tests, examples and benches).
+# the build below covers what `cargo clippy --workspace --all-targets -- -D warnings` covers.
 set -euo pipefail
 # Each step's time is printed, so a slow CI run says where its time went.
 step() {
@@ -31,9 +34,8 @@ lints_fail_the_build() {
 }
 step lints_fail_the_build
 step cargo fmt --all --check
-step cargo build --release -p paimon-compact-host
-step cargo build --release --workspace --benches
+step cargo build --release --workspace --all-targets
 step bash .ci/component.sh wait
-step cargo test --release --workspace
+step bash .ci/rust-tests.sh
 step ./target/release/paimon-compact conformance tests/vectors/compaction-vectors.json
 step ./target/release/paimon-compact conformance --cpp tests/vectors/compaction-vectors.json
