@@ -215,8 +215,23 @@ impl Error {
         }
     }
 
-    /// The same error, keeping `cause` as its [`source`](std::error::Error::source).
-    pub fn with_source(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+    /// The same error, keeping `cause` as its [`source`](std::error::Error::source) for
+    /// native callers. On WebAssembly the cause is dropped here: the component's and the
+    /// browser's edges do not carry it, and keeping it would link the cause type's whole
+    /// `Debug` into the module (a trait object's table holds it whether or not it is called).
+    pub fn with_source(self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
+        #[cfg(target_family = "wasm")]
+        {
+            drop(cause);
+            self
+        }
+        #[cfg(not(target_family = "wasm"))]
+        self.keeping(cause)
+    }
+
+    /// [`Self::with_source`] on every target: for a cause the component's edge reads (a
+    /// storage failure's own words travel in the WIT `io-error`).
+    pub(crate) fn keeping(mut self, cause: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Arc::new(cause));
         self
     }

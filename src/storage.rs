@@ -68,7 +68,7 @@ pub type StorageResult<T> = std::result::Result<T, StorageError>;
 /// The core's `Io` error, keeping the storage error as its cause.
 impl From<StorageError> for crate::error::Error {
     fn from(e: StorageError) -> Self {
-        crate::error::Error::io(e.kind, &e.path, e.to_string()).with_source(e)
+        crate::error::Error::io(e.kind, &e.path, e.to_string()).keeping(e)
     }
 }
 

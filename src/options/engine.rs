@@ -134,6 +134,13 @@ engine_options! {
     primitive_dictionary_writer: DictionaryWriter =
         PRIMITIVE_DICTIONARY_OPTION("paimon-compact.write.primitive-dictionary-writer"),
         default DictionaryWriter::PaimonCompact, parse dictionary_writer;
+    /// The most bytes of an input column chunk the append rewrite fetches in one storage call
+    /// (a memory size, default `8 mb`): a file whose column chunks all fit is read as before, a
+    /// row group per call, and a file with a larger chunk is read column by column in windows
+    /// of this size (a page larger than that is one read), so a huge row group is never held
+    /// whole (`0`: no limit, whole row groups).
+    append_read_window: u64 = APPEND_READ_WINDOW_OPTION("paimon-compact.append.read-window"),
+        default DEFAULT_APPEND_READ_WINDOW, parse memory_size;
     /// Bytes of a column chunk one storage call fetches for the merge's page reads (a memory
     /// size, default `256 kb`; `0`: exactly the bytes asked for, one call per page).
     read_ahead: u64 = READ_AHEAD_OPTION("paimon-compact.merge.read-ahead"),
@@ -162,6 +169,10 @@ pub const DEFAULT_SPILL_THRESHOLD: usize = 48 * 1024 * 1024;
 
 /// The default read-ahead of the merge's page reads.
 const DEFAULT_READ_AHEAD: u64 = 256 * 1024;
+
+/// The default window of the append rewrite's reads: large enough that the column chunks of
+/// ordinary row groups are one call each, small enough that a 128 MB chunk is not held whole.
+const DEFAULT_APPEND_READ_WINDOW: u64 = 8 * 1024 * 1024;
 
 impl EngineOptions {
     /// The engine options among `raw`; a key in the `paimon-compact.` namespace that is not one
@@ -277,6 +288,7 @@ mod tests {
         assert_eq!(o.passthrough_writer.get(), Ok(PassthroughWriter::Mapping));
         assert_eq!(o.spill_threshold.get(), Ok(Some(48 << 20)));
         assert_eq!(o.read_ahead.get(), Ok(256 << 10));
+        assert_eq!(o.append_read_window.get(), Ok(8 << 20));
         assert_eq!(o.read_window_rows.get(), Ok(None));
         assert!(o.string_dictionary_writer.get().unwrap().is_ours());
         assert!(o.primitive_dictionary_writer.get().unwrap().is_ours());
@@ -289,12 +301,14 @@ mod tests {
         let o = parse(&[
             (SPILL_THRESHOLD_OPTION, "0"),
             (READ_AHEAD_OPTION, "1 kb"),
+            (APPEND_READ_WINDOW_OPTION, "0"),
             (READ_WINDOW_OPTION, "7"),
             (SORTED_CHUNKS_OPTION, "lots"),
         ])
         .unwrap();
         assert_eq!(o.spill_threshold.get(), Ok(None));
         assert_eq!(o.read_ahead.get(), Ok(1024));
+        assert_eq!(o.append_read_window.get(), Ok(0));
         assert_eq!(o.read_window_rows.get(), Ok(Some(7)));
         let e = o.sorted_chunks.get().unwrap_err();
         assert_eq!(

@@ -100,6 +100,8 @@ struct Settings {
     spill_threshold: Option<usize>,
     /// The host's zstd, when it offers one ([`crate::host_codec`]).
     offload: Option<Arc<CodecOffload>>,
+    /// The most bytes of a column chunk one read fetches (`None`: no limit).
+    read_window: Option<u64>,
 }
 
 impl Settings {
@@ -125,6 +127,7 @@ impl Settings {
             enable_dictionary: options.parquet.enable_dictionary,
             spill_threshold: options.engine.spill_threshold.get()?,
             offload,
+            read_window: Some(options.engine.append_read_window.get()?).filter(|&w| w > 0),
         })
     }
 }
@@ -597,20 +600,28 @@ fn decode_into(
         }
         None => None,
     };
-    // With the host's zstd and a zstd file, pages are read one column chunk per storage call
-    // (the push decoder's granularity) through page readers that hand zstd bodies to the host.
+    // The push decoder fetches a row group's column chunks in one storage call and holds them
+    // all while it decodes. That is the cheapest read of an ordinary file, but a row group of
+    // 128 MB would be held whole (twice in the component: the host's copy and the guest's).
+    // A file with a column chunk larger than the read window is therefore read page by page,
+    // each column in windows of that size. With the host's zstd and a zstd file, pages are
+    // always read so, through page readers that hand zstd bodies to the host; a chunk within
+    // the window is then still one call.
     let offload = (out.settings.offload.as_ref())
         .filter(|_| crate::parquet_io::host_decompression::has_zstd(reader.metadata()));
-    let mut stream = match offload {
-        Some(offload) => Decoder::Paged(PageStream::new(
+    let window = out.settings.read_window;
+    let oversized = window.is_some_and(|w| largest_chunk(file) > w);
+    let mut stream = if offload.is_some() || oversized {
+        Decoder::Paged(PageStream::new(
             out.storage,
             file,
             reader,
             sel,
-            u64::MAX,
-            Some(offload),
-        )?),
-        None => Decoder::Pushed(BatchStream::new(file, reader, sel)?),
+            window.unwrap_or(u64::MAX),
+            offload,
+        )?)
+    } else {
+        Decoder::Pushed(BatchStream::new(file, reader, sel)?)
     };
     let mut decoded = 0u64;
     let output = out.schema.clone();
@@ -632,6 +643,17 @@ fn decode_into(
     out.metrics.deleted_rows += rows - expected;
     out.metrics.row_groups_decoded += file.metadata.num_row_groups() as u64;
     Ok(())
+}
+
+/// The compressed size of `file`'s largest column chunk.
+fn largest_chunk(file: &InputFile) -> u64 {
+    file.metadata
+        .row_groups()
+        .iter()
+        .flat_map(|rg| rg.columns())
+        .map(|c| u64::try_from(c.compressed_size()).unwrap_or(0))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Copies one input into the outputs: spliced row groups when fast copy takes it, else decoded.

@@ -34,8 +34,8 @@ pub mod stats;
 mod writer_settings;
 
 pub use crate::options::engine::{
-    FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION, PRIMITIVE_DICTIONARY_OPTION, READ_AHEAD_OPTION,
-    STRING_DICTIONARY_OPTION,
+    APPEND_READ_WINDOW_OPTION, FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,
+    PRIMITIVE_DICTIONARY_OPTION, READ_AHEAD_OPTION, STRING_DICTIONARY_OPTION,
 };
 pub use append::{rewrite_append, AppendRewrite, AppendRewriteResult, RewrittenFile};
 pub use input::RewriteInput;

@@ -924,3 +924,116 @@ fn spilled_pages_write_the_same_files() {
     }
     assert!(storage.paths().iter().all(|p| !p.ends_with(".spill")));
 }
+
+/// Serves `inner` and records every ranged read of `watched`: (offset, length).
+#[derive(Clone)]
+struct ReadLog {
+    inner: MemoryStorage,
+    watched: String,
+    reads: std::sync::Arc<std::sync::Mutex<Vec<(u64, u64)>>>,
+}
+
+impl Storage for ReadLog {
+    fn size(&self, path: &str) -> paimon_compact::storage::StorageResult<u64> {
+        self.inner.size(path)
+    }
+    fn read_range(
+        &self,
+        path: &str,
+        offset: u64,
+        len: u64,
+    ) -> paimon_compact::storage::StorageResult<Vec<u8>> {
+        if path == self.watched {
+            self.reads.lock().unwrap().push((offset, len));
+        }
+        self.inner.read_range(path, offset, len)
+    }
+    fn list(
+        &self,
+        prefix: &str,
+    ) -> paimon_compact::storage::StorageResult<Vec<paimon_compact::storage::ObjectMeta>> {
+        self.inner.list(prefix)
+    }
+    fn create_writer(
+        &self,
+        path: &str,
+    ) -> paimon_compact::storage::StorageResult<Box<dyn paimon_compact::storage::StorageWriter>>
+    {
+        self.inner.create_writer(path)
+    }
+    fn delete(&self, path: &str) -> paimon_compact::storage::StorageResult<()> {
+        self.inner.delete(path)
+    }
+    fn create_if_absent(
+        &self,
+        path: &str,
+        bytes: &[u8],
+    ) -> paimon_compact::storage::StorageResult<()> {
+        self.inner.create_if_absent(path, bytes)
+    }
+}
+
+/// A row group is not held whole when one of its column chunks is larger than the read
+/// window: that file's column chunks are fetched in windows, and the rows come out the same.
+/// Without a window (`0`) the row group is one read, as for a file whose chunks all fit.
+#[test]
+fn a_column_chunk_larger_than_the_read_window_is_fetched_in_windows() {
+    const WINDOW: u64 = 16 * 1024;
+    let storage = MemoryStorage::new();
+    // One row group of 6 000 rows, uncompressed, in pages of a few KB (a page is the smallest
+    // read: one larger than the window is fetched whole): the unique `name` column alone is
+    // far over the window.
+    let small_pages = WriterProperties::builder()
+        .set_compression(Compression::UNCOMPRESSED)
+        .set_max_row_group_row_count(Some(6000))
+        .set_dictionary_enabled(false)
+        .set_data_page_size_limit(2048)
+        .set_write_batch_size(64)
+        .build();
+    let inputs = put_inputs(&storage, 1, 6000, &small_pages, 1);
+    let path = inputs[0].path.clone();
+    let md = footer(&storage, &path);
+    assert_eq!(md.num_row_groups(), 1);
+    let chunks: Vec<(u64, u64)> = md.row_groups()[0]
+        .columns()
+        .iter()
+        .map(|c| c.byte_range())
+        .collect();
+    let data_end = chunks.iter().map(|(s, l)| s + l).max().unwrap();
+    assert!(
+        chunks.iter().any(|(_, l)| *l > 4 * WINDOW),
+        "a chunk over the window: {chunks:?}"
+    );
+    // The reads of column chunk bytes (the footer's tail read and the page index lie after).
+    let data_reads = |window: &str| {
+        let log = ReadLog {
+            inner: storage.clone(),
+            watched: path.clone(),
+            reads: Default::default(),
+        };
+        let options = opts(&[
+            ("file.compression", "none"),
+            (paimon_compact::rewrite::APPEND_READ_WINDOW_OPTION, window),
+        ]);
+        let req = request_named(&inputs, &format!("data-out-{window}-"));
+        let result = rewrite_append(&log, &req, &options).unwrap();
+        assert_rows_identical(&storage, &inputs, &result);
+        let reads = log.reads.lock().unwrap().clone();
+        reads
+            .into_iter()
+            .filter(|(offset, len)| offset + len <= data_end)
+            .collect::<Vec<_>>()
+    };
+    let windowed = data_reads("16 kb");
+    assert!(
+        windowed.iter().all(|(_, len)| *len <= WINDOW),
+        "every read within the window: {windowed:?}"
+    );
+    let fetched: u64 = windowed.iter().map(|(_, len)| len).sum();
+    assert!(
+        fetched >= data_end - chunks[0].0,
+        "every byte read: {windowed:?}"
+    );
+    let whole = data_reads("0");
+    assert_eq!(whole.len(), 1, "one read of the row group: {whole:?}");
+}

@@ -387,35 +387,63 @@ fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
             h["pages_decompressed"].as_u64().unwrap(),
         )
     };
-    let sn = MemoryStorage::new();
-    let native = Compactor::Native
-        .compact_append(Arc::new(sn.clone()), &job(parquet_inputs(&sn)), None)
-        .unwrap();
-    assert_eq!(codec(&native.metrics_json), (false, 0, 0));
-    for on in [true, false] {
-        let mut rt = runtime(Limits::default());
-        rt.set_native_codec(on);
-        let sw = MemoryStorage::new();
-        let result = Compactor::Wasm(Box::new(rt))
-            .compact_append(Arc::new(sw.clone()), &job(parquet_inputs(&sw)), None)
+    // Also with a read window smaller than the column chunks, which both engines then read
+    // in windows (the component's page readers hand their zstd pages to the host).
+    let reads = |metrics: &str| -> u64 {
+        let m: serde_json::Value = serde_json::from_str(metrics).unwrap();
+        m["storage_reads"].as_u64().unwrap()
+    };
+    let mut native_reads = Vec::new();
+    for window in [None, Some("1 kb")] {
+        let job = |inputs| {
+            let mut job = job(inputs);
+            job.options.extend(window.map(|w| {
+                (
+                    paimon_compact::rewrite::APPEND_READ_WINDOW_OPTION.to_string(),
+                    w.to_string(),
+                )
+            }));
+            job
+        };
+        let sn = MemoryStorage::new();
+        let native = Compactor::Native
+            .compact_append(Arc::new(sn.clone()), &job(parquet_inputs(&sn)), None)
             .unwrap();
-        let (offered, compressed, decompressed) = codec(&result.metrics_json);
-        assert_eq!(offered, on);
-        assert_eq!(
-            compressed > 0,
-            on,
-            "pages compressed by the host: {compressed}"
-        );
-        assert_eq!(
-            decompressed > 0,
-            on,
-            "pages decompressed by the host: {decompressed}"
-        );
-        assert_eq!(native.outputs, result.outputs);
-        for path in native.outputs.iter().map(|o| &o.path) {
-            assert_eq!(sn.get(path), sw.get(path), "{path} (native codec {on})");
+        assert_eq!(codec(&native.metrics_json), (false, 0, 0));
+        native_reads.push(reads(&native.metrics_json));
+        for on in [true, false] {
+            let mut rt = runtime(Limits::default());
+            rt.set_native_codec(on);
+            let sw = MemoryStorage::new();
+            let result = Compactor::Wasm(Box::new(rt))
+                .compact_append(Arc::new(sw.clone()), &job(parquet_inputs(&sw)), None)
+                .unwrap();
+            let (offered, compressed, decompressed) = codec(&result.metrics_json);
+            assert_eq!(offered, on);
+            assert_eq!(
+                compressed > 0,
+                on,
+                "pages compressed by the host: {compressed}"
+            );
+            assert_eq!(
+                decompressed > 0,
+                on,
+                "pages decompressed by the host: {decompressed}"
+            );
+            assert_eq!(native.outputs, result.outputs);
+            for path in native.outputs.iter().map(|o| &o.path) {
+                assert_eq!(
+                    sn.get(path),
+                    sw.get(path),
+                    "{path} (native codec {on}, window {window:?})"
+                );
+            }
         }
     }
+    assert!(
+        native_reads[1] > native_reads[0],
+        "the window splits the reads: {native_reads:?}"
+    );
 }
 
 /// A table job measures its phases in either engine: the clock is wired in the API, which the
