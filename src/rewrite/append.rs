@@ -1,8 +1,10 @@
 //! The append-only compaction rewrite (compaction.md §13): the picked files, in sequence order,
 //! streamed into new files at the unit's level, rolling to a new file at `target-file-size`.
 //!
-//! * Memory: one input row group's bytes, the decoded batch in flight, and the output row group
-//!   being encoded (bounded by `parquet.block.size`), whatever the size of the inputs.
+//! * Memory: one input row group's bytes (or, for a file with a column chunk larger than
+//!   `paimon-compact.append.read-window`, one window per column), the decoded batch in flight,
+//!   and the output row group being encoded (bounded by `parquet.block.size`), whatever the
+//!   size of the inputs.
 //! * Sequence numbers: as Java, rows are renumbered from the first input's minimum sequence
 //!   number, so output file `k` covers the next `rows_k` numbers.
 //! * Failure: any error aborts the output being written and deletes every output finished so
