@@ -17,7 +17,7 @@ use paimon_compact::rewrite::{
     rewrite_append, FastCopyRefusalReason, NotForwardedReason, PassthroughVeto, StatValue,
     FAST_COPY_OPTION,
 };
-use paimon_compact::storage::{MemoryStorage, Storage};
+use paimon_compact::storage::{MemoryStorage, ObjectMeta, Storage, StorageResult, StorageWriter};
 use support::*;
 
 /// Every codec Paimon writes, by its `file.compression` name.
@@ -934,41 +934,25 @@ struct ReadLog {
 }
 
 impl Storage for ReadLog {
-    fn size(&self, path: &str) -> paimon_compact::storage::StorageResult<u64> {
+    fn size(&self, path: &str) -> StorageResult<u64> {
         self.inner.size(path)
     }
-    fn read_range(
-        &self,
-        path: &str,
-        offset: u64,
-        len: u64,
-    ) -> paimon_compact::storage::StorageResult<Vec<u8>> {
+    fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
         if path == self.watched {
             self.reads.lock().unwrap().push((offset, len));
         }
         self.inner.read_range(path, offset, len)
     }
-    fn list(
-        &self,
-        prefix: &str,
-    ) -> paimon_compact::storage::StorageResult<Vec<paimon_compact::storage::ObjectMeta>> {
+    fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
         self.inner.list(prefix)
     }
-    fn create_writer(
-        &self,
-        path: &str,
-    ) -> paimon_compact::storage::StorageResult<Box<dyn paimon_compact::storage::StorageWriter>>
-    {
+    fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
         self.inner.create_writer(path)
     }
-    fn delete(&self, path: &str) -> paimon_compact::storage::StorageResult<()> {
+    fn delete(&self, path: &str) -> StorageResult<()> {
         self.inner.delete(path)
     }
-    fn create_if_absent(
-        &self,
-        path: &str,
-        bytes: &[u8],
-    ) -> paimon_compact::storage::StorageResult<()> {
+    fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
         self.inner.create_if_absent(path, bytes)
     }
 }
