@@ -18,6 +18,7 @@ use parquet::file::metadata::{
 use parquet::DecodeResult;
 
 use super::read::{corrupt, fetch, IoCounters};
+use super::thrift_guard;
 use crate::decoder_panics::contain;
 use crate::error::Result;
 use crate::storage::Storage;
@@ -119,7 +120,7 @@ pub(crate) fn read_footer(
             }
         };
         if let Some(bytes) = bytes {
-            guard(path, "the footer", &bytes)?;
+            guard(path, "the footer", &bytes, &thrift_guard::FILE_META_DATA)?;
         }
     }
     decoder
@@ -207,10 +208,15 @@ fn metadata_range(held: &Fetched, size: u64) -> Option<Range<u64>> {
     Some(start..end)
 }
 
-/// Refuses a Thrift struct (`what` of `path`) that declares containers its bytes cannot hold,
-/// which arrow-rs would spend seconds skipping ([`super::thrift_guard`]).
-fn guard(path: &str, what: impl std::fmt::Display, bytes: &[u8]) -> Result<()> {
-    super::thrift_guard::check_struct(bytes).map_err(|why| corrupt(path, format!("{what}: {why}")))
+/// Refuses a Thrift struct (`what` of `path`, the format's `def`) that arrow-rs would loop on
+/// or read apart from its bytes ([`super::thrift_guard`]).
+fn guard(
+    path: &str,
+    what: impl std::fmt::Display,
+    bytes: &[u8],
+    def: &'static thrift_guard::Def,
+) -> Result<()> {
+    thrift_guard::check_struct(bytes, def).map_err(|why| corrupt(path, format!("{what}: {why}")))
 }
 
 /// One column chunk's column index or offset index: where it is, and which it is (named only
@@ -296,7 +302,12 @@ fn read_page_index(
     }
     for index in &wanted {
         if let Some(bytes) = held.slice(&index.range) {
-            guard(path, index, &bytes)?;
+            let def = if index.offsets {
+                &thrift_guard::OFFSET_INDEX
+            } else {
+                &thrift_guard::COLUMN_INDEX
+            };
+            guard(path, index, &bytes, def)?;
         }
     }
     let mut decoder = ParquetMetaDataPushDecoder::try_new_with_metadata(size, metadata)
@@ -490,7 +501,7 @@ mod tests {
         let message = e.to_string();
         assert!(
             message.contains("the offset index of row group 0, column 0")
-                && message.contains("declares 2147483647 elements"),
+                && message.contains("holds 2147483647 booleans"),
             "{message}"
         );
         read_footer(&storage, "f.parquet", FooterPolicy::ROWS, &mut io).unwrap();

@@ -826,8 +826,8 @@ fn an_impossible_page_index_is_corrupt_input_of_the_file_in_both_engines() {
         let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
         assert!(
             core.message
-                .contains("the offset index of row group 0, column 0: a Thrift list")
-                && core.message.contains("declares 2147483647 elements"),
+                .contains("the offset index of row group 0, column 0: a Thrift container")
+                && core.message.contains("holds 2147483647 booleans"),
             "{}: {err}",
             engine.name()
         );
