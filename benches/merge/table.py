@@ -36,10 +36,13 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def in_venv(work: Path):
-    """Re-runs this script with a venv that has pypaimon, unless it already has it."""
+def in_venv(work: Path, extra=()):
+    """Re-runs this script with a venv that has pypaimon (and the modules `extra` names, each
+    installed from PyPI under the same name), unless it already has them."""
     try:
-        import pypaimon  # noqa: F401
+        import importlib
+        for module in ("pypaimon", *extra):
+            importlib.import_module(module)
         return
     except ImportError:
         pass
@@ -49,7 +52,7 @@ def in_venv(work: Path):
         log(f"creating venv {env_dir}")
         venv.EnvBuilder(with_pip=True).create(env_dir)
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    "pypaimon==2.1.0"], check=True)
+                    "pypaimon==2.1.0", *extra], check=True)
     os.execv(str(py), [str(py), *sys.argv])
 
 

@@ -6,6 +6,7 @@ Usage (from the repository root):
                                  [--append-rows 2500000] [--append-commits 10]
                                  [--pk-rows 6600000] [--pk-commits 12]
                                  [--cli target/release/paimon-compact] [--engine wasm]
+                                 [--only append|pk] [--generate-only]
 
 pypaimon 2.1 (PyPI, installed with duckdb into <work>/venv on first use; the script re-runs
 itself there) writes two tables once:
@@ -41,34 +42,15 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
-import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benches" / "merge"))
+import table as pk_table  # noqa: E402  (benches/merge/table.py: its venv and generator)
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def in_venv(work: Path):
-    """Re-runs this script with a venv that has pypaimon and duckdb, unless it already has."""
-    try:
-        import duckdb  # noqa: F401
-        import pypaimon  # noqa: F401
-        return
-    except ImportError:
-        pass
-    env_dir = work / "venv"
-    py = env_dir / "bin" / "python"
-    if not py.exists():
-        log(f"creating venv {env_dir}")
-        venv.EnvBuilder(with_pip=True).create(env_dir)
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                    "pypaimon==2.1.0", "duckdb"], check=True)
-    os.execv(str(py), [str(py), *sys.argv])
 
 
 def generate_append(warehouse: Path, rows: int, commits: int) -> int:
@@ -137,7 +119,7 @@ def find(obj, key):
 def ours(cli, engine, table_dir: Path, work: Path):
     stats = work / "time-ours.txt"
     cmd = ["/usr/bin/time", "-o", str(stats), "-f", "%e %U %S %M", cli,
-           *(["--engine", engine] if engine else []),
+           "--engine", engine,
            "compact", str(table_dir), "--full", "--json"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -153,6 +135,7 @@ import duckdb, json, resource, sys, time
 kind, files, out = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 con = duckdb.connect()
 con.execute("SET threads=1")
+con.execute("SET enable_progress_bar=false")
 src = "read_parquet([" + ", ".join("'" + f + "'" for f in files) + "])"
 if kind == "append":
     q = f"SELECT * FROM {src}"
@@ -175,7 +158,7 @@ def duckdb_run(kind, files, out: Path):
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"duckdb failed: {p.stderr}")
-    return json.loads(p.stdout)
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def bench(name, kind, source: Path, expected: int, args, work: Path):
@@ -221,17 +204,18 @@ def main():
     ap.add_argument("--pk-commits", type=int, default=12)
     ap.add_argument("--cli", default=str(Path(os.environ.get("CARGO_TARGET_DIR", "target"))
                                          / "release" / "paimon-compact"))
-    ap.add_argument("--engine", default=None, help="wasm (the default of the CLI) or native")
+    ap.add_argument("--engine", default="wasm", help="wasm (the component, the product) or native")
     ap.add_argument("--only", choices=["append", "pk"], default=None)
+    ap.add_argument("--generate-only", action="store_true", help="write the tables and stop")
     args = ap.parse_args()
     work = Path(args.work).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    in_venv(work)
-    import table as pk_table  # benches/merge/table.py
+    pk_table.in_venv(work, extra=("duckdb",))
 
     # The CLI compiles the component into its cache once, as an installed CLI has.
-    subprocess.run([args.cli, *(["--engine", args.engine] if args.engine else []), "info"],
-                   check=True, capture_output=True)
+    if not args.generate_only and args.engine == "wasm":
+        subprocess.run([args.cli, "--engine", args.engine, "info"], check=True,
+                       capture_output=True)
     results = []
     if args.only in (None, "append"):
         source = work / f"append-{args.append_rows}-{args.append_commits}"
@@ -241,7 +225,8 @@ def main():
             n = generate_append(source, args.append_rows, args.append_commits)
             (source / "expected.txt").write_text(str(n))
         expected = int((source / "expected.txt").read_text())
-        results.append(bench("append", "append", source, expected, args, work))
+        if not args.generate_only:
+            results.append(bench("append", "append", source, expected, args, work))
     if args.only in (None, "pk"):
         source = work / f"pk-{args.pk_rows}-{args.pk_commits}"
         if not (source / "db.db" / "t" / "snapshot").exists():
@@ -250,9 +235,12 @@ def main():
             n = pk_table.generate(source, args.pk_rows, args.pk_commits)
             (source / "expected.txt").write_text(str(n))
         expected = int((source / "expected.txt").read_text())
-        results.append(bench("primary key", "pk", source, expected, args, work))
+        if not args.generate_only:
+            results.append(bench("primary key", "pk", source, expected, args, work))
+    if args.generate_only:
+        return
 
-    print(f"\nengine: {args.engine or 'CLI default'}; medians of {args.repeat} rounds\n")
+    print(f"\nengine: {args.engine}; medians of {args.repeat} rounds\n")
     print("| table | input | ours wall s | ours CPU s | ours peak RSS MB | DuckDB wall s "
           "| DuckDB CPU s | DuckDB peak RSS MB | DuckDB / ours wall | DuckDB / ours CPU |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -23,6 +23,9 @@
 //!
 //! What the walk cannot follow (a truncated varint, nesting deeper than [`MAX_DEPTH`], a field
 //! id that overflows) is left to arrow-rs, whose reader fails on the same bytes at once.
+//!
+//! Page headers are not walked: arrow-rs decodes them inside its page reader, and no hook sees
+//! their bytes first (`fuzz/README.md`).
 
 /// Nesting beyond this is left to arrow-rs (which stops skipping at the same depth).
 const MAX_DEPTH: usize = 64;
