@@ -56,6 +56,16 @@ def in_venv(work: Path, extra=()):
     os.execv(str(py), [str(py), *sys.argv])
 
 
+def commit_batch(table, batch):
+    """Writes `batch` (a pyarrow table) to the pypaimon `table` as one commit."""
+    wb = table.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(batch)
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+
+
 def generate(warehouse: Path, rows: int, runs: int):
     import numpy as np
     import pyarrow as pa
@@ -101,12 +111,7 @@ def generate(warehouse: Path, rows: int, runs: int):
             "category": pa.array(categories[rng.integers(0, 40, n)], pa.string()),
             "comment": pa.array(comment, pa.string()),
             "op": pa.array(ops, pa.string())}, schema=schema)
-        wb = table.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(batch)
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        commit_batch(table, batch)
         for k, o in zip(keys.tolist(), ops.tolist()):
             if o == "-D":
                 live.pop(k, None)

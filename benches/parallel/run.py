@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benches" / "merge"))
+from table import commit_batch  # noqa: E402  (benches/merge/table.py)
 
 
 def log(msg):
@@ -58,12 +60,7 @@ def generate(warehouse: Path, rows: int, runs: int):
             "b": pa.array(keys * 3 + r, pa.int64()),
             "c": pa.array(rng.random(len(keys))),
         })
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(batch)
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        commit_batch(t, batch)
         log(f"commit {r + 1}/{runs}: {len(keys)} rows")
 
 

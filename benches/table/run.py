@@ -46,7 +46,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benches" / "merge"))
-import table as pk_table  # noqa: E402  (benches/merge/table.py: its venv and generator)
+import table as pk_table  # noqa: E402  (benches/merge/table.py: its venv, writes, generator)
 
 
 def log(msg):
@@ -79,12 +79,7 @@ def generate_append(warehouse: Path, rows: int, commits: int) -> int:
             "category": pa.array(categories[rng.integers(0, 40, per)], pa.string()),
             "trace": pa.array([f"{a:016x}{b:016x}" for a, b in trace.tolist()], pa.string()),
         }, schema=schema)
-        wb = table.new_batch_write_builder()
-        w, cm = wb.new_write(), wb.new_commit()
-        w.write_arrow(batch)
-        cm.commit(w.prepare_commit())
-        w.close()
-        cm.close()
+        pk_table.commit_batch(table, batch)
         log(f"  append commit {c + 1}/{commits}: {per} rows")
     return per * commits
 
