@@ -395,7 +395,7 @@ fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
     };
     let mut native_reads = Vec::new();
     for window in [None, Some("1 kb")] {
-        let job = |inputs| {
+        let windowed = |inputs| {
             let mut job = job(inputs);
             job.options.extend(window.map(|w| {
                 (
@@ -407,7 +407,7 @@ fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
         };
         let sn = MemoryStorage::new();
         let native = Compactor::Native
-            .compact_append(Arc::new(sn.clone()), &job(parquet_inputs(&sn)), None)
+            .compact_append(Arc::new(sn.clone()), &windowed(parquet_inputs(&sn)), None)
             .unwrap();
         assert_eq!(codec(&native.metrics_json), (false, 0, 0));
         native_reads.push(reads(&native.metrics_json));
@@ -416,7 +416,7 @@ fn the_hosts_zstd_takes_the_pages_and_the_bytes_stay_the_same() {
             rt.set_native_codec(on);
             let sw = MemoryStorage::new();
             let result = Compactor::Wasm(Box::new(rt))
-                .compact_append(Arc::new(sw.clone()), &job(parquet_inputs(&sw)), None)
+                .compact_append(Arc::new(sw.clone()), &windowed(parquet_inputs(&sw)), None)
                 .unwrap();
             let (offered, compressed, decompressed) = codec(&result.metrics_json);
             assert_eq!(offered, on);
