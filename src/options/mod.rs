@@ -139,6 +139,73 @@ impl Default for ManifestOptions {
     }
 }
 
+/// Record-level expiry (Paimon's `RecordLevelExpire`): how old a row's time field may be
+/// before compaction drops the row (compaction.md, "Record-level expiry").
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordLevelExpire {
+    /// `record-level.expire-time` in whole seconds: Paimon compares seconds and drops the
+    /// duration's fraction of a second.
+    pub expire_seconds: i64,
+    /// `record-level.time-field`: the column whose value is the row's time. Its type decides
+    /// how it reads as seconds (INT: seconds; BIGINT: seconds, or milliseconds from 10^12 up;
+    /// TIMESTAMP and TIMESTAMP_LTZ: their instant); another type is refused where the column
+    /// is resolved. The 0.9 option `record-level.time-field-type` is ignored, as in Paimon
+    /// since 1.0.
+    pub time_field: String,
+}
+
+impl RecordLevelExpire {
+    /// The setting of a table of `kind`: an expire time on a primary-key table needs a time
+    /// field (Paimon refuses to write such a table). paimon-cpp has no record-level expiry,
+    /// so the C++ flavor has none either (compaction.md §16 D4).
+    fn derive(
+        kind: TableKind,
+        flavor: Flavor,
+        expire_ms: Option<u64>,
+        time_field: Option<String>,
+        raw: &BTreeMap<String, String>,
+    ) -> Result<Option<Self>> {
+        let (TableKind::PrimaryKey, Flavor::Java, Some(ms)) = (kind, flavor, expire_ms) else {
+            return Ok(None);
+        };
+        let Some(time_field) = time_field.filter(|f| !f.is_empty()) else {
+            const KEY: &str = "record-level.expire-time";
+            return Err(Error::invalid_option(
+                KEY,
+                raw.get(KEY).map_or("", String::as_str),
+                "needs record-level.time-field, the column whose value is each row's time",
+            ));
+        };
+        Ok(Some(RecordLevelExpire {
+            expire_seconds: i64::try_from(ms / 1000).unwrap_or(i64::MAX),
+            time_field,
+        }))
+    }
+
+    /// Whether a row whose time is `seconds` has expired at `now_ms`: it is kept while
+    /// `now <= time + expire` in whole seconds. The arithmetic is exact (Paimon 1.0 computed
+    /// it in 32 bits and overflowed on times far in the future; later releases widened it).
+    pub fn has_expired(&self, seconds: i64, now_ms: i64) -> bool {
+        i128::from(seconds) + i128::from(self.expire_seconds) < i128::from(now_ms.div_euclid(1000))
+    }
+
+    /// The seconds of a BIGINT time: seconds below 10^12, milliseconds from it up (Paimon's
+    /// rule: second 10^12 is in the year 33 658, millisecond 10^12 in 2001).
+    pub fn bigint_seconds(v: i64) -> i64 {
+        if v >= 1_000_000_000_000 {
+            v / 1000
+        } else {
+            v
+        }
+    }
+
+    /// The seconds of a TIMESTAMP given as epoch milliseconds (rounded down to the
+    /// millisecond): Java's truncating division by 1000, as Paimon divides.
+    pub fn millis_seconds(millis: i64) -> i64 {
+        millis / 1000
+    }
+}
+
 /// Parquet writer settings that compaction honours when it rewrites files.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ParquetOptions {
@@ -258,6 +325,19 @@ pub struct CoreOptions {
     /// `partial-update.remove-record-on-delete`: with `partial-update`, a `-D` record removes
     /// the key's row instead of failing the merge.
     pub partial_update_remove_record_on_delete: bool,
+    /// `changelog-producer.row-deduplicate`: a lookup or full-compaction changelog leaves out
+    /// the `-U`/`+U` pair of a key whose value did not change.
+    #[serde(default)]
+    pub changelog_row_deduplicate: bool,
+    /// `changelog-producer.row-deduplicate-ignore-fields`: columns that do not count as a
+    /// change (names that are not columns are ignored, as Paimon ignores them).
+    #[serde(default)]
+    pub changelog_row_deduplicate_ignore_fields: Vec<String>,
+    /// `record-level.expire-time` with `record-level.time-field`, on primary-key tables:
+    /// compaction drops the rows it rewrites whose time field has expired. `None` when no
+    /// expire time is set, and on append tables (Paimon applies it to primary-key tables only).
+    #[serde(default)]
+    pub record_level_expire: Option<RecordLevelExpire>,
     /// `file.format` (default `parquet`), lower case: the format files are written in unless
     /// `file_format_per_level` names another for their level.
     pub file_format: String,
@@ -343,6 +423,13 @@ declare_options! {
         ignore_delete: bool = "ignore-delete" => parse_bool, default false;
         partial_update_remove_record_on_delete: bool =
             "partial-update.remove-record-on-delete" => parse_bool, default false;
+        changelog_row_deduplicate: bool =
+            "changelog-producer.row-deduplicate" => parse_bool, default false;
+        changelog_row_deduplicate_ignore_fields: Option<String> =
+            "changelog-producer.row-deduplicate-ignore-fields" => text;
+        /// Needs `record-level.time-field` (primary-key tables).
+        record_level_expire_ms: Option<u64> = "record-level.expire-time" => duration_ms;
+        record_level_time_field: Option<String> = "record-level.time-field" => text;
         file_format: String = "file.format" => lowercase, default "parquet".to_string();
         file_compression: String = "file.compression" => lowercase, default "zstd".to_string();
         zstd_level: i32 = "file.compression.zstd-level" => int(1, 22), default 1;
@@ -554,6 +641,24 @@ impl CoreOptions {
             sequence_field_sort_order: d.sequence_field_sort_order,
             ignore_delete: d.ignore_delete,
             partial_update_remove_record_on_delete: d.partial_update_remove_record_on_delete,
+            changelog_row_deduplicate: d.changelog_row_deduplicate,
+            changelog_row_deduplicate_ignore_fields: d
+                .changelog_row_deduplicate_ignore_fields
+                .map(|v| {
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|f| !f.is_empty())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            record_level_expire: RecordLevelExpire::derive(
+                table_kind,
+                flavor,
+                d.record_level_expire_ms,
+                d.record_level_time_field,
+                raw,
+            )?,
             file_format: d.file_format,
             file_format_per_level: d.file_format_per_level,
             file_compression: d.file_compression,

@@ -189,6 +189,29 @@ impl BinaryRow {
         Ok(out)
     }
 
+    /// Decodes field `index` alone as `ty`; `None` when the row has no such field. The other
+    /// fields are read as BIGINT slots, which any slot holds, so a row with fields this
+    /// build cannot decode (value statistics of nested columns) still yields the one asked
+    /// for. `what` names the row in errors.
+    pub fn decode_field(
+        &self,
+        index: usize,
+        ty: &DataType,
+        file: &str,
+        what: &str,
+    ) -> Result<Option<Datum>> {
+        let Some(arity) = self.arity().filter(|&a| index < a) else {
+            return Ok(None);
+        };
+        let slot = DataType {
+            root: TypeRoot::BigInt,
+            nullable: true,
+        };
+        let mut types = vec![slot; arity];
+        types[index] = ty.clone();
+        Ok(self.decode(&types, file, what)?.into_iter().nth(index))
+    }
+
     /// Encodes values of the given types (the writer side of [`BinaryRow::decode`]).
     pub fn encode(values: &[Datum], types: &[DataType]) -> Result<Self> {
         if values.len() != types.len() {

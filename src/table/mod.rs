@@ -43,6 +43,7 @@ pub mod manifest_merge;
 mod merge;
 pub mod path;
 pub mod plan;
+mod record_expiry;
 pub mod report;
 mod run;
 pub mod scan;

@@ -100,6 +100,9 @@ pub struct BucketMetrics {
     pub rows_written: u64,
     /// Rows dropped because a deletion vector marked them.
     pub rows_deleted: u64,
+    /// Rows dropped because their time field had expired (`record-level.expire-time`).
+    #[serde(default)]
+    pub rows_expired: u64,
     /// Rewrite tasks run: one per append task and one per merge-tree rewrite (including an
     /// upgrade that has to rewrite to produce changelog, `compaction.md` §10.2).
     pub rewrites: usize,
@@ -149,6 +152,9 @@ pub struct Totals {
     pub rows_read: u64,
     /// Sum of [`BucketMetrics::rows_written`].
     pub rows_written: u64,
+    /// Sum of [`BucketMetrics::rows_expired`].
+    #[serde(default)]
+    pub rows_expired: u64,
     /// Sum of [`BucketMetrics::rewrites`].
     pub rewrites: usize,
     /// Sum of [`BucketMetrics::upgrades`].
@@ -338,6 +344,7 @@ fn by_partition(buckets: &[BucketMetrics]) -> Vec<BucketMetrics> {
         p.rows_read += b.rows_read;
         p.rows_written += b.rows_written;
         p.rows_deleted += b.rows_deleted;
+        p.rows_expired += b.rows_expired;
         p.rewrites += b.rewrites;
         p.upgrades += b.upgrades;
         p.fast_copy_files += b.fast_copy_files;
@@ -364,6 +371,7 @@ fn totals(buckets: &[BucketMetrics], partitions: &[BucketMetrics]) -> Totals {
         t.bytes_added += b.bytes_added;
         t.rows_read += b.rows_read;
         t.rows_written += b.rows_written;
+        t.rows_expired += b.rows_expired;
         t.rewrites += b.rewrites;
         t.upgrades += b.upgrades;
         t.fast_copy_files += b.fast_copy_files;

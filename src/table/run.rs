@@ -595,6 +595,8 @@ impl Run<'_> {
             self.delta.changelog.push(add_entry(b, f));
         }
         m.rows_read += r.metrics.input_rows;
+        m.rows_expired += r.metrics.expired_rows;
+        m.rows_deleted += r.metrics.deleted_rows;
         m.rows_written += r.metrics.output_rows;
         m.host_codec_pages_compressed += r.metrics.host_codec.pages_compressed;
         m.host_codec_pages_decompressed += r.metrics.host_codec.pages_decompressed;

@@ -224,16 +224,11 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
         ],
         vec![
             ("merge-engine", "aggregation"),
-            ("fields.n.aggregate-function", "product"),
+            ("fields.n.aggregate-function", "collect"),
         ],
         vec![
             ("merge-engine", "aggregation"),
             ("fields.v.aggregate-function", "sum"),
-        ],
-        vec![
-            ("merge-engine", "aggregation"),
-            ("fields.v.aggregate-function", "listagg"),
-            ("fields.v.distinct", "true"),
         ],
         vec![
             ("merge-engine", "aggregation"),
@@ -242,10 +237,6 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
         vec![
             ("merge-engine", "partial-update"),
             ("fields.n.sequence-group", "b"),
-        ],
-        vec![
-            ("changelog-producer", "lookup"),
-            ("changelog-producer.row-deduplicate", "true"),
         ],
         vec![("file.format.per.level", "1:orc")],
     ] {

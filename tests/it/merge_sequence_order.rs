@@ -45,11 +45,7 @@ fn merge(engine: &str, order: Option<&str>) -> Vec<Rec> {
             rec(3, 9, None, Some("r"), Some(false)),
         ],
     ];
-    let inputs = runs
-        .iter()
-        .enumerate()
-        .map(|(i, rows)| vec![put_file(&st, &format!("data-{i}.parquet"), 0, rows, 2)])
-        .collect();
+    let inputs = put_runs(&st, &runs);
     let mut pairs = vec![("merge-engine", engine), ("sequence.field", "n")];
     if let Some(order) = order {
         pairs.push(("sequence.field.sort-order", order));

@@ -9,10 +9,13 @@
 //!   output. The result merges the level-0 records with that value only, the changelog is
 //!   derived from it, and in deletion-vector mode the looked-up row is marked deleted.
 //!
+//! With `changelog-producer.row-deduplicate`, an update that leaves the value as it was
+//! ([`RowDeduplicate`]) writes no `-U`/`+U` pair in either mode.
+//!
 //! The `input` producer is the writers' business; `none` produces nothing.
 
 use super::kv_format::RowKind;
-use super::merge_engine::{Columns, MergeFunction, Merged, Record};
+use super::merge_engine::{Cell, Columns, MergeFunction, Merged, Record, Values};
 use crate::error::{Error, Result};
 use crate::meta::Level;
 use crate::options::{ChangelogProducer, CoreOptions};
@@ -45,18 +48,6 @@ pub fn changelog_mode(
     mut input_levels: impl Iterator<Item = Level>,
 ) -> Result<ChangelogMode> {
     let producer = options.changelog_producer;
-    if matches!(
-        producer,
-        ChangelogProducer::FullCompaction | ChangelogProducer::Lookup
-    ) && options
-        .raw
-        .get("changelog-producer.row-deduplicate")
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-    {
-        return Err(Error::unsupported(
-            "'changelog-producer.row-deduplicate' is not supported by the merge rewriter",
-        ));
-    }
     if options.is_first_row() && options.deletion_vectors_enabled {
         return Err(Error::unsupported(
             "the first-row merge engine with deletion vectors (Paimon rejects this combination)",
@@ -80,6 +71,56 @@ pub fn changelog_mode(
         });
     }
     Ok(ChangelogMode::None)
+}
+
+/// `changelog-producer.row-deduplicate`: an update whose value equals the key's previous value
+/// (in every column but the ignored ones) writes no `-U`/`+U` pair, as Paimon's changelog
+/// wrappers compare them with a record equaliser.
+#[derive(Clone, Debug)]
+pub(crate) struct RowDeduplicate {
+    /// The value columns compared (indices among the table columns).
+    compared: Vec<usize>,
+}
+
+impl RowDeduplicate {
+    /// The deduplication of a merge over `columns` (the table's, by name), if the table asks
+    /// for it.
+    pub(crate) fn new(options: &CoreOptions, columns: &[String]) -> Option<Self> {
+        options.changelog_row_deduplicate.then(|| RowDeduplicate {
+            compared: (0..columns.len())
+                .filter(|&j| {
+                    !options
+                        .changelog_row_deduplicate_ignore_fields
+                        .contains(&columns[j])
+                })
+                .collect(),
+        })
+    }
+
+    /// Whether `after` holds `before`'s value in every compared column.
+    pub(crate) fn same(&self, cols: &dyn Columns, before: &Record, after: &Merged) -> Result<bool> {
+        for &j in &self.compared {
+            let b = Cell::of(before);
+            let a = match &after.values {
+                Values::Row(slot, row) => Cell::Src(*slot, *row),
+                Values::Cells(cells) => match cells.get(j) {
+                    Some(c) => c.clone(),
+                    None => return Ok(false),
+                },
+            };
+            let equal = match (&b, &a) {
+                (Cell::Src(s1, r1), Cell::Src(s2, r2)) => {
+                    let (x, y) = (cols.value(*s1, j), cols.value(*s2, j));
+                    x.slice(*r1, 1).as_ref() == y.slice(*r2, 1).as_ref()
+                }
+                _ => b.datum(cols, j)? == a.datum(cols, j)?,
+            };
+            if !equal {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
 }
 
 /// Where a merged row goes.
@@ -113,6 +154,7 @@ pub(crate) fn full_compaction_key(
     max_level: Level,
     mf: &mut MergeFunction,
     cols: &dyn Columns,
+    dedup: Option<&RowDeduplicate>,
     out: &mut dyn Emit,
 ) -> Result<()> {
     let top = group.iter().find(|r| r.level == max_level.get());
@@ -132,11 +174,13 @@ pub(crate) fn full_compaction_key(
         }
         (None, _) => {}
         (Some(t), Some(m)) if m.kind.is_add() => {
-            out.changelog(Merged::of(t, RowKind::UpdateBefore))?;
-            out.changelog(Merged {
-                kind: RowKind::UpdateAfter,
-                ..m.clone()
-            })?;
+            if !unchanged(dedup, cols, t, m)? {
+                out.changelog(Merged::of(t, RowKind::UpdateBefore))?;
+                out.changelog(Merged {
+                    kind: RowKind::UpdateAfter,
+                    ..m.clone()
+                })?;
+            }
         }
         (Some(t), _) => {
             if t.kind.is_add() {
@@ -172,6 +216,7 @@ pub(crate) fn lookup_key(
     lookup: &mut dyn FnMut() -> Result<LookupOutcome>,
     order: &dyn Fn(&Record, &Record) -> std::cmp::Ordering,
     candidates: &mut Vec<Record>,
+    dedup: Option<&RowDeduplicate>,
     out: &mut dyn Emit,
 ) -> Result<()> {
     let has_l0 = group.iter().any(|r| r.level == 0);
@@ -225,11 +270,13 @@ pub(crate) fn lookup_key(
             })?,
             (None, _) => {}
             (Some(h), Some(m)) if m.kind.is_add() => {
-                out.changelog(Merged::of(&h, RowKind::UpdateBefore))?;
-                out.changelog(Merged {
-                    kind: RowKind::UpdateAfter,
-                    ..m.clone()
-                })?;
+                if !unchanged(dedup, cols, &h, m)? {
+                    out.changelog(Merged::of(&h, RowKind::UpdateBefore))?;
+                    out.changelog(Merged {
+                        kind: RowKind::UpdateAfter,
+                        ..m.clone()
+                    })?;
+                }
             }
             (Some(h), _) => out.changelog(Merged::of(&h, RowKind::Delete))?,
         }
@@ -238,4 +285,17 @@ pub(crate) fn lookup_key(
         out.data(m)?;
     }
     Ok(())
+}
+
+/// Whether row deduplication, when on, finds the update unchanged.
+fn unchanged(
+    dedup: Option<&RowDeduplicate>,
+    cols: &dyn Columns,
+    before: &Record,
+    after: &Merged,
+) -> Result<bool> {
+    match dedup {
+        Some(d) => d.same(cols, before, after),
+        None => Ok(false),
+    }
 }

@@ -23,6 +23,7 @@ use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 use super::arena::{seq_order, Arena};
 use super::changelog::{
     changelog_mode, full_compaction_key, lookup_key, plain_key, ChangelogMode, LookupOutcome,
+    RowDeduplicate,
 };
 use super::dictionary_reads::{Candidates, DictionaryReads};
 use super::kv_format::{key_datums, planner_key, KvLayout};
@@ -31,6 +32,7 @@ use super::merge_engine::{Columns, MergeFunction, Origin, Record};
 use super::output::{key_mirrors, OutputSettings, RollingOutput};
 use super::pending::{flush, Pending, Sinks};
 use super::reader::{file_schema, Reader};
+use super::record_expiry::RecordExpiry;
 use super::run_cursor::RunCursor;
 use super::sorted_chunk::{CursorView, SortedChunk};
 use super::{MergeMetrics, MergeTreeRewrite, MergeTreeRewriteResult, KEY_PREFIX_LEN};
@@ -65,6 +67,8 @@ pub(super) struct Merge<'s, 'r> {
     pub(super) chunk: Option<SortedChunk>,
     /// The live cursors, as the next chunk sees them (kept to reuse its allocation).
     pub(super) live: Vec<CursorView>,
+    /// `changelog-producer.row-deduplicate`, when the table asks for it.
+    pub(super) dedup: Option<RowDeduplicate>,
 }
 
 impl Merge<'_, '_> {
@@ -130,6 +134,12 @@ pub fn rewrite_merge_tree(
     let (key_converter, seq_converter) = key_converters(&resolved, options)?;
     let mut mf = MergeFunction::new(options, &resolved.value_columns(), &resolved.primary_keys())?;
     let whole_rows = mf.whole_rows();
+    let expiry = RecordExpiry::new(
+        options.record_level_expire.as_ref(),
+        &resolved.schema,
+        &resolved.layout.value_cols,
+        req.creation_time_ms,
+    )?;
     let offload = shared
         .host_codec
         .clone()
@@ -152,6 +162,7 @@ pub fn rewrite_merge_tree(
         seq_converter,
         evolutions: Default::default(),
         dicts,
+        expiry,
     };
     let mut merge = Merge {
         req,
@@ -166,6 +177,14 @@ pub fn rewrite_merge_tree(
         offload: offload.clone(),
         chunk: sorted_chunks.then(SortedChunk::default),
         live: Vec::new(),
+        dedup: RowDeduplicate::new(
+            options,
+            &resolved
+                .value_columns()
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect::<Vec<_>>(),
+        ),
     };
     let mut lookup = match mode {
         ChangelogMode::Lookup { .. } => Some(LookupLevels::new(&req.higher_levels)),
@@ -643,7 +662,7 @@ fn process_group(
         }
         ChangelogMode::FullCompaction => {
             let cols = merge.columns();
-            full_compaction_key(group, req.max_level, mf, &cols, sinks)
+            full_compaction_key(group, req.max_level, mf, &cols, merge.dedup.as_ref(), sinks)
         }
         ChangelogMode::Lookup {
             produce_changelog,
@@ -696,6 +715,7 @@ fn process_group(
                 &mut lookup_once,
                 &order,
                 candidates,
+                merge.dedup.as_ref(),
                 sinks,
             )
         }

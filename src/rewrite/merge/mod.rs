@@ -37,6 +37,7 @@ mod merge_tree;
 mod output;
 mod pending;
 mod reader;
+mod record_expiry;
 mod run_cursor;
 mod sorted_chunk;
 
@@ -85,7 +86,8 @@ pub struct MergeTreeRewrite {
     /// `false` for an upgrade that only produces changelog and deletion-vector marks (the
     /// changelog rewriters' `CHANGELOG_NO_REWRITE`): no data file is written.
     pub write_data: bool,
-    /// Stamped into each output's metadata (the core reads no clock).
+    /// The job's clock, in epoch milliseconds (the core reads none): stamped into each
+    /// output's metadata, and the "now" of record-level expiry.
     pub creation_time_ms: i64,
 }
 
@@ -129,10 +131,14 @@ pub struct MergeMetrics {
     pub input_files: u64,
     /// Sum of those files' sizes in bytes, as storage reports them.
     pub input_bytes: u64,
-    /// Rows decoded from the inputs (after their deletion vectors).
+    /// Rows decoded from the inputs (after their deletion vectors and record-level expiry).
     pub input_rows: u64,
     /// Input rows skipped because their deletion vector marked them.
     pub deleted_rows: u64,
+    /// Input rows dropped because their time field had expired (`record-level.expire-time`);
+    /// not counted in `input_rows`.
+    #[serde(default)]
+    pub expired_rows: u64,
     /// Distinct keys merged.
     pub keys: u64,
     /// New data files written (none with `write_data = false`).

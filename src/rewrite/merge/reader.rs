@@ -13,6 +13,7 @@ use parquet::arrow::parquet_to_arrow_schema;
 use super::arena::Slot;
 use super::dictionary_reads::DictionaryReads;
 use super::kv_format::{kinds_of, KvLayout, KEY_PREFIX};
+use super::record_expiry::RecordExpiry;
 use crate::error::{Error, Result};
 use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
@@ -33,6 +34,8 @@ pub(crate) struct Reader<'s> {
     pub(super) evolutions: std::collections::HashMap<String, Evolution>,
     /// STRING columns read as dictionary arrays, and the schema of the batches that result.
     pub(super) dicts: DictionaryReads,
+    /// Record-level expiry of the inputs being merged (not of the files lookups read).
+    pub(super) expiry: Option<RecordExpiry>,
 }
 
 /// The file's Arrow schema with dictionary types replaced by their value types.

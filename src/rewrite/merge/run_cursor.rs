@@ -145,6 +145,15 @@ impl Merge<'_, '_> {
                     b
                 }
             };
+            let batch = match (batch, &self.reader.expiry) {
+                (Some(b), Some(expiry)) => {
+                    let (kept, expired) = expiry.retain(b, path)?;
+                    self.metrics.expired_rows += expired;
+                    Some(kept)
+                }
+                (b, _) => b,
+            };
+            let cur = &mut self.cursors[c];
             match batch {
                 None => {
                     cur.open = None;

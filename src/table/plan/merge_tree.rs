@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::super::delete_count;
 use super::super::job_state::PartitionState;
 use super::super::lease;
+use super::super::record_expiry::TableExpiry;
 use super::super::scan::{planner_meta, BucketState, Table, TableState};
 use super::{
     evolved_schema, level_stats, postpone_bucket_plan, BucketPlan, PlanRequest, PlannedAction,
@@ -26,6 +27,7 @@ pub(super) fn plan_buckets(
     planned: &mut Vec<PlannedBucket>,
     kept: &mut BTreeMap<String, PartitionState>,
 ) -> Result<()> {
+    let expiry = TableExpiry::of(table)?;
     for (key, b) in &state.buckets {
         if b.bucket == POSTPONE_BUCKET {
             plan.buckets.push(postpone_bucket_plan(table, b)?);
@@ -40,7 +42,8 @@ pub(super) fn plan_buckets(
         let gentle = kept
             .get(&pkey)
             .map(|s| s.gentle_counters.get(&b.bucket).copied().unwrap_or(0));
-        let (bp, pb, counter) = plan_merge_tree_bucket(storage, table, b, request, gentle)?;
+        let (bp, pb, counter) =
+            plan_merge_tree_bucket(storage, table, b, request, gentle, expiry.as_ref())?;
         if let (Some(s), Some(c)) = (kept.get_mut(&pkey), counter) {
             s.gentle_counters.insert(b.bucket, c);
         }
@@ -54,13 +57,15 @@ pub(super) fn plan_buckets(
 }
 
 /// Plans one primary-key bucket. `gentle`: the kept gentle lookup counter, when the table
-/// keeps one; the counter after this decision comes back with the plan.
+/// keeps one; the counter after this decision comes back with the plan. `expiry`: the
+/// table's record-level expiry, whose expired files the planner rewrites rather than keeps.
 fn plan_merge_tree_bucket(
     storage: &dyn Storage,
     table: &Table,
     b: &BucketState,
     request: &PlanRequest,
     gentle: Option<usize>,
+    expiry: Option<&TableExpiry<'_>>,
 ) -> Result<(BucketPlan, PlannedBucket, Option<usize>)> {
     let mut verified = BTreeMap::new();
     let mut files = Vec::with_capacity(b.files.len());
@@ -84,6 +89,12 @@ fn plan_merge_tree_bucket(
         files.push(Arc::new(m));
     }
     let mut manager = MergeTreeCompactManager::new(&table.options, files.clone())?;
+    if let Some(expiry) = expiry {
+        let expired = expiry.expired_files(storage, table, &b.files, request.context.now_ms)?;
+        if !expired.is_empty() {
+            manager = manager.with_expiry(Arc::new(move |f| expired.contains(&f.file_name)));
+        }
+    }
     if let Some(counter) = gentle {
         let mut strategy = manager.strategy().clone();
         if let crate::plan::CompactStrategy::ForceUpLevel0(f) = &mut strategy {

@@ -109,6 +109,15 @@ pub fn put_file(
     put_file_with(st, name, level, rows, rg, true)
 }
 
+/// Each run as one level-0 file (`data-<i>.parquet`, two rows per row group): the runs of a
+/// section, for [`full_merge_request`].
+pub fn put_runs(st: &MemoryStorage, runs: &[Vec<Rec>]) -> Vec<Vec<RewriteInput>> {
+    runs.iter()
+        .enumerate()
+        .map(|(i, rows)| vec![put_file(st, &format!("data-{i}.parquet"), 0, rows, 2)])
+        .collect()
+}
+
 /// [`put_file`], with or without an offset index (small pages without one).
 pub fn put_file_with(
     st: &MemoryStorage,

@@ -2,14 +2,15 @@
 //! (`fields.<name>.aggregate-function`, else `fields.default-aggregate-function`, else
 //! `last_non_null_value`; primary-key columns keep the latest value) folded over the key's
 //! records in sequence order. The result is always an insert (`+I`) with the latest
-//! sequence number.
+//! sequence number. `product`'s arithmetic is in [`product`].
 //!
 //! Semantics follow Paimon's field aggregators exactly, including their null handling (a null
-//! input leaves the accumulator) and Java's wrapping integer arithmetic. A retract record is
-//! applied by functions that can retract (`sum`, `last_value`, `last_non_null_value`),
+//! input leaves the accumulator) and Java's wrapping integer arithmetic (`sum`; `product`
+//! multiplies exactly, as Paimon's does). A retract record is applied by functions that can
+//! retract (`sum`, `product`, `last_value`, `last_non_null_value`),
 //! skipped for `fields.<name>.ignore-retract`, and refused otherwise (Paimon fails the job
 //! there too). Paimon functions this build does not implement, and options that change the
-//! semantics beyond these (`sequence-group`, `distinct`,
+//! semantics beyond these (`sequence-group`, `distinct` of `collect`,
 //! `aggregation.remove-record-on-delete`), are refused up front with `unsupported`: a wrong
 //! aggregate would be silent. A name Paimon does not know at all (`count`, removed in Paimon
 //! 0.9, or a misspelling) is an invalid option, as Paimon rejects such a table outright: see
@@ -19,6 +20,7 @@ use std::cmp::Ordering;
 
 use arrow_schema::DataType;
 
+use super::product;
 use super::{Cell, Columns, Merged, Record, Values};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
@@ -30,6 +32,7 @@ use crate::value::Datum;
 pub(crate) enum Func {
     PrimaryKey,
     Sum,
+    Product,
     Min,
     Max,
     LastValue,
@@ -38,7 +41,12 @@ pub(crate) enum Func {
     FirstNonNullValue,
     BoolAnd,
     BoolOr,
-    ListAgg { delimiter: String },
+    /// `distinct`: `fields.<name>.distinct` (Paimon since 1.1): tokens of an input already in
+    /// the accumulator are not appended again.
+    ListAgg {
+        delimiter: String,
+        distinct: bool,
+    },
 }
 
 impl Func {
@@ -46,6 +54,7 @@ impl Func {
         match self {
             Func::PrimaryKey => "primary-key",
             Func::Sum => "sum",
+            Func::Product => "product",
             Func::Min => "min",
             Func::Max => "max",
             Func::LastValue => "last_value",
@@ -62,6 +71,7 @@ impl Func {
     fn parse(name: &str, field: &str, options: &CoreOptions) -> Result<Self> {
         Ok(match name {
             "sum" => Func::Sum,
+            "product" => Func::Product,
             "min" => Func::Min,
             "max" => Func::Max,
             "last_value" => Func::LastValue,
@@ -71,26 +81,26 @@ impl Func {
             "bool_and" => Func::BoolAnd,
             "bool_or" => Func::BoolOr,
             "listagg" => {
-                let distinct = options.raw.get(&format!("fields.{field}.distinct"));
-                if distinct.is_some_and(|v| v.trim().eq_ignore_ascii_case("true")) {
-                    return Err(Error::unsupported(format!(
-                        "listagg with 'fields.{field}.distinct' = true is not supported by the \
-                         merge rewriter"
-                    )));
-                }
+                let distinct = options
+                    .raw
+                    .get(&format!("fields.{field}.distinct"))
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+                let delimiter = options
+                    .raw
+                    .get(&format!("fields.{field}.list-agg-delimiter"))
+                    .cloned()
+                    .unwrap_or_else(|| ",".to_string());
                 Func::ListAgg {
-                    delimiter: options
-                        .raw
-                        .get(&format!("fields.{field}.list-agg-delimiter"))
-                        .cloned()
-                        .unwrap_or_else(|| ",".to_string()),
+                    delimiter,
+                    distinct,
                 }
             }
             other => {
                 return Err(Error::unsupported(format!(
                     "aggregate function '{other}' of field '{field}' is not supported by the \
-                     merge rewriter (supported: sum, min, max, last_value, last_non_null_value, \
-                     first_value, first_non_null_value, bool_and, bool_or, listagg)"
+                     merge rewriter (supported: sum, product, min, max, last_value, \
+                     last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, \
+                     listagg)"
                 )))
             }
         })
@@ -109,7 +119,7 @@ impl Func {
                 | DataType::Decimal128(_, _)
         );
         match self {
-            Func::Sum => numeric,
+            Func::Sum | Func::Product => numeric,
             Func::Min | Func::Max => {
                 numeric
                     || matches!(
@@ -388,13 +398,34 @@ fn step(
                 Cell::Val(add(a, b, retract, &f.data_type))
             }
         }
+        Func::Product => {
+            if acc_null {
+                input
+            } else if input_null {
+                acc
+            } else {
+                let (a, b) = (acc.datum(cols, j)?, input.datum(cols, j)?);
+                Cell::Val(product::step(a, b, retract, &f.data_type).map_err(|why| {
+                    Error::unsupported(format!(
+                        "'{}': aggregate function 'product' of field '{}' cannot be computed: \
+                         {why} (Paimon fails the compaction there too)",
+                        cols.file_of(r),
+                        f.name
+                    ))
+                })?)
+            }
+        }
         Func::Min | Func::Max | Func::BoolAnd | Func::BoolOr | Func::ListAgg { .. } => {
             if retract {
                 return Err(no_retract(f, cols, r));
             }
-            if let Func::ListAgg { delimiter } = &f.func {
+            if let Func::ListAgg {
+                delimiter,
+                distinct,
+            } = &f.func
+            {
                 let blank = |d: &Datum| match d {
-                    Datum::String(s) => s.trim().is_empty(),
+                    Datum::String(s) => java_blank(s),
                     _ => true,
                 };
                 let b = input.datum(cols, j)?;
@@ -406,6 +437,12 @@ fn step(
                     return Ok(input);
                 }
                 return Ok(match (a, b) {
+                    (Datum::String(a), Datum::String(b)) if *distinct => {
+                        match append_distinct(&a, &b, delimiter) {
+                            Some(joined) => Cell::Val(Datum::String(joined)),
+                            None => acc,
+                        }
+                    }
                     (Datum::String(a), Datum::String(b)) => {
                         Cell::Val(Datum::String(format!("{a}{delimiter}{b}")))
                     }
@@ -443,6 +480,34 @@ fn step(
             }
         }
     })
+}
+
+/// Java's `StringUtils.isBlank`: empty, or only characters `Character.isWhitespace` accepts
+/// (Unicode spaces except the non-breaking ones, and the ASCII controls TAB to CR and FS to
+/// US).
+fn java_blank(s: &str) -> bool {
+    s.chars().all(|c| {
+        matches!(c, '\t'..='\r' | '\u{1C}'..='\u{1F}')
+            || (c.is_whitespace() && !matches!(c, '\u{85}' | '\u{A0}' | '\u{2007}' | '\u{202F}'))
+    })
+}
+
+/// `listagg` with `distinct`: the tokens of `input` (split on the whole delimiter, empty
+/// tokens kept; on a space where the delimiter is empty) that are not blank and not yet among
+/// the accumulator's tokens, appended in order with the delimiter; `None` when none is new.
+/// The accumulator's own tokens are not deduplicated, as in Paimon.
+fn append_distinct(acc: &str, input: &str, delimiter: &str) -> Option<String> {
+    let split_on = if delimiter.is_empty() { " " } else { delimiter };
+    let mut seen: std::collections::HashSet<&str> = acc.split(split_on).collect();
+    let mut out = acc.to_string();
+    for token in input.split(split_on) {
+        if java_blank(token) || !seen.insert(token) {
+            continue;
+        }
+        out.push_str(delimiter);
+        out.push_str(token);
+    }
+    (out.len() > acc.len()).then_some(out)
 }
 
 /// Decimal results beyond the type's precision become null, as Paimon's `Decimal` does.

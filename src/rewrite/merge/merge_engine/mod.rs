@@ -9,6 +9,7 @@ mod aggregate;
 mod deduplicate;
 mod first_row;
 mod partial_update;
+mod product;
 
 use arrow_array::{Array, ArrayRef};
 
