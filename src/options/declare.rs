@@ -150,6 +150,11 @@ pub(crate) fn duration_ms(key: &str, v: &str) -> Result<u64> {
     parse_duration_ms(v).map_err(|why| Error::invalid_option(key, v, why))
 }
 
+/// The text exactly as given (file name prefixes, which Paimon uses as they are).
+pub(crate) fn verbatim(_key: &str, v: &str) -> Result<String> {
+    Ok(v.to_string())
+}
+
 /// The text, trimmed.
 pub(crate) fn text(_key: &str, v: &str) -> Result<String> {
     Ok(v.trim().to_string())

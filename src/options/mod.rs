@@ -26,7 +26,7 @@ pub use units::{parse_duration_ms, parse_memory_size};
 pub(crate) use declare::parse_bool;
 use declare::{
     declare_options, duration_ms, float, int, lowercase, memory, positive_memory, string_enum,
-    text, I32_MAX,
+    text, verbatim, I32_MAX,
 };
 
 use crate::error::{Error, Result};
@@ -343,8 +343,36 @@ pub struct CoreOptions {
     pub file_format: String,
     /// `file.format.per.level`: level → format.
     pub file_format_per_level: BTreeMap<u32, String>,
-    /// `file.compression` (default `zstd`), lower case: the Parquet codec of written files.
+    /// `file.compression` (default `zstd`), lower case: the Parquet codec of written files
+    /// unless `file_compression_per_level` (or, for changelog files,
+    /// `changelog_file_compression`) names another ([`CoreOptions::compression_for`]).
     pub file_compression: String,
+    /// `file.compression.per.level`: level → codec, for primary-key files of that level.
+    #[serde(default)]
+    pub file_compression_per_level: BTreeMap<u32, String>,
+    /// `changelog-file.compression`: the codec of changelog files, when set.
+    #[serde(default)]
+    pub changelog_file_compression: Option<String>,
+    /// `changelog-file.format`: the format of changelog files, when set (else the level's).
+    #[serde(default)]
+    pub changelog_file_format: Option<String>,
+    /// `metadata.stats-mode.per.level`: level → the default `stats-mode` of primary-key files
+    /// of that level (a column's `fields.<f>.stats-mode` still wins).
+    #[serde(default)]
+    pub stats_mode_per_level: BTreeMap<u32, String>,
+    /// `changelog-file.stats-mode`: the default `stats-mode` of changelog files, when set.
+    #[serde(default)]
+    pub changelog_file_stats_mode: Option<String>,
+    /// `data-file.prefix` (default `data-`): new data files are
+    /// `<prefix><uuid>-<n><extension>` ([`CoreOptions::file_extension`]).
+    #[serde(default = "default_data_prefix")]
+    pub data_file_prefix: String,
+    /// `changelog-file.prefix` (default `changelog-`), likewise for changelog files.
+    #[serde(default = "default_changelog_prefix")]
+    pub changelog_file_prefix: String,
+    /// `file.suffix.include.compression`: the extension names the codec too.
+    #[serde(default)]
+    pub file_suffix_include_compression: bool,
     /// `file.compression.zstd-level` (1–22, default 1).
     pub zstd_level: i32,
     /// The `parquet.*` writer settings.
@@ -432,6 +460,18 @@ declare_options! {
         record_level_time_field: Option<String> = "record-level.time-field" => text;
         file_format: String = "file.format" => lowercase, default "parquet".to_string();
         file_compression: String = "file.compression" => lowercase, default "zstd".to_string();
+        file_compression_per_level: BTreeMap<u32, String> =
+            "file.compression.per.level" => values_per_level, default BTreeMap::new();
+        changelog_file_compression: Option<String> = "changelog-file.compression" => lowercase;
+        changelog_file_format: Option<String> = "changelog-file.format" => lowercase;
+        stats_mode_per_level: BTreeMap<u32, String> =
+            "metadata.stats-mode.per.level" => values_per_level, default BTreeMap::new();
+        changelog_file_stats_mode: Option<String> = "changelog-file.stats-mode" => text;
+        data_file_prefix: String = "data-file.prefix" => verbatim, default default_data_prefix();
+        changelog_file_prefix: String =
+            "changelog-file.prefix" => verbatim, default default_changelog_prefix();
+        file_suffix_include_compression: bool =
+            "file.suffix.include.compression" => parse_bool, default false;
         zstd_level: i32 = "file.compression.zstd-level" => int(1, 22), default 1;
         manifest_merge_min_count: usize =
             "manifest.merge-min-count" => int(1, I32_MAX), default 30;
@@ -460,13 +500,27 @@ fn bucket_number(key: &str, v: &str) -> Result<i32> {
     }
 }
 
+fn default_data_prefix() -> String {
+    "data-".to_string()
+}
+
+fn default_changelog_prefix() -> String {
+    "changelog-".to_string()
+}
+
 /// `file.format.per.level`: `level:format,...`.
 fn formats_per_level(key: &str, v: &str) -> Result<BTreeMap<u32, String>> {
+    values_per_level(key, v)
+}
+
+/// A per-level option (`file.format.per.level`, `file.compression.per.level`,
+/// `metadata.stats-mode.per.level`): `level:value,...`, values in lower case.
+fn values_per_level(key: &str, v: &str) -> Result<BTreeMap<u32, String>> {
     let mut formats = BTreeMap::new();
     for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (lvl, fmt) = part
             .split_once(':')
-            .ok_or_else(|| Error::invalid_option(key, v, "expected level:format,..."))?;
+            .ok_or_else(|| Error::invalid_option(key, v, "expected level:value,..."))?;
         let lvl: u32 = lvl
             .trim()
             .parse()
@@ -662,6 +716,14 @@ impl CoreOptions {
             file_format: d.file_format,
             file_format_per_level: d.file_format_per_level,
             file_compression: d.file_compression,
+            file_compression_per_level: d.file_compression_per_level,
+            changelog_file_compression: d.changelog_file_compression.filter(|c| !c.is_empty()),
+            changelog_file_format: d.changelog_file_format.filter(|f| !f.is_empty()),
+            stats_mode_per_level: d.stats_mode_per_level,
+            changelog_file_stats_mode: d.changelog_file_stats_mode.filter(|m| !m.is_empty()),
+            data_file_prefix: d.data_file_prefix,
+            changelog_file_prefix: d.changelog_file_prefix,
+            file_suffix_include_compression: d.file_suffix_include_compression,
             zstd_level: d.zstd_level,
             manifest: ManifestOptions {
                 merge_min_count: d.manifest_merge_min_count,
@@ -711,6 +773,65 @@ impl CoreOptions {
             .get(&level)
             .map(String::as_str)
             .unwrap_or(&self.file_format)
+    }
+
+    /// The codec of a primary-key file written at `level` (`changelog`: a changelog file
+    /// of a compaction into `level`), with the key that chose it: `changelog-file.compression`
+    /// for changelog files, else `file.compression.per.level`, else `file.compression`, as
+    /// Paimon's key-value writers choose. Append tables use `file.compression` alone.
+    pub fn compression_for(&self, level: u32, changelog: bool) -> (&str, &'static str) {
+        if let Some(c) = self
+            .changelog_file_compression
+            .as_deref()
+            .filter(|_| changelog)
+        {
+            return (c, "changelog-file.compression");
+        }
+        match self.file_compression_per_level.get(&level) {
+            Some(c) => (c, "file.compression.per.level"),
+            None => (&self.file_compression, "file.compression"),
+        }
+    }
+
+    /// The format of a primary-key file written at `level` (`changelog`, as in
+    /// [`CoreOptions::compression_for`]).
+    pub fn format_for(&self, level: u32, changelog: bool) -> &str {
+        match self.changelog_file_format.as_deref().filter(|_| changelog) {
+            Some(f) => f,
+            None => self.file_format_for_level(level),
+        }
+    }
+
+    /// The default `stats-mode` of a primary-key file written at `level` (`changelog`, as in
+    /// [`CoreOptions::compression_for`]), when an option sets one for it; `None` leaves
+    /// `metadata.stats-mode`.
+    pub fn stats_mode_for(&self, level: u32, changelog: bool) -> Option<&str> {
+        match self
+            .changelog_file_stats_mode
+            .as_deref()
+            .filter(|_| changelog)
+        {
+            Some(m) => Some(m),
+            None => self.stats_mode_per_level.get(&level).map(String::as_str),
+        }
+    }
+
+    /// The extension of new data and changelog files: `.parquet`, or with
+    /// `file.suffix.include.compression` the table codec's extension before it
+    /// (`.zst.parquet`, `.gz.parquet`; none for `none`), as Paimon names them. The name
+    /// always carries `file.compression`, whatever codec a level uses.
+    pub fn file_extension(&self) -> String {
+        let codec = match self.file_compression.as_str() {
+            "" | "none" => None,
+            "zstd" => Some("zst"),
+            "gzip" => Some("gz"),
+            "bzip2" => Some("bz2"),
+            other => Some(other),
+        };
+        match codec.filter(|_| self.file_suffix_include_compression) {
+            Some(c) => format!(".{c}.parquet"),
+            None => ".parquet".to_string(),
+        }
     }
 }
 

@@ -76,6 +76,8 @@ pub(crate) struct RollingWriter<'s, R: Recorder> {
     spec: Arc<FileSpec>,
     dir: String,
     prefix: String,
+    /// `.parquet`, or what [`RollingWriter::with_extension`] set.
+    extension: String,
     target_file_size: u64,
     /// Rows of a new file's first step, before its size estimate is trusted (`None`: the
     /// first step is the whole batch, like any step far from the target).
@@ -103,8 +105,9 @@ fn to_storage<'a>(
 }
 
 impl<'s, R: Recorder> RollingWriter<'s, R> {
-    /// Files of `spec` under `dir` named `<prefix><n>.parquet`, each finished once it reaches
-    /// `target_file_size` bytes.
+    /// Files of `spec` under `dir` named `<prefix><n>.parquet` (see
+    /// [`RollingWriter::with_extension`]), each finished once it reaches `target_file_size`
+    /// bytes.
     pub(crate) fn new(
         storage: &'s Arc<dyn Storage>,
         spec: Arc<FileSpec>,
@@ -118,6 +121,7 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
             spec,
             dir: dir.to_string(),
             prefix: prefix.to_string(),
+            extension: ".parquet".to_string(),
             target_file_size,
             first_step_rows: None,
             next_index: 0,
@@ -129,6 +133,13 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
         }
     }
 
+    /// Names files `<prefix><n><extension>` (Paimon's `file.suffix.include.compression`
+    /// puts the codec in it).
+    pub(crate) fn with_extension(mut self, extension: String) -> Self {
+        self.extension = extension;
+        self
+    }
+
     /// Starts every file with a step of `rows` rows, so a target smaller than one batch still
     /// rolls; then the average row size decides.
     pub(crate) fn with_first_step(mut self, rows: usize) -> Self {
@@ -138,7 +149,7 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
 
     fn ensure_open(&mut self) -> Result<&mut OpenFile<R::File>> {
         if self.open.is_none() {
-            let name = format!("{}{}.parquet", self.prefix, self.next_index);
+            let name = format!("{}{}{}", self.prefix, self.next_index, self.extension);
             self.next_index += 1;
             let path = if self.dir.is_empty() {
                 name.clone()

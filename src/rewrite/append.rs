@@ -104,6 +104,8 @@ struct Settings {
     offload: Option<Arc<CodecOffload>>,
     /// The most bytes of a column chunk one read fetches (`None`: no limit).
     read_window: Option<u64>,
+    /// Of the new files' names ([`CoreOptions::file_extension`]).
+    extension: String,
 }
 
 impl Settings {
@@ -130,6 +132,7 @@ impl Settings {
             spill_threshold: options.engine.spill_threshold.get()?,
             offload,
             read_window: Some(options.engine.append_read_window.get()?).filter(|&w| w > 0),
+            extension: options.file_extension(),
         })
     }
 }
@@ -484,7 +487,8 @@ pub fn rewrite_append(
         &req.file_prefix,
         settings.target_file_size,
         recorder,
-    );
+    )
+    .with_extension(settings.extension.clone());
     let mut outputs = Outputs {
         storage,
         settings: &settings,

@@ -21,7 +21,11 @@ pub(crate) fn dict_writers(options: &CoreOptions) -> Result<DictWriters> {
 /// The Parquet codec for `file.compression` (Paimon's names; `lz4` is Hadoop-framed LZ4 as in
 /// parquet-mr, `lz4_raw` the raw block format).
 pub(crate) fn compression(options: &CoreOptions) -> Result<Compression> {
-    let name = options.file_compression.as_str();
+    codec(options, &options.file_compression, "file.compression")
+}
+
+/// The Parquet codec Paimon's name `name` stands for, `key` being the option that named it.
+pub(crate) fn codec(options: &CoreOptions, name: &str, key: &str) -> Result<Compression> {
     Ok(match name {
         "none" | "uncompressed" => Compression::UNCOMPRESSED,
         "snappy" => Compression::SNAPPY,
@@ -37,12 +41,12 @@ pub(crate) fn compression(options: &CoreOptions) -> Result<Compression> {
         })?),
         "brotli" | "lzo" => {
             return Err(Error::unsupported(format!(
-                "file.compression '{name}' cannot be written by this build"
+                "{key} '{name}' cannot be written by this build"
             )))
         }
         _ => {
             return Err(Error::invalid_option(
-                "file.compression",
+                key,
                 name,
                 "expected one of: none, snappy, gzip, lz4, lz4_raw, zstd",
             ))

@@ -142,8 +142,9 @@ pub(crate) fn merge(
 ) -> Result<(MergeTreeRewriteResult, Vec<DataFileMeta>, Vec<DataFileMeta>)> {
     let storage = io.storage.as_ref();
     let r = rewrite_merge_tree(io, req, &table.options)?;
-    let outputs = manifest_records(table, &r.outputs, req.creation_time_ms);
-    let changelog = manifest_records(table, &r.changelog, req.creation_time_ms);
+    let level = req.output_level.get();
+    let outputs = manifest_records(table, &r.outputs, req.creation_time_ms, level, false);
+    let changelog = manifest_records(table, &r.changelog, req.creation_time_ms, level, true);
     match (outputs, changelog) {
         (Ok(o), Ok(c)) => Ok((r, o, c)),
         (Err(e), _) | (_, Err(e)) => {
@@ -157,18 +158,21 @@ pub(crate) fn merge(
 
 /// The manifest records of files a merge wrote. They have the latest schema's fields whatever
 /// the inputs' versions, so they are recorded under it with value statistics computed against
-/// its fields.
+/// its fields, in the stats mode of the files' level (or of changelog files).
 fn manifest_records(
     table: &Table,
     files: &[MergeOutputFile],
     creation_time_ms: i64,
+    level: u32,
+    changelog: bool,
 ) -> Result<Vec<DataFileMeta>> {
+    let mode = table.options.stats_mode_for(level, changelog);
     files
         .iter()
         .map(|o| {
             let mut rec = manifest_record(o, &table.key_types, table.schema.id, creation_time_ms)?;
             let (stats, cols) =
-                super::value_stats::value_stats(table, &o.column_stats, o.meta.row_count)?;
+                super::value_stats::value_stats(table, &o.column_stats, o.meta.row_count, mode)?;
             rec.value_stats = stats;
             rec.value_stats_cols = Some(cols);
             Ok(rec)

@@ -268,7 +268,11 @@ impl Run<'_> {
             None
         };
         let (output_dir, external) = self.output_dir(b);
-        let prefix = format!("data-{}-", self.ids.next_uuid());
+        let prefix = format!(
+            "{}{}-",
+            self.table.options.data_file_prefix,
+            self.ids.next_uuid()
+        );
         let req = AppendRewrite {
             inputs,
             table_schema,
@@ -310,7 +314,8 @@ impl Run<'_> {
             // the latest, whose fields they are computed against.
             let (value_stats, value_stats_cols) = match &o.value_stats {
                 Some(columns) if schema_id == self.table.schema.id => {
-                    super::value_stats::value_stats(self.table, columns, o.meta.row_count)?
+                    // Append files: Paimon's append writers use `metadata.stats-mode` alone.
+                    super::value_stats::value_stats(self.table, columns, o.meta.row_count, None)?
                 }
                 _ => (SimpleStats::empty(), Vec::new()),
             };
@@ -547,8 +552,8 @@ impl Run<'_> {
             schema,
             higher_levels,
             output_dir: output_dir.clone(),
-            file_prefix: format!("data-{uuid}-"),
-            changelog_prefix: format!("changelog-{uuid}-"),
+            file_prefix: format!("{}{uuid}-", self.table.options.data_file_prefix),
+            changelog_prefix: format!("{}{uuid}-", self.table.options.changelog_file_prefix),
             output_level: merge.output_level,
             max_level: merge.max_level,
             drop_delete: merge.drop_delete,

@@ -3,8 +3,9 @@
 //! Readers prune files with these bounds, so a wrong bound silently drops rows: only bounds
 //! that are certainly right are written. A column gets statistics when its Paimon type is
 //! boolean, an integer type, DATE or a string, the Parquet bounds are exact and the column's
-//! `stats-mode` (`fields.<name>.stats-mode`, else `metadata.stats-mode`, Paimon's default
-//! `truncate(16)`) asks for them; a string longer than the truncation length keeps its prefix
+//! `stats-mode` (`fields.<name>.stats-mode`, else the file's level or changelog mode
+//! (`metadata.stats-mode.per.level`, `changelog-file.stats-mode`), else `metadata.stats-mode`,
+//! Paimon's default `truncate(16)`) asks for them; a string longer than the truncation length keeps its prefix
 //! as the lower bound, and the column is left out when its upper bound would need truncating.
 //! Floating-point columns are left out (Parquet bounds skip NaN, Paimon's do not), as are
 //! `counts` and `none` columns. The columns written are listed in `_VALUE_STATS_COLS`, so a
@@ -40,11 +41,16 @@ fn parse_mode(text: &str) -> StatsMode {
     }
 }
 
-fn mode_of(table: &Table, field: &DataField) -> StatsMode {
+/// A column's mode: `fields.<name>.stats-mode`, else the file's `default` (a per-level or
+/// changelog mode, [`crate::options::CoreOptions::stats_mode_for`]), else
+/// `metadata.stats-mode`, else `truncate(16)`.
+fn mode_of(table: &Table, field: &DataField, default: Option<&str>) -> StatsMode {
     let raw = &table.schema.options;
     raw.get(&format!("fields.{}.stats-mode", field.name))
-        .or_else(|| raw.get("metadata.stats-mode"))
-        .map_or(StatsMode::Truncate(16), |m| parse_mode(m))
+        .map(String::as_str)
+        .or(default)
+        .or_else(|| raw.get("metadata.stats-mode").map(String::as_str))
+        .map_or(StatsMode::Truncate(16), parse_mode)
 }
 
 /// The bounds of one column as Paimon values, or `None` to leave the column out.
@@ -105,16 +111,18 @@ fn bounds(field: &DataField, mode: StatsMode, s: &ColumnStats) -> Option<(Datum,
 }
 
 /// `_VALUE_STATS` and `_VALUE_STATS_COLS` of a file of `row_count` rows whose Parquet columns
-/// have statistics `columns` (matched to the table's fields by name).
+/// have statistics `columns` (matched to the table's fields by name); `default_mode` is the
+/// file's own default mode, when its level or kind has one.
 pub fn value_stats(
     table: &Table,
     columns: &[ColumnStats],
     row_count: u64,
+    default_mode: Option<&str>,
 ) -> Result<(SimpleStats, Vec<String>)> {
     let (mut names, mut types, mut mins, mut maxs, mut nulls) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for field in &table.schema.fields {
-        let mode = mode_of(table, field);
+        let mode = mode_of(table, field, default_mode);
         if matches!(mode, StatsMode::None | StatsMode::Counts) {
             continue;
         }

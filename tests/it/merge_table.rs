@@ -686,3 +686,67 @@ fn record_level_expiry_drops_expired_rows_and_rewrites_expired_files() {
     assert!(report.snapshot_after.is_none(), "{report:#?}");
     assert_eq!(read_rows(&st, "t"), vec![f("4|d2|null")]);
 }
+
+/// The options that name and encode new files (`data-file.prefix`, `changelog-file.prefix`,
+/// `file.suffix.include.compression`, `file.compression.per.level`,
+/// `changelog-file.compression`, `metadata.stats-mode.per.level`): a full compaction into
+/// level 5 writes `part-<uuid>-<n>.zst.parquet` in snappy without value statistics, and its
+/// changelog `cl-<uuid>-<n>.zst.parquet` in gzip.
+#[test]
+fn new_files_are_named_and_encoded_as_the_options_ask() {
+    use parquet::basic::Compression;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let st = MemoryStorage::new();
+    pk_table(
+        &st,
+        "t",
+        &[
+            ("bucket", "1"),
+            ("changelog-producer", "full-compaction"),
+            ("data-file.prefix", "part-"),
+            ("changelog-file.prefix", "cl-"),
+            ("file.suffix.include.compression", "true"),
+            ("file.compression.per.level", "5:snappy"),
+            ("changelog-file.compression", "gzip"),
+            ("metadata.stats-mode.per.level", "5:none"),
+        ],
+        3,
+    );
+    let before = paths_of(&st);
+    compact_table(&st, "t", &opts(true, 1)).unwrap();
+    let codec = |path: &str| {
+        let bytes = bytes::Bytes::from(st.get(path).unwrap().to_vec());
+        let reader = SerializedFileReader::new(bytes).unwrap();
+        reader.metadata().row_group(0).column(0).compression()
+    };
+    let new: Vec<String> = paths_of(&st).difference(&before).cloned().collect();
+    let name = |p: &String| p.rsplit('/').next().unwrap_or_default().to_string();
+    let data: Vec<&String> = new
+        .iter()
+        .filter(|p| name(p).starts_with("part-"))
+        .collect();
+    let changelog: Vec<&String> = new.iter().filter(|p| name(p).starts_with("cl-")).collect();
+    assert!(!data.is_empty() && !changelog.is_empty(), "{new:?}");
+    for p in &data {
+        assert!(p.ends_with(".zst.parquet"), "{p}");
+        assert_eq!(codec(p), Compression::SNAPPY, "{p}");
+    }
+    for p in &changelog {
+        assert!(p.ends_with(".zst.parquet"), "{p}");
+        assert!(matches!(codec(p), Compression::GZIP(_)), "{p}");
+    }
+    let state = scan(&st, "t").unwrap();
+    for l in state.buckets.values().flat_map(|b| &b.files) {
+        assert_eq!(l.entry.file.level, 5);
+        assert_eq!(
+            l.entry.file.value_stats_cols,
+            Some(Vec::new()),
+            "stats-mode none"
+        );
+    }
+    assert_eq!(read_rows(&st, "t").len(), {
+        let fresh = MemoryStorage::new();
+        pk_table(&fresh, "t", &[("bucket", "1")], 3);
+        read_rows(&fresh, "t").len()
+    });
+}

@@ -301,6 +301,20 @@ def changelog_dedup(name, producer):
                          "changelog-producer.row-deduplicate-ignore-fields": "n"})
 
 
+def file_naming():
+    """The options that name and encode new files: `data-file.prefix`, `changelog-file.prefix`,
+    `file.suffix.include.compression`, `file.compression.per.level`, and (newer than Java 1.0,
+    which ignores them) `changelog-file.compression` and `metadata.stats-mode.per.level`."""
+    return pk_base("file_naming", {"changelog-producer": "full-compaction",
+                                   "data-file.prefix": "part-",
+                                   "changelog-file.prefix": "cl-",
+                                   "file.suffix.include.compression": "true",
+                                   "file.compression.per.level": "5:gzip",
+                                   "changelog-file.compression": "none",
+                                   "metadata.stats-mode.per.level": "5:none"},
+                   kinds=("+I", "+I", "+I", "-D"))
+
+
 def sequence_field():
     """Deduplicate ordered by a user sequence field: a later write with a smaller `seq` loses."""
     rng = _rng("sequence_field")
@@ -407,7 +421,9 @@ def append_unaware():
 
     return Spec("append_unaware", [["id", "BIGINT"], ["dt", "STRING"], ["v", "STRING"]],
                 [rows(c, 15) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
-                partition_keys=["dt"], options={"bucket": "-1"})
+                partition_keys=["dt"],
+                options={"bucket": "-1", "data-file.prefix": "app-",
+                         "file.suffix.include.compression": "true"})
 
 
 def evolved_pk():
@@ -513,6 +529,7 @@ def all_specs():
         aggregation_more(),
         sequence_field(),
         record_expiry(),
+        file_naming(),
         changelog_dedup("changelog_dedup_lookup", "lookup"),
         changelog_dedup("changelog_dedup_full", "full-compaction"),
         partial_update_deletes(),
@@ -831,3 +848,34 @@ def test_changelog_of_our_compactions_streams_as_java_own(run, name):
     run.ours2[name].check()
     java2 = sort_rows(run.java_final.ok("read", name, "java2-changelog")["rows"])
     assert sort_rows(run.java_final.ok("read", name, "ours2-changelog")["rows"]) == java2
+
+
+def test_new_files_are_named_and_encoded_as_the_options_ask(run):
+    """Our files of `file_naming`: named with the prefixes and the table codec's extension
+    (Paimon HEAD's `.zst`; this Java build names its files without it), max-level data files in
+    the level's codec, changelog files in theirs. (No snappy here: the Java peer's classpath
+    has no snappy library to read it with.)"""
+    import pyarrow.parquet as pq
+
+    require_round1(run, "file_naming")
+    files = run.java_b.ok("files", "file_naming", "ours1")["files"]
+    assert files and all(f["level"] == 5 for f in files), files
+    table = run.table_dir(run.dirs["B"], "file_naming")
+    for f in files:
+        assert f["file"].startswith("part-") and f["file"].endswith(".zst.parquet"), f
+        meta = pq.ParquetFile(os.path.join(table, f"bucket-{f['bucket']}", f["file"])).metadata
+        assert meta.row_group(0).column(0).compression == "GZIP", f
+    # Append tables take the prefix and extension too.
+    appended = run.java_b.ok("files", "append_unaware", "ours1")["files"]
+    assert all(f["file"].startswith("app-") and f["file"].endswith(".zst.parquet")
+               for f in appended), appended
+    java = run.java_a.ok("files", "file_naming", "java")["files"]
+    assert all(f["file"].startswith("part-") for f in java), java
+    # Java's writer wrote changelog files into B too, after our first compaction.
+    changelog = [os.path.join(root, name) for root, _, names in os.walk(table)
+                 for name in names if name.startswith("cl-")]
+    ours = [p for p in changelog if p.endswith(".zst.parquet")]
+    assert ours, changelog
+    for path in ours:
+        meta = pq.ParquetFile(path).metadata
+        assert meta.row_group(0).column(0).compression == "UNCOMPRESSED", path

@@ -17,7 +17,9 @@ use arrow_array::{Array, ArrayRef};
 use arrow_row::{OwnedRow, RowConverter, SortField};
 use arrow_schema::SortOptions;
 use arrow_schema::{DataType, SchemaRef};
+use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
+use parquet::file::properties::WriterProperties;
 use parquet::schema::types::{ColumnPath, SchemaDescriptor};
 
 use super::arena::{seq_order, Arena};
@@ -233,6 +235,21 @@ fn check_request(
             req.output_level
         )));
     }
+    let produces_changelog = matches!(
+        mode,
+        ChangelogMode::FullCompaction
+            | ChangelogMode::Lookup {
+                produce_changelog: true,
+                ..
+            }
+    );
+    if let Some(f) = options.changelog_file_format.as_deref() {
+        if produces_changelog && f != "parquet" {
+            return Err(Error::unsupported(format!(
+                "the merge rewriter writes Parquet; changelog-file.format is '{f}'"
+            )));
+        }
+    }
     Ok(mode)
 }
 
@@ -396,9 +413,93 @@ fn open_outputs<'s>(
     offload: Option<Arc<crate::host_codec::CodecOffload>>,
 ) -> Result<(Sinks<'s>, DictionaryReads)> {
     let (schema, layout) = (&resolved.schema, &resolved.layout);
-    // Keys, sequence numbers and the key's own table columns are distinct in every output file
-    // (one row per key): dictionary-encoding them can never pay and costs a hash per value.
-    let mut props = writer_settings::writer_properties(options)?.into_builder();
+    let level = req.output_level.get();
+    // The data files' codec, and the changelog files' when the options give them another.
+    let codec = |changelog: bool| {
+        let (name, key) = options.compression_for(level, changelog);
+        writer_settings::codec(options, name, key)
+    };
+    let data_codec = codec(false)?;
+    let (data_props, data_dict_cfg) = output_writers(options, resolved, data_codec, &offload)?;
+    let dicts = DictionaryReads::plan(
+        &Candidates {
+            options,
+            schema,
+            layout,
+            whole_rows,
+            props: &data_props,
+            dict_cfg: &data_dict_cfg,
+        },
+        resolved.file.as_deref(),
+    )?;
+    let settings_of = |props, dict_cfg| -> Result<Arc<OutputSettings>> {
+        let file = FileSpec {
+            strings_take_dictionaries: true,
+            mirrors: key_mirrors(schema, &layout.key_cols),
+            spill_budget: options.engine.spill_threshold.get()?,
+            ..FileSpec::new(schema.clone(), resolved.descr.clone(), props, dict_cfg)
+        };
+        Ok(Arc::new(OutputSettings {
+            file: Arc::new(file),
+            target_file_size: options.target_file_size,
+            level: req.output_level,
+            creation_time_ms: req.creation_time_ms,
+            key_cols: layout.key_cols.clone(),
+            seq_col: layout.seq_col,
+            kind_col: layout.kind_col,
+            extension: options.file_extension(),
+        }))
+    };
+    let settings = settings_of(data_props, data_dict_cfg)?;
+    let changelog_codec = codec(true)?;
+    let changelog_settings = if changelog_codec == data_codec {
+        settings.clone()
+    } else {
+        let (props, dict_cfg) = output_writers(options, resolved, changelog_codec, &offload)?;
+        settings_of(props, dict_cfg)?
+    };
+    let produce_changelog = matches!(
+        mode,
+        ChangelogMode::FullCompaction
+            | ChangelogMode::Lookup {
+                produce_changelog: true,
+                ..
+            }
+    );
+    let open = |settings: &Arc<OutputSettings>, prefix: &str| {
+        RollingOutput::new(storage, settings.clone(), &req.output_dir, prefix)
+    };
+    let sinks = Sinks {
+        data: req
+            .write_data
+            .then(|| open(&settings, &req.file_prefix))
+            .transpose()?,
+        changelog: produce_changelog
+            .then(|| open(&changelog_settings, &req.changelog_prefix))
+            .transpose()?,
+        pending_data: Pending::default(),
+        pending_changelog: Pending::default(),
+        whole_rows,
+        value_cols: layout.value_cols.len(),
+        drop_delete: req.drop_delete,
+        retracts_dropped: 0,
+    };
+    Ok((sinks, dicts))
+}
+
+/// The writer properties and dictionary settings of outputs compressed with `codec`: keys,
+/// sequence numbers and the key's own table columns are distinct in every output file (one row
+/// per key), so dictionary-encoding them can never pay and costs a hash per value.
+fn output_writers(
+    options: &CoreOptions,
+    resolved: &Resolved,
+    codec: Compression,
+    offload: &Option<Arc<crate::host_codec::CodecOffload>>,
+) -> Result<(WriterProperties, Arc<DictConfig>)> {
+    let (schema, layout) = (&resolved.schema, &resolved.layout);
+    let mut props = writer_settings::writer_properties(options)?
+        .into_builder()
+        .set_compression(codec);
     for &c in layout.key_cols.iter().chain([&layout.seq_col]) {
         props = props.set_column_dictionary_enabled(
             ColumnPath::from(schema.field(c).name().as_str()),
@@ -409,61 +510,13 @@ fn open_outputs<'s>(
         props = props.set_column_dictionary_enabled(ColumnPath::from(pk.as_str()), false);
     }
     let props = props.build();
-    let compression = writer_settings::compression(options)?;
-    PageCompressor::new(compression, None)?;
+    // Fail on an unwritable codec now, not after outputs exist.
+    PageCompressor::new(codec, None)?;
     let dict_cfg = Arc::new(
-        DictConfig::new(compression, &props, writer_settings::dict_writers(options)?)
-            .with_offload(offload),
+        DictConfig::new(codec, &props, writer_settings::dict_writers(options)?)
+            .with_offload(offload.clone()),
     );
-    let dicts = DictionaryReads::plan(
-        &Candidates {
-            options,
-            schema,
-            layout,
-            whole_rows,
-            props: &props,
-            dict_cfg: &dict_cfg,
-        },
-        resolved.file.as_deref(),
-    )?;
-    let file = FileSpec {
-        strings_take_dictionaries: true,
-        mirrors: key_mirrors(schema, &layout.key_cols),
-        spill_budget: options.engine.spill_threshold.get()?,
-        ..FileSpec::new(schema.clone(), resolved.descr.clone(), props, dict_cfg)
-    };
-    let settings = Arc::new(OutputSettings {
-        file: Arc::new(file),
-        target_file_size: options.target_file_size,
-        level: req.output_level,
-        creation_time_ms: req.creation_time_ms,
-        key_cols: layout.key_cols.clone(),
-        seq_col: layout.seq_col,
-        kind_col: layout.kind_col,
-    });
-    let produce_changelog = matches!(
-        mode,
-        ChangelogMode::FullCompaction
-            | ChangelogMode::Lookup {
-                produce_changelog: true,
-                ..
-            }
-    );
-    let open =
-        |prefix: &str| RollingOutput::new(storage, settings.clone(), &req.output_dir, prefix);
-    let sinks = Sinks {
-        data: req.write_data.then(|| open(&req.file_prefix)).transpose()?,
-        changelog: produce_changelog
-            .then(|| open(&req.changelog_prefix))
-            .transpose()?,
-        pending_data: Pending::default(),
-        pending_changelog: Pending::default(),
-        whole_rows,
-        value_cols: layout.value_cols.len(),
-        drop_delete: req.drop_delete,
-        retracts_dropped: 0,
-    };
-    Ok((sinks, dicts))
+    Ok((props, dict_cfg))
 }
 
 /// Finishes the last file of each output stream.

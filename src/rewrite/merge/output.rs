@@ -33,6 +33,8 @@ pub(crate) struct OutputSettings {
     pub key_cols: Vec<usize>,
     pub seq_col: usize,
     pub kind_col: usize,
+    /// Of the files' names ([`crate::options::CoreOptions::file_extension`]).
+    pub extension: String,
 }
 
 /// `(value field, key field)` for each `_KEY_<name>` column whose value column `<name>` the
@@ -199,6 +201,7 @@ impl<'s> RollingOutput<'s> {
                 settings.target_file_size,
                 files,
             )
+            .with_extension(settings.extension.clone())
             .with_first_step(FIRST_STEP_ROWS),
         ))
     }
