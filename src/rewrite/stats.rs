@@ -46,6 +46,21 @@ pub struct ColumnStats {
     /// Both bounds are the actual extreme values (not truncated bounds); `false` whenever
     /// `min`/`max` are `None`.
     pub exact: bool,
+    /// For an INT64 timestamp column, the unit its values count (`Long` bounds are in it).
+    #[serde(default)]
+    pub timestamp_unit: Option<TimestampUnit>,
+}
+
+/// The unit of a Parquet timestamp column's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TimestampUnit {
+    /// Milliseconds since the epoch.
+    Millis,
+    /// Microseconds since the epoch.
+    Micros,
+    /// Nanoseconds since the epoch.
+    Nanos,
 }
 
 fn is_signed_bytes(descr: &parquet::schema::types::ColumnDescriptor) -> bool {
@@ -129,6 +144,7 @@ pub(crate) fn collect(metadata: &ParquetMetaData) -> Vec<ColumnStats> {
                 min: None,
                 max: None,
                 exact: false,
+                timestamp_unit: None,
             };
             let leaf = leaves.start;
             let primitive = leaves.len() == 1 && field.is_primitive();
@@ -136,6 +152,14 @@ pub(crate) fn collect(metadata: &ParquetMetaData) -> Vec<ColumnStats> {
                 return out;
             }
             let column = descr.column(leaf);
+            out.timestamp_unit = match column.logical_type_ref() {
+                Some(LogicalType::Timestamp(t)) => Some(match t.unit {
+                    parquet::basic::TimeUnit::MILLIS => TimestampUnit::Millis,
+                    parquet::basic::TimeUnit::MICROS => TimestampUnit::Micros,
+                    parquet::basic::TimeUnit::NANOS => TimestampUnit::Nanos,
+                }),
+                _ => None,
+            };
             let signed = is_signed_bytes(&column);
             let bool_or_num = column.physical_type() != PhysicalType::INT96;
             let (mut nulls, mut min, mut max, mut exact) = (Some(0u64), None, None, true);

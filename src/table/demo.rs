@@ -117,7 +117,11 @@ fn arrow_type(t: &DataType) -> Result<ArrowType> {
         | TypeRoot::VarChar { .. }
         | TypeRoot::Binary { .. }
         | TypeRoot::VarBinary { .. }
-        | TypeRoot::Date => t.to_arrow(),
+        | TypeRoot::Date
+        | TypeRoot::Decimal { .. }
+        | TypeRoot::Time { .. }
+        | TypeRoot::Timestamp { .. }
+        | TypeRoot::LocalZonedTimestamp { .. } => t.to_arrow(),
         other => Err(Error::unsupported(format!(
             "the demo writer does not write {other:?} columns"
         ))),
@@ -151,6 +155,10 @@ fn column(t: &ArrowType, values: &[&Datum]) -> Result<ArrayRef> {
         ArrowType::Utf8 => build!(StringBuilder, String),
         ArrowType::Binary => build!(BinaryBuilder, Bytes),
         ArrowType::Date32 => build!(Date32Builder, Date),
+        ArrowType::Decimal128(..) | ArrowType::Timestamp(..) | ArrowType::Time32(_) => {
+            let owned: Vec<Datum> = values.iter().map(|v| (*v).clone()).collect();
+            crate::rewrite::merge::kv_format::array_of(&owned, t)?
+        }
         other => return Err(Error::unsupported(format!("column type {other}"))),
     })
 }

@@ -2,7 +2,8 @@
 //!
 //! Readers prune files with these bounds, so a wrong bound silently drops rows: only bounds
 //! that are certainly right are written. A column gets statistics when its Paimon type is
-//! boolean, an integer type, DATE or a string, the Parquet bounds are exact and the column's
+//! boolean, an integer type, DATE, TIME, DECIMAL, TIMESTAMP or TIMESTAMP_LTZ (precision up to
+//! 6) or a string, the Parquet bounds are exact and the column's
 //! `stats-mode` (`fields.<name>.stats-mode`, else the file's level or changelog mode
 //! (`metadata.stats-mode.per.level`, `changelog-file.stats-mode`), else `metadata.stats-mode`,
 //! Paimon's default `truncate(16)`) asks for them; a string longer than the truncation length keeps its prefix
@@ -16,7 +17,7 @@ use super::manifest::SimpleStats;
 use super::scan::Table;
 use super::schema::{DataField, TypeRoot};
 use crate::error::Result;
-use crate::rewrite::stats::{ColumnStats, StatValue};
+use crate::rewrite::stats::{ColumnStats, StatValue, TimestampUnit};
 
 /// What a column's `stats-mode` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,6 +88,52 @@ fn bounds(field: &DataField, mode: StatsMode, s: &ColumnStats) -> Option<(Datum,
             StatValue::Int(d) => Some(Datum::Date(*d)),
             _ => None,
         }),
+        TypeRoot::Time { .. } => pair(&|v| match v {
+            StatValue::Int(ms) => Some(Datum::Time(*ms)),
+            _ => None,
+        }),
+        // Paimon's DECIMAL: unscaled values, as INT32, INT64 or big-endian bytes, within the
+        // type's precision (a bound beyond it is not one BinaryRow can hold).
+        TypeRoot::Decimal { precision, .. } => {
+            let limit = 10i128.checked_pow(*precision).unwrap_or(i128::MAX);
+            pair(&|v| {
+                let unscaled = match v {
+                    StatValue::Int(i) => i128::from(*i),
+                    StatValue::Long(i) => i128::from(*i),
+                    StatValue::Bytes(b) if !b.is_empty() && b.len() <= 16 => {
+                        let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
+                        let mut full = [fill; 16];
+                        full[16 - b.len()..].copy_from_slice(b);
+                        i128::from_be_bytes(full)
+                    }
+                    _ => return None,
+                };
+                (unscaled.unsigned_abs() < limit.unsigned_abs()).then_some(Datum::Decimal(unscaled))
+            })
+        }
+        // TIMESTAMP and TIMESTAMP_LTZ: INT64 values in the unit the column declares (INT96
+        // columns have no bounds); a bound the type's precision cannot hold is left out.
+        TypeRoot::Timestamp { precision } | TypeRoot::LocalZonedTimestamp { precision } => {
+            let per_milli = match s.timestamp_unit? {
+                TimestampUnit::Millis => 1,
+                TimestampUnit::Micros => 1_000,
+                TimestampUnit::Nanos => 1_000_000,
+            };
+            let precision = *precision;
+            pair(&|v| match v {
+                StatValue::Long(t) => {
+                    let nanos =
+                        i32::try_from(t.rem_euclid(per_milli) * (1_000_000 / per_milli)).ok()?;
+                    // Up to precision 3 a row holds whole milliseconds only: a bound with more
+                    // would be rounded, and an upper bound rounded down is no bound.
+                    (precision > 3 || nanos == 0).then(|| Datum::Timestamp {
+                        millis: t.div_euclid(per_milli),
+                        nanos,
+                    })
+                }
+                _ => None,
+            })
+        }
         TypeRoot::Char { .. } | TypeRoot::VarChar { .. } => {
             let text = |v: &StatValue| match v {
                 StatValue::Bytes(b) => String::from_utf8(b.clone()).ok(),

@@ -750,3 +750,86 @@ fn new_files_are_named_and_encoded_as_the_options_ask() {
         read_rows(&fresh, "t").len()
     });
 }
+
+/// DECIMAL (INT32, INT64 and byte-array storage), TIMESTAMP (milliseconds, microseconds) and
+/// TIME columns get value statistics: exactly the smallest and largest value written,
+/// negative values and sub-millisecond digits included.
+#[test]
+fn decimal_timestamp_and_time_columns_carry_exact_value_statistics() {
+    let st = MemoryStorage::new();
+    let schema = new_schema(
+        vec![
+            field(0, "k", "BIGINT NOT NULL").unwrap(),
+            field(1, "d", "DECIMAL(9, 2)").unwrap(),
+            field(2, "l", "DECIMAL(18, 3)").unwrap(),
+            field(3, "b", "DECIMAL(30, 4)").unwrap(),
+            field(4, "ts3", "TIMESTAMP(3)").unwrap(),
+            field(5, "ts6", "TIMESTAMP(6)").unwrap(),
+            field(6, "t", "TIME").unwrap(),
+        ],
+        &[],
+        &["k"],
+        &[("bucket", "1")],
+        NOW,
+    );
+    create_table(&st, "t", &schema).unwrap();
+    let ts = |millis: i64, nanos: i32| Datum::Timestamp { millis, nanos };
+    let rows: Vec<Vec<Datum>> = (0..40i64)
+        .map(|i| {
+            let sign = if i % 3 == 0 { -1 } else { 1 };
+            vec![
+                Datum::BigInt(i),
+                Datum::Decimal(i128::from(sign * i * 1_234)),
+                Datum::Decimal(i128::from(sign * i) * 10_000_000_007),
+                Datum::Decimal(i128::from(sign * i) * 10i128.pow(25) + 7),
+                ts(1_700_000_000_000 + sign * i * 997, 0),
+                ts(-5_000 + sign * i * 1_001, (i as i32 % 1000) * 1_000),
+                Datum::Time(i as i32 * 61_000),
+            ]
+        })
+        .collect();
+    let mut w = TableWriter::new(&st, "t", [6; 16]);
+    for chunk in rows.chunks(10) {
+        let commit: Vec<(RowKind, Vec<Datum>)> =
+            chunk.iter().map(|r| (RowKind::Insert, r.clone())).collect();
+        w.commit(&commit, NOW).unwrap();
+    }
+    compact_table(&st, "t", &opts(true, 1)).unwrap();
+    let state = scan(&st, "t").unwrap();
+    let table = &state.table;
+    let types: Vec<_> = table
+        .schema
+        .fields
+        .iter()
+        .map(|x| x.data_type.clone())
+        .collect();
+    let files: Vec<_> = state.buckets.values().flat_map(|b| &b.files).collect();
+    assert_eq!(files.len(), 1);
+    let f = &files[0].entry.file;
+    assert_eq!(
+        f.value_stats_cols.clone().unwrap(),
+        ["k", "d", "l", "b", "ts3", "ts6", "t"]
+    );
+    let min = f.value_stats.min_values.decode(&types, "t", "min").unwrap();
+    let max = f.value_stats.max_values.decode(&types, "t", "max").unwrap();
+    let order = |a: &Datum, b: &Datum| match (a, b) {
+        (Datum::Decimal(x), Datum::Decimal(y)) => x.cmp(y),
+        (Datum::Time(x), Datum::Time(y)) => x.cmp(y),
+        (
+            Datum::Timestamp { millis, nanos },
+            Datum::Timestamp {
+                millis: m2,
+                nanos: n2,
+            },
+        ) => (millis, nanos).cmp(&(m2, n2)),
+        (Datum::BigInt(x), Datum::BigInt(y)) => x.cmp(y),
+        _ => panic!("{a:?} {b:?}"),
+    };
+    for c in 0..types.len() {
+        let column: Vec<&Datum> = rows.iter().map(|r| &r[c]).collect();
+        let lo = column.iter().copied().min_by(|a, b| order(a, b)).unwrap();
+        let hi = column.iter().copied().max_by(|a, b| order(a, b)).unwrap();
+        assert_eq!(&min[c], lo, "min of column {c}");
+        assert_eq!(&max[c], hi, "max of column {c}");
+    }
+}

@@ -485,10 +485,39 @@ public class PaimonDriver {
         boolean withKind = step.path("with_kind").asBoolean(false);
         RowType rowType = table.rowType();
         ReadBuilder rb = table.newReadBuilder();
+        // {"filter": {"field": f, "op": "ge" | "lt", "value": v}}: the scan prunes files by
+        // their value statistics with it; the rows are filtered exactly afterwards, so a file
+        // pruned by a wrong bound shows as missing rows.
+        JsonNode filter = step.get("filter");
+        java.util.function.Predicate<InternalRow> keep = r -> true;
+        if (filter != null) {
+            int index = rowType.getFieldIndex(filter.get("field").asText());
+            DataType type = rowType.getTypeAt(index);
+            Object literal = toInternal(filter.get("value"), type);
+            org.apache.paimon.predicate.PredicateBuilder pb =
+                    new org.apache.paimon.predicate.PredicateBuilder(rowType);
+            boolean ge = filter.get("op").asText().equals("ge");
+            rb = rb.withFilter(ge ? pb.greaterOrEqual(index, literal) : pb.lessThan(index, literal));
+            InternalRow.FieldGetter getter = InternalRow.createFieldGetter(type, index);
+            @SuppressWarnings("unchecked")
+            Comparable<Object> bound = (Comparable<Object>) literal;
+            keep = r -> {
+                Object v = getter.getFieldOrNull(r);
+                if (v == null) {
+                    return false;
+                }
+                int c = -bound.compareTo(v);
+                return ge ? c >= 0 : c < 0;
+            };
+        }
+        final java.util.function.Predicate<InternalRow> kept = keep;
         List<Split> splits = rb.newScan().plan().splits();
         List<String> rows = new ArrayList<>();
         try (RecordReader<InternalRow> reader = rb.newRead().withIOManager(ioManager).createReader(splits)) {
             reader.forEachRemaining(row -> {
+                if (!kept.test(row)) {
+                    return;
+                }
                 ObjectNode o = rowToJson(row, rowType);
                 if (withKind) {
                     o.put("_kind", row.getRowKind().shortString());
