@@ -44,6 +44,10 @@ OrphanFilesClean (no-op cleaner, olderThan far in the future) finds only files o
 remove-orphan-files removed from O; on O: the latest still reads identically and Java finds no
 orphan.
 
+In `compact` mode, COMMIT_ROUNDS more rounds are killed the moment the job writes its first
+manifest, which lands the kill in the commit (outcome `killed-in-commit`: manifests written,
+no snapshot), a window of milliseconds that timed kills rarely hit.
+
 Knobs: PAIMON_CRASH_COMMITS (default 200; a quarter of it, at least 60, in `compact` mode),
 PAIMON_CRASH_ROUNDS (default 20).
 """
@@ -65,6 +69,10 @@ COMMITS = int(os.environ.get("PAIMON_CRASH_COMMITS", "200"))
 COMPACT_EVERY = 20
 ROUNDS = int(os.environ.get("PAIMON_CRASH_ROUNDS", "20"))
 MIN_MID_RUN = 3  # kills that land mid-run, else more rounds aim there (see the fixture)
+# `compact` mode: rounds killed the moment the job's commit writes its first manifest, so that
+# the kill lands in the commit (manifests written, the snapshot not yet), a window of a few
+# milliseconds that timed kills rarely hit.
+COMMIT_ROUNDS = 3
 # Rounds whose kill came after the process exited, or found the table untouched, leave K, R
 # and O as an uninterrupted run does: Java checks this many of them (the first ones), and
 # every other round (see the fixture).
@@ -201,12 +209,23 @@ def crash(request, tmp_path_factory, java_classpath):
     outcomes = collections.Counter()
     rng = random.Random(7)
 
-    def one_round(i, delay):
-        """Round i: a fresh copy K of W, the command killed after `delay` s, then R and O."""
+    manifest_dir = os.path.join(table_dir(w), "manifest")
+    w_manifests = set(os.listdir(manifest_dir))
+
+    def one_round(i, delay, at_commit=False):
+        """Round i: a fresh copy K of W, the command killed after `delay` s (`at_commit`:
+        when the first manifest W does not have appears), then R and O."""
         k = str(root / f"K{i}")
         shutil.copytree(w, k)
+        k_manifests = os.path.join(table_dir(k), "manifest")
+        t = time.monotonic()
         p = mode.run(table_dir(k))
-        time.sleep(delay)
+        if at_commit:
+            while p.poll() is None and set(os.listdir(k_manifests)) <= w_manifests:
+                time.sleep(0.0005)
+            delay = time.monotonic() - t
+        else:
+            time.sleep(delay)
         killed = p.poll() is None
         if killed:
             p.kill()
@@ -223,11 +242,14 @@ def crash(request, tmp_path_factory, java_classpath):
               else latest + 1 in remaining):
             # The work is done: the expiry's deletions all happened, or the job committed.
             outcome = "killed-after-work"
+        elif mode.name == "compact" and set(os.listdir(k_manifests)) - w_manifests:
+            # The commit had begun: its manifests exist, its snapshot does not.
+            outcome = "killed-in-commit"
         else:
             outcome = "killed-mid-run"
         outcomes[outcome] += 1
         rd = {"i": i, "delay": delay, "outcome": outcome, "k": k, "remaining": remaining,
-              "untouched": state == w_state}
+              "untouched": state == w_state, "at_commit": at_commit}
         # pypaimon reads the latest snapshot of K as Java read W's latest, where it can read
         # that snapshot's manifests (ours: see the module documentation).
         rd["py_k"] = None
@@ -256,6 +278,9 @@ def crash(request, tmp_path_factory, java_classpath):
     for i in range(ROUNDS):
         # Spread over start..1.2x the run, jittered within each slot.
         one_round(i, start + (1.2 * duration - start) * (i + rng.random()) / ROUNDS)
+    if mode.name == "compact":
+        for i in range(COMMIT_ROUNDS):
+            one_round(len(rounds), 0.0, at_commit=True)
     # The run's length was measured once, before the rounds; when the machine's load changed
     # since (other test stages run beside this one), the kills may have missed the middle of
     # the run. Then up to ROUNDS // 2 more rounds walk a staircase from the earliest run that
@@ -268,7 +293,7 @@ def crash(request, tmp_path_factory, java_classpath):
     extra = 0
     while outcomes["killed-mid-run"] < MIN_MID_RUN and extra < ROUNDS // 2:
         delay = max(0.0, delay - step)
-        one_round(ROUNDS + extra, delay)
+        one_round(len(rounds), delay)
         if rounds[-1]["outcome"] == "killed-untouched":
             delay += 2 * step
         elif rounds[-1]["outcome"] == "killed-mid-run":
@@ -319,6 +344,18 @@ def crash(request, tmp_path_factory, java_classpath):
 def test_kill_happened_mid_run(crash):
     assert crash["outcomes"]["killed-mid-run"] >= 1, (
         f"no kill landed mid-run: {dict(crash['outcomes'])}")
+
+
+def test_kills_landed_in_the_commit(crash):
+    """`compact` mode: the rounds aimed at the commit killed it between its manifests and its
+    snapshot (the other tests check what those rounds left, as for every round). Expiry has
+    no commit."""
+    if crash["mode"] != "compact":
+        return
+    aimed = [rd for rd in crash["rounds"] if rd["at_commit"]]
+    assert len(aimed) == COMMIT_ROUNDS
+    assert crash["outcomes"]["killed-in-commit"] >= 1, (
+        f"no kill landed in the commit: {[(rd['delay'], rd['outcome']) for rd in aimed]}")
 
 
 def wrong_reads(crash, label, seen):
