@@ -44,9 +44,11 @@ OrphanFilesClean (no-op cleaner, olderThan far in the future) finds only files o
 remove-orphan-files removed from O; on O: the latest still reads identically and Java finds no
 orphan.
 
-In `compact` mode, COMMIT_ROUNDS more rounds are killed the moment the job writes its first
-manifest, which lands the kill in the commit (outcome `killed-in-commit`: manifests written,
-no snapshot), a window of milliseconds that timed kills rarely hit.
+In `compact` mode, COMMIT_ROUNDS more rounds are killed the moment the job's commit writes a
+file into `manifest/` (the first temporary file, the first finished manifest, the first
+finished manifest list), which lands the kill in the commit (outcome `killed-in-commit`: a
+manifest file exists, the snapshot does not), a window of milliseconds that timed kills rarely
+hit.
 
 Knobs: PAIMON_CRASH_COMMITS (default 200; a quarter of it, at least 60, in `compact` mode),
 PAIMON_CRASH_ROUNDS (default 20).
@@ -69,10 +71,15 @@ COMMITS = int(os.environ.get("PAIMON_CRASH_COMMITS", "200"))
 COMPACT_EVERY = 20
 ROUNDS = int(os.environ.get("PAIMON_CRASH_ROUNDS", "20"))
 MIN_MID_RUN = 3  # kills that land mid-run, else more rounds aim there (see the fixture)
-# `compact` mode: rounds killed the moment the job's commit writes its first manifest, so that
-# the kill lands in the commit (manifests written, the snapshot not yet), a window of a few
-# milliseconds that timed kills rarely hit.
-COMMIT_ROUNDS = 3
+# `compact` mode: rounds killed the moment the job's commit writes a file into `manifest/`, so
+# that the kill lands in the commit (before its snapshot), a window of a few milliseconds that
+# timed kills rarely hit. Each round waits for a later file: the first one being written (a
+# temporary file), the first finished manifest, the first finished manifest list (after which
+# only the snapshot is left to write).
+COMMIT_TRIGGERS = [lambda n: True,
+                   lambda n: n.startswith("manifest-") and not n.startswith("manifest-list-"),
+                   lambda n: n.startswith("manifest-list-")]
+COMMIT_ROUNDS = len(COMMIT_TRIGGERS)
 # Rounds whose kill came after the process exited, or found the table untouched, leave K, R
 # and O as an uninterrupted run does: Java checks this many of them (the first ones), and
 # every other round (see the fixture).
@@ -212,16 +219,17 @@ def crash(request, tmp_path_factory, java_classpath):
     manifest_dir = os.path.join(table_dir(w), "manifest")
     w_manifests = set(os.listdir(manifest_dir))
 
-    def one_round(i, delay, at_commit=False):
+    def one_round(i, delay, at_commit=None):
         """Round i: a fresh copy K of W, the command killed after `delay` s (`at_commit`:
-        when the first manifest W does not have appears), then R and O."""
+        when a file of `manifest/` that W does not have matches it), then R and O."""
         k = str(root / f"K{i}")
         shutil.copytree(w, k)
         k_manifests = os.path.join(table_dir(k), "manifest")
         t = time.monotonic()
         p = mode.run(table_dir(k))
-        if at_commit:
-            while p.poll() is None and set(os.listdir(k_manifests)) <= w_manifests:
+        if at_commit is not None:
+            while p.poll() is None and not any(
+                    at_commit(n) for n in set(os.listdir(k_manifests)) - w_manifests):
                 time.sleep(0.0005)
             delay = time.monotonic() - t
         else:
@@ -243,13 +251,13 @@ def crash(request, tmp_path_factory, java_classpath):
             # The work is done: the expiry's deletions all happened, or the job committed.
             outcome = "killed-after-work"
         elif mode.name == "compact" and set(os.listdir(k_manifests)) - w_manifests:
-            # The commit had begun: its manifests exist, its snapshot does not.
+            # The commit had begun: a manifest file exists, its snapshot does not.
             outcome = "killed-in-commit"
         else:
             outcome = "killed-mid-run"
         outcomes[outcome] += 1
         rd = {"i": i, "delay": delay, "outcome": outcome, "k": k, "remaining": remaining,
-              "untouched": state == w_state, "at_commit": at_commit}
+              "untouched": state == w_state, "at_commit": at_commit is not None}
         # pypaimon reads the latest snapshot of K as Java read W's latest, where it can read
         # that snapshot's manifests (ours: see the module documentation).
         rd["py_k"] = None
@@ -279,8 +287,8 @@ def crash(request, tmp_path_factory, java_classpath):
         # Spread over start..1.2x the run, jittered within each slot.
         one_round(i, start + (1.2 * duration - start) * (i + rng.random()) / ROUNDS)
     if mode.name == "compact":
-        for i in range(COMMIT_ROUNDS):
-            one_round(len(rounds), 0.0, at_commit=True)
+        for trigger in COMMIT_TRIGGERS:
+            one_round(len(rounds), 0.0, at_commit=trigger)
     # The run's length was measured once, before the rounds; when the machine's load changed
     # since (other test stages run beside this one), the kills may have missed the middle of
     # the run. Then up to ROUNDS // 2 more rounds walk a staircase from the earliest run that
