@@ -325,6 +325,10 @@ pub struct CoreOptions {
     /// `partial-update.remove-record-on-delete`: with `partial-update`, a `-D` record removes
     /// the key's row instead of failing the merge.
     pub partial_update_remove_record_on_delete: bool,
+    /// `aggregation.remove-record-on-delete`: with `aggregation`, a `-D` record replaces the
+    /// key's row with its own values and makes the result a `-D` until a later record.
+    #[serde(default)]
+    pub aggregation_remove_record_on_delete: bool,
     /// `changelog-producer.row-deduplicate`: a lookup or full-compaction changelog leaves out
     /// the `-U`/`+U` pair of a key whose value did not change.
     #[serde(default)]
@@ -451,6 +455,8 @@ declare_options! {
         ignore_delete: bool = "ignore-delete" => parse_bool, default false;
         partial_update_remove_record_on_delete: bool =
             "partial-update.remove-record-on-delete" => parse_bool, default false;
+        aggregation_remove_record_on_delete: bool =
+            "aggregation.remove-record-on-delete" => parse_bool, default false;
         changelog_row_deduplicate: bool =
             "changelog-producer.row-deduplicate" => parse_bool, default false;
         changelog_row_deduplicate_ignore_fields: Option<String> =
@@ -695,6 +701,7 @@ impl CoreOptions {
             sequence_field_sort_order: d.sequence_field_sort_order,
             ignore_delete: d.ignore_delete,
             partial_update_remove_record_on_delete: d.partial_update_remove_record_on_delete,
+            aggregation_remove_record_on_delete: d.aggregation_remove_record_on_delete,
             changelog_row_deduplicate: d.changelog_row_deduplicate,
             changelog_row_deduplicate_ignore_fields: d
                 .changelog_row_deduplicate_ignore_fields

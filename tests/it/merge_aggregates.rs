@@ -122,3 +122,56 @@ fn listagg_distinct_appends_only_tokens_not_yet_in_the_accumulator() {
     );
     assert_eq!(got, vec![(1, Some("a bc".to_string()))]);
 }
+
+/// `aggregation.remove-record-on-delete` (Paimon HEAD's `AggregateMergeFunction`): a `-D`
+/// makes the row the delete's own values, which later records aggregate onto, and the result
+/// a `-D` while it is the key's last record (dropped at the max level).
+#[test]
+fn remove_record_on_delete_restarts_the_row_from_the_delete() {
+    use RowKind::*;
+    let st = MemoryStorage::new();
+    let runs = [
+        vec![
+            rec(1, 1, Insert, Some(5)),
+            rec(2, 2, Insert, Some(5)),
+            rec(3, 3, Insert, Some(7)),
+        ],
+        vec![
+            rec(1, 4, Delete, Some(2)),
+            rec(1, 5, Insert, Some(3)),
+            rec(2, 6, Delete, Some(2)),
+            rec(3, 7, UpdateBefore, Some(1)),
+        ],
+    ];
+    let inputs = put_runs(&st, &runs);
+    let o = opts(&[
+        ("merge-engine", "aggregation"),
+        ("fields.n.aggregate-function", "sum"),
+        ("aggregation.remove-record-on-delete", "true"),
+    ]);
+    let r = rewrite_merge_tree(&st, &full_merge_request(inputs, None), &o).unwrap();
+    let got: Vec<(i64, Option<i64>)> = r
+        .outputs
+        .iter()
+        .flat_map(|f| check_meta(&st, f, 5))
+        .map(|r| (r.key, r.n))
+        .collect();
+    // key 1: the delete's 2, then + 3; key 2 ends deleted; key 3: a -U still retracts.
+    assert_eq!(got, vec![(1, Some(5)), (3, Some(6))]);
+    // Paimon refuses the option together with a field's ignore-retract.
+    let e = rewrite_merge_tree(
+        &st,
+        &full_merge_request(put_runs(&st, &runs), None),
+        &opts(&[
+            ("merge-engine", "aggregation"),
+            ("fields.n.aggregate-function", "sum"),
+            ("fields.n.ignore-retract", "true"),
+            ("aggregation.remove-record-on-delete", "true"),
+        ]),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&e.kind, ErrorKind::InvalidOption { key, .. } if key == "aggregation.remove-record-on-delete"),
+        "{e}"
+    );
+}

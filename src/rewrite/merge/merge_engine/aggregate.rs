@@ -1,8 +1,9 @@
 //! `merge-engine = aggregation`: every table column has a function
 //! (`fields.<name>.aggregate-function`, else `fields.default-aggregate-function`, else
 //! `last_non_null_value`; primary-key columns keep the latest value) folded over the key's
-//! records in sequence order. The result is always an insert (`+I`) with the latest
-//! sequence number. `product`'s arithmetic is in [`product`].
+//! records in sequence order. The result is an insert (`+I`) with the latest sequence number
+//! (a `-D` under `aggregation.remove-record-on-delete` when the key's last record is one).
+//! `product`'s arithmetic is in [`product`].
 //!
 //! Semantics follow Paimon's field aggregators exactly, including their null handling (a null
 //! input leaves the accumulator) and Java's wrapping integer arithmetic (`sum`; `product`
@@ -10,8 +11,7 @@
 //! retract (`sum`, `product`, `last_value`, `last_non_null_value`),
 //! skipped for `fields.<name>.ignore-retract`, and refused otherwise (Paimon fails the job
 //! there too). Paimon functions this build does not implement, and options that change the
-//! semantics beyond these (`sequence-group`, `distinct` of `collect`,
-//! `aggregation.remove-record-on-delete`), are refused up front with `unsupported`: a wrong
+//! semantics beyond these (`sequence-group`, `distinct` of `collect`), are refused up front with `unsupported`: a wrong
 //! aggregate would be silent. A name Paimon does not know at all (`count`, removed in Paimon
 //! 0.9, or a misspelling) is an invalid option, as Paimon rejects such a table outright: see
 //! [`check_function_names`].
@@ -223,6 +223,8 @@ struct Field {
 
 pub(crate) struct Aggregate {
     fields: Vec<Field>,
+    /// `aggregation.remove-record-on-delete`.
+    remove_record_on_delete: bool,
 }
 
 impl Aggregate {
@@ -234,17 +236,6 @@ impl Aggregate {
     ) -> Result<Self> {
         // A table Paimon could not have created or written is invalid before it is unsupported.
         check_function_names(options, columns)?;
-        for key in ["aggregation.remove-record-on-delete"] {
-            if options
-                .raw
-                .get(key)
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-            {
-                return Err(Error::unsupported(format!(
-                    "'{key}' is not supported by the merge rewriter"
-                )));
-            }
-        }
         if let Some(k) = options
             .raw
             .keys()
@@ -276,6 +267,14 @@ impl Aggregate {
                 .raw
                 .get(&format!("fields.{name}.ignore-retract"))
                 .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+            if ignore_retract && options.aggregation_remove_record_on_delete {
+                // Paimon refuses to create such a field's aggregator.
+                return Err(Error::invalid_option(
+                    "aggregation.remove-record-on-delete",
+                    "true",
+                    format!("conflicts with 'fields.{name}.ignore-retract' = true"),
+                ));
+            }
             fields.push(Field {
                 func,
                 ignore_retract,
@@ -285,7 +284,10 @@ impl Aggregate {
                 initialized: false,
             });
         }
-        Ok(Aggregate { fields })
+        Ok(Aggregate {
+            fields,
+            remove_record_on_delete: options.aggregation_remove_record_on_delete,
+        })
     }
 
     pub(crate) fn merge(
@@ -300,7 +302,18 @@ impl Aggregate {
             f.acc = Cell::NULL;
             f.initialized = false;
         }
+        let mut deleted = false;
         for r in records {
+            // `aggregation.remove-record-on-delete` (Paimon HEAD): a `-D` makes the row its own
+            // values, which later records aggregate onto (the functions' state, such as
+            // first_value's, is not reset), and the result a `-D` while it is the last record.
+            deleted = self.remove_record_on_delete && r.kind == RowKind::Delete;
+            if deleted {
+                for f in &mut self.fields {
+                    f.acc = Cell::of(r);
+                }
+                continue;
+            }
             let retract = r.kind.is_retract();
             for (j, f) in self.fields.iter_mut().enumerate() {
                 if retract && f.ignore_retract {
@@ -314,7 +327,11 @@ impl Aggregate {
         Ok(Some(Merged {
             key: (last.slot, last.row),
             seq: last.seq,
-            kind: RowKind::Insert,
+            kind: if deleted {
+                RowKind::Delete
+            } else {
+                RowKind::Insert
+            },
             values: Values::Cells(self.fields.iter().map(|f| f.acc.clone()).collect()),
         }))
     }
