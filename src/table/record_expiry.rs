@@ -13,7 +13,6 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::binary_row::Datum;
-use super::plan::evolved_schema;
 use super::scan::{LiveFile, Table};
 use super::schema::{TableSchema, TypeRoot};
 use crate::error::{Error, Result};
@@ -103,7 +102,10 @@ impl<'a> TableExpiry<'a> {
         l: &LiveFile,
     ) -> Result<Option<i64>> {
         let d = &l.entry.file;
-        let evolved: Option<Arc<TableSchema>> = evolved_schema(storage, table, d.schema_id)?;
+        let evolved: Option<Arc<TableSchema>> =
+            table
+                .schema_versions
+                .evolved(storage, &table.paths, &table.schema, d.schema_id)?;
         let schema = evolved.as_deref().unwrap_or(&table.schema);
         let Some(field) = schema.fields.iter().find(|f| f.id == self.field_id) else {
             return Ok(None);
