@@ -38,6 +38,20 @@ pub enum ChangelogMode {
     },
 }
 
+impl ChangelogMode {
+    /// Whether a merge in this mode writes changelog files.
+    pub fn produces_changelog(self) -> bool {
+        matches!(
+            self,
+            ChangelogMode::FullCompaction
+                | ChangelogMode::Lookup {
+                    produce_changelog: true,
+                    ..
+                }
+        )
+    }
+}
+
 /// The mode of a merge writing to `output_level`, given its inputs' levels (compaction.md §10.3,
 /// §10.4). Refuses what the rewriters refuse.
 pub fn changelog_mode(

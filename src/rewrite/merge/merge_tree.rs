@@ -134,7 +134,8 @@ pub fn rewrite_merge_tree(
     let mut io = IoCounters::default();
     let resolved = resolve_schema(storage, req, options, &inputs, first, &mut io)?;
     let (key_converter, seq_converter) = key_converters(&resolved, options)?;
-    let mut mf = MergeFunction::new(options, &resolved.value_columns(), &resolved.primary_keys())?;
+    let value_columns = resolved.value_columns();
+    let mut mf = MergeFunction::new(options, &value_columns, &resolved.primary_keys())?;
     let whole_rows = mf.whole_rows();
     let expiry = RecordExpiry::new(
         options.record_level_expire.as_ref(),
@@ -181,8 +182,7 @@ pub fn rewrite_merge_tree(
         live: Vec::new(),
         dedup: RowDeduplicate::new(
             options,
-            &resolved
-                .value_columns()
+            &value_columns
                 .into_iter()
                 .map(|(name, _)| name)
                 .collect::<Vec<_>>(),
@@ -235,20 +235,13 @@ fn check_request(
             req.output_level
         )));
     }
-    let produces_changelog = matches!(
-        mode,
-        ChangelogMode::FullCompaction
-            | ChangelogMode::Lookup {
-                produce_changelog: true,
-                ..
-            }
-    );
-    if let Some(f) = options.changelog_file_format.as_deref() {
-        if produces_changelog && f != "parquet" {
-            return Err(Error::unsupported(format!(
-                "the merge rewriter writes Parquet; changelog-file.format is '{f}'"
-            )));
-        }
+    let changelog_format = options.format_for(req.output_level.get(), true);
+    if mode.produces_changelog() && changelog_format != "parquet" {
+        return Err(Error::unsupported(format!(
+            "the merge rewriter writes Parquet; changelog files of level {} are configured as \
+             '{changelog_format}' (changelog-file.format)",
+            req.output_level
+        )));
     }
     Ok(mode)
 }
@@ -451,21 +444,15 @@ fn open_outputs<'s>(
         }))
     };
     let settings = settings_of(data_props, data_dict_cfg)?;
+    let produce_changelog = mode.produces_changelog();
+    // Checked whether or not this merge writes changelog, as Paimon checks the option.
     let changelog_codec = codec(true)?;
-    let changelog_settings = if changelog_codec == data_codec {
+    let changelog_settings = if !produce_changelog || changelog_codec == data_codec {
         settings.clone()
     } else {
         let (props, dict_cfg) = output_writers(options, resolved, changelog_codec, &offload)?;
         settings_of(props, dict_cfg)?
     };
-    let produce_changelog = matches!(
-        mode,
-        ChangelogMode::FullCompaction
-            | ChangelogMode::Lookup {
-                produce_changelog: true,
-                ..
-            }
-    );
     let open = |settings: &Arc<OutputSettings>, prefix: &str| {
         RollingOutput::new(storage, settings.clone(), &req.output_dir, prefix)
     };

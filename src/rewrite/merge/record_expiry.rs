@@ -14,10 +14,7 @@
 //! changelog see the rows readers still see.
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    Int32Type, Int64Type, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType,
-};
+use arrow_array::types::Int64Type;
 use arrow_array::{Array, BooleanArray, RecordBatch};
 use arrow_schema::{DataType, Schema, TimeUnit};
 
@@ -107,52 +104,24 @@ impl RecordExpiry {
     /// The rows of `batch` that have not expired, and how many were dropped.
     pub(super) fn retain(&self, batch: RecordBatch, path: &str) -> Result<(RecordBatch, u64)> {
         let col = batch.column(self.column);
-        let expired = |t: i64| self.setting.has_expired(t, self.now_ms);
-        let keep: BooleanArray = match self.kind {
-            TimeKind::Seconds32 => col.as_primitive_opt::<Int32Type>().map(|a| {
-                a.iter()
-                    .map(|v| Some(!v.is_some_and(|t| expired(t.into()))))
-                    .collect()
-            }),
-            TimeKind::SecondsOrMillis64 => col.as_primitive_opt::<Int64Type>().map(|a| {
-                a.iter()
-                    .map(|v| {
-                        Some(!v.is_some_and(|t| expired(RecordLevelExpire::bigint_seconds(t))))
-                    })
-                    .collect()
-            }),
-            TimeKind::Instant(unit) => {
-                let values: Option<Vec<Option<i64>>> = match unit {
-                    TimeUnit::Second => col
-                        .as_primitive_opt::<TimestampSecondType>()
-                        .map(|a| a.iter().collect()),
-                    TimeUnit::Millisecond => col
-                        .as_primitive_opt::<TimestampMillisecondType>()
-                        .map(|a| a.iter().collect()),
-                    TimeUnit::Microsecond => col
-                        .as_primitive_opt::<TimestampMicrosecondType>()
-                        .map(|a| a.iter().collect()),
-                    TimeUnit::Nanosecond => col
-                        .as_primitive_opt::<TimestampNanosecondType>()
-                        .map(|a| a.iter().collect()),
-                };
-                values.map(|vs| {
-                    vs.into_iter()
-                        .map(|v| {
-                            Some(!v.is_some_and(|t| {
-                                expired(RecordLevelExpire::millis_seconds(instant_millis(t, unit)))
-                            }))
-                        })
-                        .collect()
-                })
-            }
-        }
-        .ok_or_else(|| {
+        // INT, BIGINT and every timestamp unit as their raw 64-bit values; the kind says how
+        // each reads as seconds.
+        let raw = arrow_cast::cast(col, &DataType::Int64).map_err(|e| {
             Error::internal(format!(
-                "'{path}': the time column of record-level expiry decoded as {}",
+                "'{path}': the time column of record-level expiry decoded as {}: {e}",
                 col.data_type()
             ))
         })?;
+        let seconds = |t: i64| match self.kind {
+            TimeKind::Seconds32 => t,
+            TimeKind::SecondsOrMillis64 => RecordLevelExpire::bigint_seconds(t),
+            TimeKind::Instant(unit) => RecordLevelExpire::millis_seconds(instant_millis(t, unit)),
+        };
+        let keep: BooleanArray = raw
+            .as_primitive::<Int64Type>()
+            .iter()
+            .map(|v| Some(!v.is_some_and(|t| self.setting.has_expired(seconds(t), self.now_ms))))
+            .collect();
         let kept = keep.true_count();
         let dropped = (batch.num_rows() - kept) as u64;
         if dropped == 0 {

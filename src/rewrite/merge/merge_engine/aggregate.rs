@@ -11,8 +11,8 @@
 //! retract (`sum`, `product`, `last_value`, `last_non_null_value`),
 //! skipped for `fields.<name>.ignore-retract`, and refused otherwise (Paimon fails the job
 //! there too). Paimon functions this build does not implement, and options that change the
-//! semantics beyond these (`sequence-group`, `distinct` of `collect`), are refused up front with `unsupported`: a wrong
-//! aggregate would be silent. A name Paimon does not know at all (`count`, removed in Paimon
+//! semantics beyond these (`sequence-group`), are refused up front with `unsupported`: a
+//! wrong aggregate would be silent. A name Paimon does not know at all (`count`, removed in Paimon
 //! 0.9, or a misspelling) is an invalid option, as Paimon rejects such a table outright: see
 //! [`check_function_names`].
 
