@@ -325,6 +325,10 @@ pub struct CoreOptions {
     /// `partial-update.remove-record-on-delete`: with `partial-update`, a `-D` record removes
     /// the key's row instead of failing the merge.
     pub partial_update_remove_record_on_delete: bool,
+    /// `partial-update.remove-record-on-sequence-group`: comma-separated sequence fields of
+    /// `fields.<f>.sequence-group`s; a `-D` that wins such a group removes the key's row.
+    #[serde(default)]
+    pub partial_update_remove_record_on_sequence_group: Vec<String>,
     /// `aggregation.remove-record-on-delete`: with `aggregation`, a `-D` record replaces the
     /// key's row with its own values and makes the result a `-D` until a later record.
     #[serde(default)]
@@ -455,6 +459,8 @@ declare_options! {
         ignore_delete: bool = "ignore-delete" => parse_bool, default false;
         partial_update_remove_record_on_delete: bool =
             "partial-update.remove-record-on-delete" => parse_bool, default false;
+        partial_update_remove_record_on_sequence_group: Option<String> =
+            "partial-update.remove-record-on-sequence-group" => text;
         aggregation_remove_record_on_delete: bool =
             "aggregation.remove-record-on-delete" => parse_bool, default false;
         changelog_row_deduplicate: bool =
@@ -701,6 +707,10 @@ impl CoreOptions {
             sequence_field_sort_order: d.sequence_field_sort_order,
             ignore_delete: d.ignore_delete,
             partial_update_remove_record_on_delete: d.partial_update_remove_record_on_delete,
+            partial_update_remove_record_on_sequence_group: d
+                .partial_update_remove_record_on_sequence_group
+                .map(|s| s.split(',').map(|f| f.to_string()).collect())
+                .unwrap_or_default(),
             aggregation_remove_record_on_delete: d.aggregation_remove_record_on_delete,
             changelog_row_deduplicate: d.changelog_row_deduplicate,
             changelog_row_deduplicate_ignore_fields: d

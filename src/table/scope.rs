@@ -65,6 +65,10 @@ const FIXED_OPTIONS: &[&str] = &[
     "partial-update.ignore-delete",
     "first-row.ignore-delete",
     "deduplicate.ignore-delete",
+    "partial-update.remove-record-on-delete",
+    "partial-update.remove-record-on-sequence-group",
+    "aggregation.remove-record-on-delete",
+    "fields.default-aggregate-function",
 ];
 
 /// Per-field option suffixes a job may not override (`fields.<f>.<suffix>`), for the same
@@ -76,6 +80,9 @@ const FIXED_FIELD_SUFFIXES: &[&str] = &[
     "distinct",
     "list-agg-delimiter",
     "nested-key",
+    "nested-sequence-field",
+    "nested-key-null-strategy",
+    "count-limit",
     "default-value",
 ];
 

@@ -224,19 +224,16 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
         ],
         vec![
             ("merge-engine", "aggregation"),
-            ("fields.n.aggregate-function", "collect"),
+            ("fields.n.aggregate-function", "theta_sketch"),
         ],
         vec![
             ("merge-engine", "aggregation"),
             ("fields.v.aggregate-function", "sum"),
         ],
         vec![
-            ("merge-engine", "aggregation"),
-            ("fields.n.sequence-group", "b"),
-        ],
-        vec![
             ("merge-engine", "partial-update"),
             ("fields.n.sequence-group", "b"),
+            ("fields.b.aggregate-function", "hll_sketch"),
         ],
         vec![("file.format.per.level", "1:orc")],
     ] {

@@ -180,7 +180,15 @@ def canonical(value):
     return str(value)
 
 
+def _unordered(row):
+    """A column named `set_*` holds a collection whose order Paimon leaves to a Java hash
+    table (a distinct `collect`, a keyed `nested_update`): its elements are compared sorted."""
+    return {k: sorted(v, key=json.dumps) if k.startswith("set_") and isinstance(v, list) else v
+            for k, v in row.items()}
+
+
 def sort_rows(rows):
+    rows = [_unordered(r) for r in rows]
     return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, separators=(",", ":")))
 
 

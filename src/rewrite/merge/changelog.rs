@@ -123,9 +123,11 @@ impl RowDeduplicate {
                 },
             };
             let equal = match (&b, &a) {
-                (Cell::Src(s1, r1), Cell::Src(s2, r2)) => {
-                    let (x, y) = (cols.value(*s1, j), cols.value(*s2, j));
-                    x.slice(*r1, 1).as_ref() == y.slice(*r2, 1).as_ref()
+                (Cell::Src(..), Cell::Src(..) | Cell::Nested(_)) => {
+                    match (b.nested(cols, j), a.nested(cols, j)) {
+                        (Some(x), Some(y)) => x.as_ref() == y.as_ref(),
+                        (x, y) => x.is_none() && y.is_none(),
+                    }
                 }
                 _ => b.datum(cols, j)? == a.datum(cols, j)?,
             };

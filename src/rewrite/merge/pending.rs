@@ -101,22 +101,33 @@ pub(super) fn assemble(
         }
         let cells = &p.cells[j];
         let mut computed: Vec<Datum> = Vec::new();
+        let mut nested: Vec<&dyn Array> = Vec::new();
         let mut idx: Vec<(usize, usize)> = Vec::with_capacity(cells.len());
-        let extra = arena.slots.len();
+        // Computed scalars are one extra source, computed nested values another.
+        let (scalars, nests) = (arena.slots.len(), arena.slots.len() + 1);
         for cell in cells {
             match cell {
                 Cell::Src(s, r) => idx.push((*s, *r)),
                 Cell::Val(d) => {
-                    idx.push((extra, computed.len()));
+                    idx.push((scalars, computed.len()));
                     computed.push(d.clone());
+                }
+                Cell::Nested(a) => {
+                    idx.push((nests, nested.len()));
+                    nested.push(a.as_ref());
                 }
             }
         }
         let mut src = sources(c);
-        let computed_array;
-        if !computed.is_empty() {
-            computed_array = array_of(&computed, schema.field(c).data_type())?;
+        let (computed_array, nested_array);
+        let t = schema.field(c).data_type();
+        if !computed.is_empty() || !nested.is_empty() {
+            computed_array = array_of(&computed, t)?;
             src.push(computed_array.as_ref());
+        }
+        if !nested.is_empty() {
+            nested_array = arrow_select::concat::concat(&nested).map_err(fail)?;
+            src.push(nested_array.as_ref());
         }
         columns.push(interleave(&src, &idx).map_err(fail)?);
     }

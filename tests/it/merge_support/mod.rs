@@ -403,8 +403,16 @@ pub fn merge_model(cfg: &Config, recs: &[Rec]) -> Option<Rec> {
                 if r.v.is_some() {
                     v = if retract { None } else { r.v.clone() };
                 }
-                // n: sum
+                // n: sum, or last_value when it is the sequence field (Paimon HEAD gives the
+                // sequence field last_value whatever the configured function)
                 n = match (n, r.n) {
+                    _ if cfg.sequence_field => {
+                        if retract {
+                            None
+                        } else {
+                            r.n
+                        }
+                    }
                     (None, None) => None,
                     (None, Some(x)) => Some(if retract { x.wrapping_neg() } else { x }),
                     (Some(a), None) => Some(a),

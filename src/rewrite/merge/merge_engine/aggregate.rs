@@ -10,16 +10,19 @@
 //! multiplies exactly, as Paimon's does). A retract record is applied by functions that can
 //! retract (`sum`, `product`, `last_value`, `last_non_null_value`),
 //! skipped for `fields.<name>.ignore-retract`, and refused otherwise (Paimon fails the job
-//! there too). Paimon functions this build does not implement, and options that change the
-//! semantics beyond these (`sequence-group`), are refused up front with `unsupported`: a
-//! wrong aggregate would be silent. A name Paimon does not know at all (`count`, removed in Paimon
-//! 0.9, or a misspelling) is an invalid option, as Paimon rejects such a table outright: see
+//! there too). Paimon functions this build does not implement are refused up front with
+//! `unsupported`: a wrong aggregate would be silent. `fields.<f>.sequence-group` means nothing
+//! to this engine (Paimon validates and applies it for partial-update only), so it is ignored
+//! here as Paimon's writers and readers ignore it. A name Paimon does not know at all
+//! (`count`, removed in Paimon 0.9, or a misspelling) is an invalid option, as Paimon rejects
+//! such a table outright: see
 //! [`check_function_names`].
 
 use std::cmp::Ordering;
 
 use arrow_schema::DataType;
 
+use super::collection::{CollectionFunc, NestedUpdate, NullKeys, Out};
 use super::product;
 use super::{Cell, Columns, Merged, Record, Values};
 use crate::error::{Error, Result};
@@ -47,6 +50,11 @@ pub(crate) enum Func {
         delimiter: String,
         distinct: bool,
     },
+    /// `collect`, `merge_map`, `nested_update`: see [`super::collection`].
+    Collection(CollectionFunc),
+    /// `rbm32`: the union of 32-bit RoaringBitmaps in RoaringBitmap's portable serialization,
+    /// run-optimized before it is written, as Paimon's `RoaringBitmap32` writes it.
+    Rbm32,
 }
 
 impl Func {
@@ -64,12 +72,44 @@ impl Func {
             Func::BoolAnd => "bool_and",
             Func::BoolOr => "bool_or",
             Func::ListAgg { .. } => "listagg",
+            Func::Collection(c) => c.name(),
+            Func::Rbm32 => "rbm32",
         }
     }
 
     /// Names match exactly (no trimming, case-sensitive), as Paimon looks up its factories.
-    fn parse(name: &str, field: &str, options: &CoreOptions) -> Result<Self> {
+    /// `data_type` is the column's (nested-update keys are names of its row fields).
+    fn parse(name: &str, field: &str, data_type: &DataType, options: &CoreOptions) -> Result<Self> {
+        let flag = |suffix: &str| {
+            options
+                .raw
+                .get(&format!("fields.{field}.{suffix}"))
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        };
         Ok(match name {
+            "collect" => Func::Collection(CollectionFunc::Collect {
+                distinct: flag("distinct"),
+            }),
+            "merge_map" => Func::Collection(CollectionFunc::MergeMap),
+            "rbm32" => Func::Rbm32,
+            "rbm64" => {
+                return Err(Error::unsupported(format!(
+                    "aggregate function 'rbm64' of field '{field}': Paimon stores these bitmaps \
+                     in RoaringBitmap's Roaring64Bitmap layout (its adaptive radix tree), which \
+                     this build does not reproduce"
+                )))
+            }
+            "theta_sketch" | "hll_sketch" => {
+                return Err(Error::unsupported(format!(
+                    "aggregate function '{name}' of field '{field}': the union of Apache \
+                     DataSketches sketches in their serialized form is not implemented by this \
+                     build, and an approximate stand-in would change the sketches Paimon's \
+                     readers estimate from"
+                )))
+            }
+            "nested_update" => Func::Collection(CollectionFunc::NestedUpdate(nested_update(
+                field, data_type, options,
+            )?)),
             "sum" => Func::Sum,
             "product" => Func::Product,
             "min" => Func::Min,
@@ -100,7 +140,7 @@ impl Func {
                     "aggregate function '{other}' of field '{field}' is not supported by the \
                      merge rewriter (supported: sum, product, min, max, last_value, \
                      last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, \
-                     listagg)"
+                     listagg, collect, merge_map, nested_update, rbm32)"
                 )))
             }
         })
@@ -133,6 +173,8 @@ impl Func {
             }
             Func::BoolAnd | Func::BoolOr => matches!(t, DataType::Boolean),
             Func::ListAgg { .. } => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
+            Func::Collection(c) => c.accepts(t),
+            Func::Rbm32 => matches!(t, DataType::Binary | DataType::LargeBinary),
             _ => true,
         }
     }
@@ -211,14 +253,112 @@ pub(crate) fn check_function_names(
     Ok(())
 }
 
-/// One column's function and state.
-struct Field {
+/// One column's aggregate function and the state it keeps across a key's records (whether
+/// `first_value` has seen its first input). The accumulator itself is the caller's: the
+/// aggregation engine keeps one per column, partial-update's sequence groups keep it in the
+/// merged row.
+pub(crate) struct FieldAgg {
     func: Func,
     ignore_retract: bool,
     data_type: DataType,
     name: String,
-    acc: Cell,
     initialized: bool,
+}
+
+impl FieldAgg {
+    /// The aggregator of column `name` for the function named `func` (`None`: the primary-key
+    /// function, which keeps the latest value). A type the function is not defined on is
+    /// `unsupported`; `fields.<name>.ignore-retract` is read here.
+    pub(crate) fn new(
+        name: &str,
+        data_type: &DataType,
+        func: Option<&str>,
+        options: &CoreOptions,
+    ) -> Result<Self> {
+        let func = match func {
+            None => Func::PrimaryKey,
+            Some(f) => Func::parse(f, name, data_type, options)?,
+        };
+        Self::with_func(name, data_type, func, options)
+    }
+
+    fn with_func(
+        name: &str,
+        data_type: &DataType,
+        func: Func,
+        options: &CoreOptions,
+    ) -> Result<Self> {
+        if !func.accepts(data_type) {
+            return Err(Error::unsupported(format!(
+                "aggregate function '{}' on field '{name}' of type {data_type}",
+                func.name()
+            )));
+        }
+        let ignore_retract = options
+            .raw
+            .get(&format!("fields.{name}.ignore-retract"))
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        Ok(FieldAgg {
+            func,
+            ignore_retract,
+            data_type: data_type.clone(),
+            name: name.to_string(),
+            initialized: false,
+        })
+    }
+
+    /// Forgets the state of the previous key.
+    pub(crate) fn reset(&mut self) {
+        self.initialized = false;
+    }
+
+    /// Paimon's `agg(accumulator, input)` for column `j`; `r` names the file in errors.
+    pub(crate) fn agg(
+        &mut self,
+        j: usize,
+        acc: Cell,
+        input: Cell,
+        cols: &dyn Columns,
+        r: &Record,
+    ) -> Result<Cell> {
+        step(self, j, false, acc, input, cols, r)
+    }
+
+    /// Paimon's `aggReversed(accumulator, input)`: the input arrived out of its group's
+    /// sequence order, so it is folded as if it had come first, `agg(input, accumulator)`
+    /// (Paimon's default, which every function this build implements keeps).
+    pub(crate) fn agg_reversed(
+        &mut self,
+        j: usize,
+        acc: Cell,
+        input: Cell,
+        cols: &dyn Columns,
+        r: &Record,
+    ) -> Result<Cell> {
+        step(self, j, false, input, acc, cols, r)
+    }
+
+    /// Paimon's `retract(accumulator, input)`: the accumulator unchanged under
+    /// `ignore-retract`, an `unsupported` error for a function that cannot retract.
+    pub(crate) fn retract(
+        &mut self,
+        j: usize,
+        acc: Cell,
+        input: Cell,
+        cols: &dyn Columns,
+        r: &Record,
+    ) -> Result<Cell> {
+        if self.ignore_retract {
+            return Ok(acc);
+        }
+        step(self, j, true, acc, input, cols, r)
+    }
+}
+
+/// One column of the aggregation engine: its function and its accumulator.
+struct Field {
+    agg: FieldAgg,
+    acc: Cell,
 }
 
 pub(crate) struct Aggregate {
@@ -229,6 +369,9 @@ pub(crate) struct Aggregate {
 
 impl Aggregate {
     /// `primary_keys` are the table columns of the primary key: they keep their latest value.
+    /// The `sequence.field` columns take `last_value`, whatever function the options name,
+    /// as Paimon HEAD's aggregation does (1.0 took `last_non_null_value`; the two differ only
+    /// on a null sequence value).
     pub(crate) fn new(
         options: &CoreOptions,
         columns: &[(String, DataType)],
@@ -236,15 +379,11 @@ impl Aggregate {
     ) -> Result<Self> {
         // A table Paimon could not have created or written is invalid before it is unsupported.
         check_function_names(options, columns)?;
-        if let Some(k) = options
-            .raw
-            .keys()
-            .find(|k| k.starts_with("fields.") && k.ends_with(".sequence-group"))
-        {
-            return Err(Error::unsupported(format!(
-                "aggregation with sequence groups ('{k}') is not supported by the merge rewriter"
-            )));
-        }
+        let sequence_fields: Vec<&str> = options
+            .sequence_field
+            .as_deref()
+            .map(|s| s.split(',').map(str::trim).collect())
+            .unwrap_or_default();
         let default = options.raw.get("fields.default-aggregate-function");
         let mut fields = Vec::with_capacity(columns.len());
         for (name, data_type) in columns {
@@ -252,22 +391,17 @@ impl Aggregate {
                 .raw
                 .get(&format!("fields.{name}.aggregate-function"))
                 .or(default);
-            let func = match configured {
-                _ if primary_keys.contains(name) => Func::PrimaryKey,
-                Some(f) => Func::parse(f, name, options)?,
-                None => Func::LastNonNullValue,
+            let func = if sequence_fields.contains(&name.as_str()) {
+                Func::LastValue
+            } else {
+                match configured {
+                    _ if primary_keys.contains(name) => Func::PrimaryKey,
+                    Some(f) => Func::parse(f, name, data_type, options)?,
+                    None => Func::LastNonNullValue,
+                }
             };
-            if !func.accepts(data_type) {
-                return Err(Error::unsupported(format!(
-                    "aggregate function '{}' on field '{name}' of type {data_type}",
-                    func.name()
-                )));
-            }
-            let ignore_retract = options
-                .raw
-                .get(&format!("fields.{name}.ignore-retract"))
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
-            if ignore_retract && options.aggregation_remove_record_on_delete {
+            let agg = FieldAgg::with_func(name, data_type, func, options)?;
+            if agg.ignore_retract && options.aggregation_remove_record_on_delete {
                 // Paimon refuses to create such a field's aggregator.
                 return Err(Error::invalid_option(
                     "aggregation.remove-record-on-delete",
@@ -276,12 +410,8 @@ impl Aggregate {
                 ));
             }
             fields.push(Field {
-                func,
-                ignore_retract,
-                data_type: data_type.clone(),
-                name: name.clone(),
+                agg,
                 acc: Cell::NULL,
-                initialized: false,
             });
         }
         Ok(Aggregate {
@@ -300,7 +430,7 @@ impl Aggregate {
         };
         for f in &mut self.fields {
             f.acc = Cell::NULL;
-            f.initialized = false;
+            f.agg.reset();
         }
         let mut deleted = false;
         for r in records {
@@ -316,12 +446,13 @@ impl Aggregate {
             }
             let retract = r.kind.is_retract();
             for (j, f) in self.fields.iter_mut().enumerate() {
-                if retract && f.ignore_retract {
-                    continue;
-                }
+                let acc = std::mem::replace(&mut f.acc, Cell::NULL);
                 let input = Cell::of(r);
-                let input_null = cols.value(r.slot, j).is_null(r.row);
-                f.acc = step(f, j, retract, input, input_null, cols, r)?;
+                f.acc = if retract {
+                    f.agg.retract(j, acc, input, cols, r)?
+                } else {
+                    f.agg.agg(j, acc, input, cols, r)?
+                };
             }
         }
         Ok(Some(Merged {
@@ -337,7 +468,7 @@ impl Aggregate {
     }
 }
 
-fn no_retract(f: &Field, cols: &dyn Columns, r: &Record) -> Error {
+fn no_retract(f: &FieldAgg, cols: &dyn Columns, r: &Record) -> Error {
     Error::unsupported(format!(
         "'{}' holds a {:?} record for field '{}': aggregate function '{}' does not support \
          retraction (set 'fields.{}.ignore-retract' = true to ignore it)",
@@ -349,18 +480,31 @@ fn no_retract(f: &Field, cols: &dyn Columns, r: &Record) -> Error {
     ))
 }
 
-/// One fold step of field `f` (column `j`).
+/// One fold step of field `f` (column `j`): the new accumulator.
 fn step(
-    f: &mut Field,
+    f: &mut FieldAgg,
     j: usize,
     retract: bool,
+    acc: Cell,
     input: Cell,
-    input_null: bool,
     cols: &dyn Columns,
     r: &Record,
 ) -> Result<Cell> {
-    let acc = std::mem::replace(&mut f.acc, Cell::NULL);
+    if let Func::Collection(c) = &f.func {
+        let (a, i) = (acc.nested(cols, j), input.nested(cols, j));
+        let out = if retract {
+            c.retract(a.as_deref(), i.as_deref())?
+        } else {
+            c.agg(a.as_deref(), i.as_deref())?
+        };
+        return Ok(match out {
+            Out::Acc => acc,
+            Out::Input => input,
+            Out::New(x) => Cell::Nested(x),
+        });
+    }
     let acc_null = acc.is_null(cols, j);
+    let input_null = input.is_null(cols, j);
     Ok(match &f.func {
         Func::PrimaryKey => input,
         Func::LastValue => {
@@ -432,6 +576,25 @@ fn step(
                 })?)
             }
         }
+        Func::Collection(_) => unreachable!("collections are folded above"),
+        Func::Rbm32 => {
+            if retract {
+                return Err(no_retract(f, cols, r));
+            }
+            if acc_null {
+                input
+            } else if input_null {
+                acc
+            } else {
+                let (a, b) = (acc.datum(cols, j)?, input.datum(cols, j)?);
+                Cell::Val(Datum::Bytes(rbm32_union(&a, &b).map_err(|why| {
+                    Error::corrupt(
+                        Some(cols.file_of(r)),
+                        format!("field '{}' (rbm32): {why}", f.name),
+                    )
+                })?))
+            }
+        }
         Func::Min | Func::Max | Func::BoolAnd | Func::BoolOr | Func::ListAgg { .. } => {
             if retract {
                 return Err(no_retract(f, cols, r));
@@ -497,6 +660,102 @@ fn step(
             }
         }
     })
+}
+
+/// The settings of `nested_update` on field `field` of type `data_type` (an ARRAY of ROW, else
+/// the type check refuses it later): names resolved to the row's field indexes, as Paimon's
+/// factory resolves them, an unknown name or a dependent option without `nested-key` being
+/// an invalid option.
+fn nested_update(field: &str, data_type: &DataType, options: &CoreOptions) -> Result<NestedUpdate> {
+    let names: Vec<String> = match data_type {
+        DataType::List(f) => match f.data_type() {
+            DataType::Struct(fields) => fields.iter().map(|f| f.name().clone()).collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    let get = |suffix: &str| options.raw.get(&format!("fields.{field}.{suffix}"));
+    let resolve = |suffix: &str| -> Result<Vec<usize>> {
+        let Some(v) = get(suffix) else {
+            return Ok(Vec::new());
+        };
+        v.split(',')
+            .map(|n| {
+                names.iter().position(|x| x == n.trim()).ok_or_else(|| {
+                    Error::invalid_option(
+                        &format!("fields.{field}.{suffix}"),
+                        v,
+                        format!("'{}' is not a field of the nested rows", n.trim()),
+                    )
+                })
+            })
+            .collect()
+    };
+    let key = resolve("nested-key")?;
+    let sequence = resolve("nested-sequence-field")?;
+    for (suffix, set) in [
+        ("nested-sequence-field", !sequence.is_empty()),
+        (
+            "nested-key-null-strategy",
+            get("nested-key-null-strategy").is_some(),
+        ),
+    ] {
+        if set && key.is_empty() {
+            let k = format!("fields.{field}.{suffix}");
+            let v = get(suffix).map_or("", |v| v.as_str());
+            return Err(Error::invalid_option(&k, v, "needs 'nested-key' too"));
+        }
+    }
+    let null_keys = match get("nested-key-null-strategy").map(|v| v.trim().to_ascii_lowercase()) {
+        None => NullKeys::Merge,
+        Some(v) if v == "merge" => NullKeys::Merge,
+        Some(v) if v == "ignore" => NullKeys::Ignore,
+        Some(v) if v == "error" => NullKeys::Error,
+        Some(v) => {
+            return Err(Error::invalid_option(
+                &format!("fields.{field}.nested-key-null-strategy"),
+                &v,
+                "expected merge, ignore or error",
+            ))
+        }
+    };
+    let count_limit = match get("count-limit") {
+        None => usize::MAX,
+        Some(v) => match v.trim().parse::<i32>() {
+            Ok(n) => usize::try_from(n).unwrap_or(0),
+            Err(_) => {
+                return Err(Error::invalid_option(
+                    &format!("fields.{field}.count-limit"),
+                    v,
+                    "expected an integer",
+                ))
+            }
+        },
+    };
+    Ok(NestedUpdate {
+        key,
+        sequence,
+        null_keys,
+        count_limit,
+    })
+}
+
+/// The union of two serialized 32-bit RoaringBitmaps, serialized again after the run
+/// optimization Paimon applies (RoaringBitmap's portable format, which the `roaring` crate
+/// reads and writes as the Java library does).
+fn rbm32_union(a: &Datum, b: &Datum) -> std::result::Result<Vec<u8>, String> {
+    let read = |d: &Datum| match d {
+        Datum::Bytes(x) => roaring::RoaringBitmap::deserialize_from(&x[..])
+            .map_err(|e| format!("not a serialized RoaringBitmap: {e}")),
+        _ => Err("not a binary value".to_string()),
+    };
+    let mut acc = read(a)?;
+    acc |= read(b)?;
+    acc.optimize();
+    let mut out = Vec::with_capacity(acc.serialized_size());
+    acc.serialize_into(&mut out)
+        .map_err(|e| format!("serializing the union: {e}"))?;
+    Ok(out)
 }
 
 /// Java's `StringUtils.isBlank`: empty, or only characters `Character.isWhitespace` accepts

@@ -6,10 +6,12 @@
 //! computed), and the output builds whole columns from those references at once.
 
 mod aggregate;
+mod collection;
 mod deduplicate;
 mod first_row;
 mod partial_update;
 mod product;
+mod sequence_group;
 
 use arrow_array::{Array, ArrayRef};
 
@@ -58,6 +60,9 @@ pub(crate) enum Cell {
     Src(usize, usize),
     /// A value the engine computed (or null).
     Val(Datum),
+    /// A nested value the engine computed (a collection aggregate's): a one-row array of the
+    /// column's type.
+    Nested(ArrayRef),
 }
 
 impl Cell {
@@ -71,6 +76,19 @@ impl Cell {
         match self {
             Cell::Src(s, r) => cols.value(*s, j).is_null(*r),
             Cell::Val(d) => d.is_null(),
+            Cell::Nested(a) => a.is_null(0),
+        }
+    }
+
+    /// The value as a one-row array of the column, `None` when null.
+    pub(crate) fn nested(&self, cols: &dyn Columns, j: usize) -> Option<ArrayRef> {
+        match self {
+            Cell::Src(s, r) => {
+                let a = cols.value(*s, j);
+                (!a.is_null(*r)).then(|| a.slice(*r, 1))
+            }
+            Cell::Val(_) => None,
+            Cell::Nested(a) => (!a.is_null(0)).then(|| a.clone()),
         }
     }
 
@@ -78,6 +96,7 @@ impl Cell {
         match self {
             Cell::Src(s, r) => datum_at(cols.value(*s, j).as_ref(), *r),
             Cell::Val(d) => Ok(d.clone()),
+            Cell::Nested(a) => datum_at(a.as_ref(), 0),
         }
     }
 }
@@ -133,7 +152,7 @@ impl MergeFunction {
             MergeEngine::Deduplicate => MergeFunction::Deduplicate(Deduplicate::new(options)),
             MergeEngine::FirstRow => MergeFunction::FirstRow(FirstRow::new(options)),
             MergeEngine::PartialUpdate => {
-                MergeFunction::PartialUpdate(PartialUpdate::new(options, columns)?)
+                MergeFunction::PartialUpdate(PartialUpdate::new(options, columns, primary_keys)?)
             }
             MergeEngine::Aggregation => {
                 MergeFunction::Aggregate(Aggregate::new(options, columns, primary_keys)?)

@@ -1,0 +1,466 @@
+//! The aggregate functions over collection columns (format.md §9): `collect` (ARRAY, with
+//! `fields.<f>.distinct`), `merge_map` (MAP) and `nested_update` (ARRAY<ROW>, with
+//! `fields.<f>.nested-key`), with Paimon's semantics for nulls and retraction.
+//!
+//! Values are Arrow arrays: an accumulator or input is one row of the column, and a result is
+//! a new one-row array of the column's type ([`super::Cell::Nested`]). Elements, map keys and
+//! nested keys are compared through the row format (`arrow-row`), which is value equality for
+//! every type, nested ones included; this is what Paimon's generated equalisers do.
+//!
+//! Where Paimon collects into a Java `HashMap` or `HashSet`, its output order is the hash
+//! table's, not one a reader may rely on; ours is first-seen order (a map key keeps its first
+//! position and takes its last value). Readers compare maps as maps; a distinct `collect` or
+//! a keyed `nested_update` holds the same elements as Paimon's in another order.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, ListArray, MapArray, UInt32Array};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::{DataType, FieldRef};
+use arrow_select::concat::concat;
+use arrow_select::take::take;
+
+use crate::error::{Error, Result};
+
+/// A collection function with its settings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum CollectionFunc {
+    /// `collect`: the elements of every input, once each under `distinct`.
+    Collect { distinct: bool },
+    /// `merge_map`: the union of the maps, a later value winning per key.
+    MergeMap,
+    /// `nested_update`: the rows of every input; with a nested key, one row per key.
+    NestedUpdate(NestedUpdate),
+}
+
+/// The settings of `nested_update` (Paimon HEAD's options): `fields.<f>.nested-key`,
+/// `.nested-sequence-field`, `.nested-key-null-strategy` and `.count-limit`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct NestedUpdate {
+    /// Indexes of the key fields in the row type; empty: rows are appended and retracted by
+    /// equality.
+    pub key: Vec<usize>,
+    /// Indexes of the fields that order two rows of one key (a row replaces an older one only
+    /// when its sequence is at least the older's); empty: the later row wins.
+    pub sequence: Vec<usize>,
+    pub null_keys: NullKeys,
+    /// At most this many rows are kept: new keys (or appended rows) beyond it are dropped.
+    pub count_limit: usize,
+}
+
+/// `nested-key-null-strategy`: what a row whose nested key has a null does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NullKeys {
+    /// It merges like any key (the default, Paimon's behaviour before the option).
+    Merge,
+    /// It is dropped.
+    Ignore,
+    /// The merge fails.
+    Error,
+}
+
+/// The result of a step, which is often one of its operands unchanged.
+pub(crate) enum Out {
+    Acc,
+    Input,
+    New(ArrayRef),
+}
+
+impl CollectionFunc {
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            CollectionFunc::Collect { .. } => "collect",
+            CollectionFunc::MergeMap => "merge_map",
+            CollectionFunc::NestedUpdate(_) => "nested_update",
+        }
+    }
+
+    /// Whether `t` is the column type the function is defined on.
+    pub(crate) fn accepts(&self, t: &DataType) -> bool {
+        match (self, t) {
+            (CollectionFunc::Collect { .. }, DataType::List(_)) => true,
+            (CollectionFunc::MergeMap, DataType::Map(_, _)) => true,
+            (CollectionFunc::NestedUpdate(_), DataType::List(f)) => {
+                matches!(f.data_type(), DataType::Struct(_))
+            }
+            _ => false,
+        }
+    }
+
+    /// `agg(acc, input)`; `None` is a null value. Both null gives `Out::Acc`.
+    pub(crate) fn agg(&self, acc: Option<&dyn Array>, input: Option<&dyn Array>) -> Result<Out> {
+        match self {
+            CollectionFunc::Collect { distinct } => {
+                let (acc, input) = match (acc, input) {
+                    (None, None) => return Ok(Out::Acc),
+                    (None, Some(_)) if !distinct => return Ok(Out::Input),
+                    (Some(_), None) if !distinct => return Ok(Out::Acc),
+                    (a, i) => (a, i),
+                };
+                let like = acc.or(input).map(|a| a.data_type().clone());
+                let like = like.ok_or_else(|| Error::internal("collect of two nulls"))?;
+                let a = acc.map(list_values).transpose()?;
+                let i = input.map(list_values).transpose()?;
+                let parts: Vec<&dyn Array> = a.iter().chain(i.iter()).map(|x| x.as_ref()).collect();
+                let all = concat(&parts).map_err(arrow)?;
+                let keep: Vec<u32> = if !distinct {
+                    (0..all.len() as u32).collect()
+                } else {
+                    // Paimon keeps an accumulator of nested or binary elements as it is (it is
+                    // distinct already) and deduplicates everything else through a hash set.
+                    let element = all.data_type();
+                    let acc_kept = if keeps_accumulator(element) {
+                        a.as_ref().map_or(0, |x| x.len())
+                    } else {
+                        0
+                    };
+                    distinct_after(&all, acc_kept)?
+                };
+                Ok(Out::New(one_list(&like, &all, &keep)?))
+            }
+            CollectionFunc::MergeMap => {
+                let (Some(acc), Some(input)) = (acc, input) else {
+                    return Ok(if acc.is_none() { Out::Input } else { Out::Acc });
+                };
+                let all = concat(&[map_entries(acc)?.as_ref(), map_entries(input)?.as_ref()])
+                    .map_err(arrow)?;
+                let keep = last_value_per_key(all.as_struct().column(0))?;
+                Ok(Out::New(one_map(acc.data_type(), &all, &keep)?))
+            }
+            CollectionFunc::NestedUpdate(n) => {
+                let Some(input) = input else {
+                    return Ok(Out::Acc);
+                };
+                let like = input.data_type().clone();
+                let a = acc.map(list_values).transpose()?;
+                let i = list_values(input)?;
+                if n.key.is_empty() {
+                    let non_null = |x: &ArrayRef| -> Vec<usize> {
+                        (0..x.len()).filter(|&k| x.is_valid(k)).collect()
+                    };
+                    let (all, keep) = match &a {
+                        None => {
+                            let keep: Vec<u32> = non_null(&i)
+                                .into_iter()
+                                .take(n.count_limit)
+                                .map(|k| k as u32)
+                                .collect();
+                            (i, keep)
+                        }
+                        Some(a) if a.len() >= n.count_limit => return Ok(Out::Acc),
+                        Some(a) => {
+                            let room = n.count_limit - a.len();
+                            let all = concat(&[a.as_ref(), i.as_ref()]).map_err(arrow)?;
+                            let mut keep: Vec<u32> =
+                                non_null(a).into_iter().map(|k| k as u32).collect();
+                            keep.extend(
+                                non_null(&i)
+                                    .into_iter()
+                                    .take(room)
+                                    .map(|k| (k + a.len()) as u32),
+                            );
+                            (all, keep)
+                        }
+                    };
+                    return Ok(Out::New(one_list(&like, &all, &keep)?));
+                }
+                let acc_len = a.as_ref().map_or(0, |x| x.len());
+                let parts: Vec<&dyn Array> = a
+                    .iter()
+                    .chain(std::iter::once(&i))
+                    .map(|x| x.as_ref())
+                    .collect();
+                let all = concat(&parts).map_err(arrow)?;
+                let keys = nested_rows(&all, &n.key)?;
+                let seqs = if n.sequence.is_empty() {
+                    None
+                } else {
+                    Some(nested_rows(&all, &n.sequence)?)
+                };
+                let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
+                let mut keep: Vec<u32> = Vec::new();
+                for r in 0..all.len() {
+                    if all.is_null(r) || !n.admits(&all, r)? {
+                        continue;
+                    }
+                    let k = keys.row(r).as_ref().to_vec();
+                    match slot.get(&k) {
+                        Some(&at) => {
+                            let newer = seqs
+                                .as_ref()
+                                .is_none_or(|s| s.row(r) >= s.row(keep[at] as usize));
+                            if newer {
+                                keep[at] = r as u32;
+                            }
+                        }
+                        None if r < acc_len || keep.len() < n.count_limit => {
+                            slot.insert(k, keep.len());
+                            keep.push(r as u32);
+                        }
+                        None => {}
+                    }
+                }
+                Ok(Out::New(one_list(&like, &all, &keep)?))
+            }
+        }
+    }
+
+    /// `retract(acc, input)`; `None` is a null value.
+    pub(crate) fn retract(
+        &self,
+        acc: Option<&dyn Array>,
+        input: Option<&dyn Array>,
+    ) -> Result<Out> {
+        let (Some(acc), Some(input)) = (acc, input) else {
+            // Nothing to retract from, or nothing retracted.
+            return Ok(Out::Acc);
+        };
+        let like = acc.data_type().clone();
+        match self {
+            CollectionFunc::Collect { .. } => {
+                // Each retracted element cancels one equal element of the accumulator, the
+                // earliest first.
+                let (a, r) = (list_values(acc)?, list_values(input)?);
+                if r.is_empty() {
+                    return Ok(Out::Acc);
+                }
+                let conv = converter(a.data_type())?;
+                let (ra, rr) = (rows(&conv, &a)?, rows(&conv, &r)?);
+                let mut pending: HashMap<Vec<u8>, usize> = HashMap::new();
+                for k in 0..r.len() {
+                    *pending.entry(rr.row(k).as_ref().to_vec()).or_default() += 1;
+                }
+                let keep: Vec<u32> = (0..a.len())
+                    .filter(|&k| match pending.get_mut(ra.row(k).as_ref()) {
+                        Some(n) if *n > 0 => {
+                            *n -= 1;
+                            false
+                        }
+                        _ => true,
+                    })
+                    .map(|k| k as u32)
+                    .collect();
+                Ok(Out::New(one_list(&like, &a, &keep)?))
+            }
+            CollectionFunc::MergeMap => {
+                let (a, r) = (map_entries(acc)?, map_entries(input)?);
+                if r.is_empty() {
+                    return Ok(Out::Acc);
+                }
+                let (ak, rk) = (a.as_struct().column(0), r.as_struct().column(0));
+                let conv = converter(ak.data_type())?;
+                let gone: HashSet<Vec<u8>> = {
+                    let rows = rows(&conv, rk)?;
+                    (0..rk.len())
+                        .map(|k| rows.row(k).as_ref().to_vec())
+                        .collect()
+                };
+                let ak_rows = rows(&conv, ak)?;
+                let survivors: Vec<u32> = (0..ak.len())
+                    .filter(|&k| !gone.contains(ak_rows.row(k).as_ref()))
+                    .map(|k| k as u32)
+                    .collect();
+                // Paimon rebuilds a hash map: a key repeated in the accumulator keeps its last
+                // value.
+                let kept = take(a.as_ref(), &UInt32Array::from(survivors), None).map_err(arrow)?;
+                let keep = last_value_per_key(kept.as_struct().column(0))?;
+                Ok(Out::New(one_map(&like, &kept, &keep)?))
+            }
+            CollectionFunc::NestedUpdate(n) => {
+                let (a, r) = (list_values(acc)?, list_values(input)?);
+                let non_null = |x: &ArrayRef| -> Vec<usize> {
+                    (0..x.len()).filter(|&k| x.is_valid(k)).collect()
+                };
+                let keep: Vec<u32> = if n.key.is_empty() {
+                    // Every accumulator row equal to a retracted row goes.
+                    let conv = converter(a.data_type())?;
+                    let (ra, rr) = (rows(&conv, &a)?, rows(&conv, &r)?);
+                    let gone: HashSet<Vec<u8>> = non_null(&r)
+                        .into_iter()
+                        .map(|k| rr.row(k).as_ref().to_vec())
+                        .collect();
+                    non_null(&a)
+                        .into_iter()
+                        .filter(|&k| !gone.contains(ra.row(k).as_ref()))
+                        .map(|k| k as u32)
+                        .collect()
+                } else {
+                    // One row per key of the accumulator (its last), less the retracted keys.
+                    let (ka, kr) = (nested_rows(&a, &n.key)?, nested_rows(&r, &n.key)?);
+                    let mut gone: HashSet<Vec<u8>> = HashSet::new();
+                    for k in non_null(&r) {
+                        if n.admits(&r, k)? {
+                            gone.insert(kr.row(k).as_ref().to_vec());
+                        }
+                    }
+                    let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
+                    let mut keep: Vec<u32> = Vec::new();
+                    for k in non_null(&a) {
+                        if !n.admits(&a, k)? {
+                            continue;
+                        }
+                        let key = ka.row(k).as_ref().to_vec();
+                        match slot.get(&key) {
+                            Some(&at) => keep[at] = k as u32,
+                            None => {
+                                slot.insert(key, keep.len());
+                                keep.push(k as u32);
+                            }
+                        }
+                    }
+                    keep.retain(|&k| !gone.contains(ka.row(k as usize).as_ref()));
+                    keep
+                };
+                Ok(Out::New(one_list(&like, &a, &keep)?))
+            }
+        }
+    }
+}
+
+impl NestedUpdate {
+    /// Whether row `r` of `rows` takes part under the null-key strategy.
+    fn admits(&self, rows: &ArrayRef, r: usize) -> Result<bool> {
+        let s = rows.as_struct();
+        if !self.key.iter().any(|&f| s.column(f).is_null(r)) {
+            return Ok(true);
+        }
+        match self.null_keys {
+            NullKeys::Merge => Ok(true),
+            NullKeys::Ignore => Ok(false),
+            NullKeys::Error => Err(Error::unsupported(
+                "a nested key holds a null under 'nested-key-null-strategy' = error (Paimon \
+                 fails the merge there too)",
+            )),
+        }
+    }
+}
+
+/// Whether Paimon's distinct `collect` keeps the accumulator as it is for this element type:
+/// nested and binary elements, which it compares with a generated equaliser over a list.
+fn keeps_accumulator(element: &DataType) -> bool {
+    matches!(
+        element,
+        DataType::List(_)
+            | DataType::LargeList(_)
+            | DataType::Map(_, _)
+            | DataType::Struct(_)
+            | DataType::Binary
+            | DataType::LargeBinary
+            | DataType::FixedSizeBinary(_)
+            | DataType::BinaryView
+    )
+}
+
+fn arrow(e: arrow_schema::ArrowError) -> Error {
+    Error::internal(format!("aggregating a collection: {e}")).with_source(e)
+}
+
+fn converter(t: &DataType) -> Result<RowConverter> {
+    RowConverter::new(vec![SortField::new(t.clone())]).map_err(|e| {
+        Error::unsupported(format!(
+            "comparing collection elements of type {t}: {e} (no aggregate over them)"
+        ))
+    })
+}
+
+fn rows(conv: &RowConverter, a: &ArrayRef) -> Result<arrow_row::Rows> {
+    conv.convert_columns(std::slice::from_ref(a)).map_err(arrow)
+}
+
+/// The elements of a one-row list array.
+fn list_values(a: &dyn Array) -> Result<ArrayRef> {
+    let list = a
+        .as_list_opt::<i32>()
+        .ok_or_else(|| Error::internal(format!("expected a list, found {}", a.data_type())))?;
+    Ok(list.value(0))
+}
+
+/// The entries (a struct of key and value) of a one-row map array.
+fn map_entries(a: &dyn Array) -> Result<ArrayRef> {
+    let map = a
+        .as_map_opt()
+        .ok_or_else(|| Error::internal(format!("expected a map, found {}", a.data_type())))?;
+    Ok(Arc::new(map.value(0)))
+}
+
+/// The first `kept` elements, then the first occurrence of each element not seen before.
+fn distinct_after(all: &ArrayRef, kept: usize) -> Result<Vec<u32>> {
+    let conv = converter(all.data_type())?;
+    let r = rows(&conv, all)?;
+    let mut seen = HashSet::new();
+    Ok((0..all.len())
+        .filter(|&i| seen.insert(r.row(i).as_ref().to_vec()) || i < kept)
+        .map(|i| i as u32)
+        .collect())
+}
+
+/// One entry per key: the last entry of the key, at the key's first place.
+fn last_value_per_key(keys: &ArrayRef) -> Result<Vec<u32>> {
+    let conv = converter(keys.data_type())?;
+    let r = rows(&conv, keys)?;
+    let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut keep: Vec<u32> = Vec::new();
+    for i in 0..keys.len() {
+        let k = r.row(i).as_ref().to_vec();
+        match slot.get(&k) {
+            Some(&at) => keep[at] = i as u32,
+            None => {
+                slot.insert(k, keep.len());
+                keep.push(i as u32);
+            }
+        }
+    }
+    Ok(keep)
+}
+
+/// The row-format encoding of fields `fields` of every row of `rows` (a struct array):
+/// equality for keys, Paimon's order (ascending, null first) for sequences.
+fn nested_rows(rows: &ArrayRef, fields: &[usize]) -> Result<arrow_row::Rows> {
+    let s = rows.as_struct();
+    let columns: Vec<ArrayRef> = fields.iter().map(|&f| s.column(f).clone()).collect();
+    let conv = RowConverter::new(
+        columns
+            .iter()
+            .map(|c| SortField::new(c.data_type().clone()))
+            .collect(),
+    )
+    .map_err(|e| Error::unsupported(format!("nested key type: {e}")))?;
+    conv.convert_columns(&columns).map_err(arrow)
+}
+
+/// A one-row list of type `like` holding `values[keep]`.
+fn one_list(like: &DataType, values: &ArrayRef, keep: &[u32]) -> Result<ArrayRef> {
+    let DataType::List(field) = like else {
+        return Err(Error::internal("a collection result needs a list type"));
+    };
+    let taken = take(values.as_ref(), &UInt32Array::from(keep.to_vec()), None).map_err(arrow)?;
+    let list = ListArray::try_new(
+        field.clone(),
+        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, taken.len() as i32])),
+        taken,
+        None,
+    )
+    .map_err(arrow)?;
+    Ok(Arc::new(list))
+}
+
+/// A one-row map of type `like` holding `entries[keep]`.
+fn one_map(like: &DataType, entries: &ArrayRef, keep: &[u32]) -> Result<ArrayRef> {
+    let DataType::Map(field, sorted) = like else {
+        return Err(Error::internal("a map result needs a map type"));
+    };
+    let taken = take(entries.as_ref(), &UInt32Array::from(keep.to_vec()), None).map_err(arrow)?;
+    let field: &FieldRef = field;
+    let map = MapArray::try_new(
+        field.clone(),
+        OffsetBuffer::new(ScalarBuffer::from(vec![0i32, taken.len() as i32])),
+        taken.as_struct().clone(),
+        None,
+        *sorted,
+    )
+    .map_err(arrow)?;
+    Ok(Arc::new(map))
+}
