@@ -83,6 +83,7 @@ const FIXED_FIELD_SUFFIXES: &[&str] = &[
     "nested-sequence-field",
     "nested-key-null-strategy",
     "count-limit",
+    "ts-field",
     "default-value",
 ];
 

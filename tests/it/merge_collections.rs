@@ -437,3 +437,36 @@ fn rbm32_unions_bitmaps_into_the_run_optimized_serialization() {
         assert!(e.message.contains(f), "{e}");
     }
 }
+
+#[test]
+fn nested_partial_update_groups_rows_by_key_and_cannot_retract() {
+    use RowKind::*;
+    let pairs = [
+        ("fields.items.aggregate-function", "nested_partial_update"),
+        ("fields.items.nested-key", "id"),
+    ];
+    let runs = [
+        vec![r(1, 1, Insert).items(&[(1, 10), (2, 20)])],
+        vec![r(1, 2, Insert).items(&[(2, 25), (3, 30)])],
+    ];
+    let got = merge(&runs, &pairs).unwrap();
+    let items: Vec<_> = got.into_iter().map(|r| (r.key, r.items)).collect();
+    let some = |v: &[(i32, i32)]| Some(v.iter().map(|&(a, b)| (Some(a), b)).collect::<Vec<_>>());
+    assert_eq!(items, vec![(1, some(&[(1, 10), (2, 25), (3, 30)]))]);
+    // Paimon's function has no retraction, and needs a nested key.
+    let retracting = [
+        vec![r(1, 1, Insert).items(&[(1, 10)])],
+        vec![r(1, 2, UpdateBefore).items(&[(1, 10)])],
+    ];
+    let e = merge(&retracting, &pairs).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+    let e = merge(&runs, &pairs[..1]).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::InvalidOption { .. }), "{e}");
+    // merge_map_with_keytime needs MAP<_, ROW<..>> with a STRING time field.
+    let e = merge(
+        &runs,
+        &[("fields.attrs.aggregate-function", "merge_map_with_keytime")],
+    )
+    .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+}

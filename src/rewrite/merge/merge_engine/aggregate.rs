@@ -91,6 +91,23 @@ impl Func {
                 distinct: flag("distinct"),
             }),
             "merge_map" => Func::Collection(CollectionFunc::MergeMap),
+            "merge_map_with_keytime" => Func::Collection(CollectionFunc::MergeMapWithKeyTime {
+                ts: keytime_field(field, data_type, options)?,
+            }),
+            "nested_partial_update" => {
+                let n = nested_update(field, data_type, options)?;
+                if n.key.is_empty() {
+                    return Err(Error::invalid_option(
+                        &format!("fields.{field}.aggregate-function"),
+                        name,
+                        "nested_partial_update needs 'fields.<field>.nested-key'",
+                    ));
+                }
+                Func::Collection(CollectionFunc::NestedPartialUpdate {
+                    key: n.key,
+                    null_keys: n.null_keys,
+                })
+            }
             "rbm32" => Func::Rbm32,
             "rbm64" => {
                 return Err(Error::unsupported(format!(
@@ -140,7 +157,8 @@ impl Func {
                     "aggregate function '{other}' of field '{field}' is not supported by the \
                      merge rewriter (supported: sum, product, min, max, last_value, \
                      last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, \
-                     listagg, collect, merge_map, nested_update, rbm32)"
+                     listagg, collect, merge_map, merge_map_with_keytime, nested_update, \
+                     nested_partial_update, rbm32)"
                 )))
             }
         })
@@ -491,6 +509,9 @@ fn step(
     r: &Record,
 ) -> Result<Cell> {
     if let Func::Collection(c) = &f.func {
+        if retract && !c.retracts() {
+            return Err(no_retract(f, cols, r));
+        }
         let (a, i) = (acc.nested(cols, j), input.nested(cols, j));
         let out = if retract {
             c.retract(a.as_deref(), i.as_deref())?
@@ -738,6 +759,34 @@ fn nested_update(field: &str, data_type: &DataType, options: &CoreOptions) -> Re
         null_keys,
         count_limit,
     })
+}
+
+/// The time field of `merge_map_with_keytime` on field `field`: `fields.<field>.ts-field`
+/// among the map value's row fields, else the last of them (Paimon HEAD's factory). A row of
+/// fewer than two fields, or an unknown name, is an invalid option; the field's type is
+/// checked with the function's types.
+fn keytime_field(field: &str, data_type: &DataType, options: &CoreOptions) -> Result<usize> {
+    let row: Vec<String> = match data_type {
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => match kv[1].data_type() {
+                DataType::Struct(row) => row.iter().map(|f| f.name().clone()).collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    };
+    if row.len() < 2 {
+        // The type check reports a column that is not MAP<_, ROW>.
+        return Ok(usize::MAX);
+    }
+    let key = format!("fields.{field}.ts-field");
+    match options.raw.get(&key) {
+        None => Ok(row.len() - 1),
+        Some(name) => row.iter().position(|n| n == name).ok_or_else(|| {
+            Error::invalid_option(&key, name, "not a field of the map's value rows")
+        }),
+    }
 }
 
 /// The union of two serialized 32-bit RoaringBitmaps, serialized again after the run

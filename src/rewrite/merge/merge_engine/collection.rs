@@ -34,6 +34,16 @@ pub(crate) enum CollectionFunc {
     MergeMap,
     /// `nested_update`: the rows of every input; with a nested key, one row per key.
     NestedUpdate(NestedUpdate),
+    /// `merge_map_with_keytime` (Paimon HEAD): a MAP whose values are rows with a STRING time
+    /// field `ts`: an input entry replaces its key's entry only when its time is later (as
+    /// strings), a null value removes the key, a null time is skipped.
+    MergeMapWithKeyTime { ts: usize },
+    /// `nested_partial_update` (Paimon HEAD): the rows of every input grouped by the nested
+    /// key, each group partially updated (a later non-null field overwrites).
+    NestedPartialUpdate {
+        key: Vec<usize>,
+        null_keys: NullKeys,
+    },
 }
 
 /// The settings of `nested_update` (Paimon HEAD's options): `fields.<f>.nested-key`,
@@ -75,7 +85,17 @@ impl CollectionFunc {
             CollectionFunc::Collect { .. } => "collect",
             CollectionFunc::MergeMap => "merge_map",
             CollectionFunc::NestedUpdate(_) => "nested_update",
+            CollectionFunc::MergeMapWithKeyTime { .. } => "merge_map_with_keytime",
+            CollectionFunc::NestedPartialUpdate { .. } => "nested_partial_update",
         }
+    }
+
+    /// Whether Paimon's function retracts (the HEAD-only ones do not).
+    pub(crate) fn retracts(&self) -> bool {
+        !matches!(
+            self,
+            CollectionFunc::MergeMapWithKeyTime { .. } | CollectionFunc::NestedPartialUpdate { .. }
+        )
     }
 
     /// Whether `t` is the column type the function is defined on.
@@ -83,8 +103,20 @@ impl CollectionFunc {
         match (self, t) {
             (CollectionFunc::Collect { .. }, DataType::List(_)) => true,
             (CollectionFunc::MergeMap, DataType::Map(_, _)) => true,
-            (CollectionFunc::NestedUpdate(_), DataType::List(f)) => {
-                matches!(f.data_type(), DataType::Struct(_))
+            (
+                CollectionFunc::NestedUpdate(_) | CollectionFunc::NestedPartialUpdate { .. },
+                DataType::List(f),
+            ) => matches!(f.data_type(), DataType::Struct(_)),
+            (CollectionFunc::MergeMapWithKeyTime { ts }, DataType::Map(entries, _)) => {
+                match entries.data_type() {
+                    DataType::Struct(kv) if kv.len() == 2 => match kv[1].data_type() {
+                        DataType::Struct(row) => row
+                            .get(*ts)
+                            .is_some_and(|f| matches!(f.data_type(), DataType::Utf8)),
+                        _ => false,
+                    },
+                    _ => false,
+                }
             }
             _ => false,
         }
@@ -130,6 +162,15 @@ impl CollectionFunc {
                 let keep = last_value_per_key(all.as_struct().column(0))?;
                 Ok(Out::New(one_map(acc.data_type(), &all, &keep)?))
             }
+            CollectionFunc::MergeMapWithKeyTime { ts } => match (acc, input) {
+                (None, _) => Ok(Out::Input),
+                (Some(_), None) => Ok(Out::Acc),
+                (Some(a), Some(i)) => self.merge_with_keytime(*ts, a, i),
+            },
+            CollectionFunc::NestedPartialUpdate { key, null_keys } => match input {
+                None => Ok(Out::Acc),
+                Some(i) => self.nested_partial_update(key, *null_keys, acc, i),
+            },
             CollectionFunc::NestedUpdate(n) => {
                 let Some(input) = input else {
                     return Ok(Out::Acc);
@@ -208,6 +249,125 @@ impl CollectionFunc {
         }
     }
 
+    /// `merge_map_with_keytime`'s step on two non-null maps.
+    fn merge_with_keytime(&self, ts: usize, acc: &dyn Array, input: &dyn Array) -> Result<Out> {
+        let (a, i) = (map_entries(acc)?, map_entries(input)?);
+        let acc_len = a.len();
+        let all = concat(&[a.as_ref(), i.as_ref()]).map_err(arrow)?;
+        let entries = all.as_struct();
+        let keys = entries.column(0);
+        let values = entries.column(1);
+        let rows_ = values.as_struct();
+        let times = rows_.column(ts).as_string_opt::<i32>().ok_or_else(|| {
+            Error::internal("merge_map_with_keytime: the time field is not a string")
+        })?;
+        let conv = converter(keys.data_type())?;
+        let key_rows = rows(&conv, keys)?;
+        // Key -> slot of `kept`, in first-seen order; a removed key leaves its slot empty.
+        let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut kept: Vec<Option<u32>> = Vec::new();
+        for e in 0..all.len() {
+            let k = key_rows.row(e).as_ref().to_vec();
+            let current = slot.get(&k).and_then(|&s| kept[s]);
+            if e >= acc_len {
+                if values.is_null(e) {
+                    if let Some(s) = slot.remove(&k) {
+                        kept[s] = None;
+                    }
+                    continue;
+                }
+                if times.is_null(e) {
+                    continue;
+                }
+                let later = match current {
+                    None => true,
+                    Some(old) => {
+                        let old = old as usize;
+                        values.is_null(old)
+                            || times.is_null(old)
+                            || times.value(e) > times.value(old)
+                    }
+                };
+                if !later {
+                    continue;
+                }
+            }
+            match slot.get(&k) {
+                Some(&s) => kept[s] = Some(e as u32),
+                None => {
+                    slot.insert(k, kept.len());
+                    kept.push(Some(e as u32));
+                }
+            }
+        }
+        let keep: Vec<u32> = kept.into_iter().flatten().collect();
+        Ok(Out::New(one_map(acc.data_type(), &all, &keep)?))
+    }
+
+    /// `nested_partial_update`'s step: `acc` may be null, `input` is not.
+    fn nested_partial_update(
+        &self,
+        key: &[usize],
+        null_keys: NullKeys,
+        acc: Option<&dyn Array>,
+        input: &dyn Array,
+    ) -> Result<Out> {
+        let like = input.data_type().clone();
+        let a = acc.map(list_values).transpose()?;
+        let i = list_values(input)?;
+        let parts: Vec<&dyn Array> = a
+            .iter()
+            .chain(std::iter::once(&i))
+            .map(|x| x.as_ref())
+            .collect();
+        let all = concat(&parts).map_err(arrow)?;
+        let rule = NestedUpdate {
+            key: key.to_vec(),
+            sequence: Vec::new(),
+            null_keys,
+            count_limit: usize::MAX,
+        };
+        let keys = nested_rows(&all, key)?;
+        let s = all.as_struct();
+        // Per group, per field: the last row whose field is not null.
+        let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut groups: Vec<Vec<Option<u32>>> = Vec::new();
+        for r in 0..all.len() {
+            if all.is_null(r) || !rule.admits(&all, r)? {
+                continue;
+            }
+            let k = keys.row(r).as_ref().to_vec();
+            let g = *slot.entry(k).or_insert_with(|| {
+                groups.push(vec![None; s.num_columns()]);
+                groups.len() - 1
+            });
+            for (f, col) in s.columns().iter().enumerate() {
+                if col.is_valid(r) {
+                    groups[g][f] = Some(r as u32);
+                }
+            }
+        }
+        let DataType::Struct(fields) = s.data_type() else {
+            return Err(Error::internal(
+                "nested_partial_update over a non-row element",
+            ));
+        };
+        let columns = s
+            .columns()
+            .iter()
+            .enumerate()
+            .map(|(f, col)| {
+                let idx: UInt32Array = groups.iter().map(|g| g[f]).collect();
+                take(col.as_ref(), &idx, None).map_err(arrow)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let merged =
+            arrow_array::StructArray::try_new(fields.clone(), columns, None).map_err(arrow)?;
+        let merged: ArrayRef = Arc::new(merged);
+        let keep: Vec<u32> = (0..merged.len() as u32).collect();
+        Ok(Out::New(one_list(&like, &merged, &keep)?))
+    }
+
     /// `retract(acc, input)`; `None` is a null value.
     pub(crate) fn retract(
         &self,
@@ -220,6 +380,10 @@ impl CollectionFunc {
         };
         let like = acc.data_type().clone();
         match self {
+            CollectionFunc::MergeMapWithKeyTime { .. }
+            | CollectionFunc::NestedPartialUpdate { .. } => {
+                Err(Error::internal(format!("{} does not retract", self.name())))
+            }
             CollectionFunc::Collect { .. } => {
                 // Each retracted element cancels one equal element of the accumulator, the
                 // earliest first.
