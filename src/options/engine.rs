@@ -149,6 +149,12 @@ engine_options! {
     /// whole row groups) instead of page by page (`None`, the default): a measurement knob.
     read_window_rows: Option<u64> = READ_WINDOW_OPTION("paimon-compact.merge.read-window-rows"),
         default None, parse rows;
+    /// The most sorted runs one merge reads side by side (default 32, at least 2): a bucket
+    /// with more level-0 runs (a write-only backlog) first merges groups of them into
+    /// temporary runs, so the merge's memory does not grow with the backlog. Paimon's
+    /// `sort-spill-threshold`, when set lower, applies too.
+    max_runs: usize = MAX_RUNS_OPTION("paimon-compact.merge.max-runs"),
+        default DEFAULT_MAX_RUNS, parse max_runs;
     /// Dictionary-encoded STRING value columns merged as dictionary arrays (default `true`).
     read_dictionaries: bool = READ_DICTIONARIES_OPTION("paimon-compact.merge.read-dictionaries"),
         default true, parse parse_bool;
@@ -166,6 +172,10 @@ engine_options! {
 /// everything else it holds (the row group's flush sends each chunk on to storage as it
 /// passes, so the budget is the flush's peak too).
 pub const DEFAULT_SPILL_THRESHOLD: usize = 48 * 1024 * 1024;
+
+/// The default bound on the runs one merge reads side by side (see
+/// [`EngineOptions::max_runs`]; the memory per run is measured in benches/README.md).
+pub const DEFAULT_MAX_RUNS: usize = 32;
 
 /// The default read-ahead of the merge's page reads.
 const DEFAULT_READ_AHEAD: u64 = 256 * 1024;
@@ -258,6 +268,17 @@ fn spill_threshold(key: &str, v: &str) -> Result<Option<usize>> {
 
 fn memory_size(key: &str, v: &str) -> Result<u64> {
     parse_memory_size(v).map_err(|e| Error::invalid_option(key, v, e))
+}
+
+fn max_runs(key: &str, v: &str) -> Result<usize> {
+    match v.trim().parse::<usize>() {
+        Ok(n) if n >= 2 => Ok(n),
+        _ => Err(Error::invalid_option(
+            key,
+            v,
+            "expected a number of sorted runs, at least 2",
+        )),
+    }
 }
 
 fn rows(key: &str, v: &str) -> Result<Option<u64>> {

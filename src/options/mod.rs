@@ -329,6 +329,11 @@ pub struct CoreOptions {
     /// `fields.<f>.sequence-group`s; a `-D` that wins such a group removes the key's row.
     #[serde(default)]
     pub partial_update_remove_record_on_sequence_group: Vec<String>,
+    /// `sort-spill-threshold`: Paimon's bound on the sorted runs a merge reads at once (its
+    /// writers spill beyond it); the merge honours it with
+    /// `paimon-compact.merge.max-runs`.
+    #[serde(default)]
+    pub sort_spill_threshold: Option<usize>,
     /// `aggregation.remove-record-on-delete`: with `aggregation`, a `-D` record replaces the
     /// key's row with its own values and makes the result a `-D` until a later record.
     #[serde(default)]
@@ -461,6 +466,7 @@ declare_options! {
             "partial-update.remove-record-on-delete" => parse_bool, default false;
         partial_update_remove_record_on_sequence_group: Option<String> =
             "partial-update.remove-record-on-sequence-group" => text;
+        sort_spill_threshold: Option<usize> = "sort-spill-threshold" => int(0, I32_MAX);
         aggregation_remove_record_on_delete: bool =
             "aggregation.remove-record-on-delete" => parse_bool, default false;
         changelog_row_deduplicate: bool =
@@ -707,6 +713,7 @@ impl CoreOptions {
             sequence_field_sort_order: d.sequence_field_sort_order,
             ignore_delete: d.ignore_delete,
             partial_update_remove_record_on_delete: d.partial_update_remove_record_on_delete,
+            sort_spill_threshold: d.sort_spill_threshold,
             partial_update_remove_record_on_sequence_group: d
                 .partial_update_remove_record_on_sequence_group
                 .map(|s| s.split(',').map(|f| f.to_string()).collect())

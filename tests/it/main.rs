@@ -25,6 +25,7 @@ mod merge_dv_export;
 mod merge_errors;
 mod merge_properties;
 mod merge_record_expiry;
+mod merge_run_spill;
 mod merge_sequence_groups;
 mod merge_sequence_order;
 mod merge_sorted_chunks;

@@ -304,3 +304,82 @@ fn a_schema_of_1_000_columns_compacts() {
         }
     }
 }
+
+/// A `write-only` backlog: 500 overlapping level-0 runs of 2 000 rows in one bucket (500
+/// commits). Read side by side they need about twice the component's 256 MiB; merged in
+/// groups of `paimon-compact.merge.max-runs` (32) into temporary runs first, the job fits,
+/// and its table reads as the native engine's. With the bound lifted, the same job exceeds
+/// the limit: the bound is what keeps it inside.
+#[test]
+fn a_backlog_of_500_level0_runs_merges_within_256_mib() {
+    let path = "w/db.db/backlog";
+    let storage = MemoryStorage::new();
+    let fields = kv_columns()
+        .iter()
+        .enumerate()
+        .map(|(i, (name, t))| field(i as i32, name, t).unwrap())
+        .collect();
+    let schema = new_schema(
+        fields,
+        &[],
+        &["k"],
+        &[("bucket", "1"), ("write-only", "true")],
+        NOW,
+    );
+    create_table(&storage, path, &schema).unwrap();
+    let mut writer = TableWriter::new(&storage, path, [5; 16]);
+    for run in 0..500i64 {
+        let mut keys: Vec<i64> = (0..2_000i64)
+            .map(|i| (run * 7_919 + i * 104_729) % 100_000)
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let rows: Vec<(RowKind, Vec<Datum>)> = keys
+            .into_iter()
+            .map(|k| {
+                (
+                    RowKind::Insert,
+                    vec![
+                        Datum::BigInt(k),
+                        Datum::String(format!("run {run} wrote this value for key {k}")),
+                        Datum::BigInt(run),
+                    ],
+                )
+            })
+            .collect();
+        writer.commit(&rows, NOW + run).unwrap();
+    }
+    let before = layout(&storage, path);
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].2, 500);
+    let native = compact(&Compactor::Native, &storage, path);
+    let component = compact(&engines(COMPONENT_MEMORY)[1], &storage, path);
+    let after = layout(&component, path);
+    assert_eq!(after, layout(&native, path));
+    assert_eq!(after[0].2, 1);
+    let read = |s: &MemoryStorage| {
+        let state = scan(s, path).unwrap();
+        let f = &state.buckets.values().next().unwrap().files[0];
+        let bytes = s
+            .get(&format!("{path}/bucket-0/{}", f.entry.file.file_name))
+            .unwrap();
+        bytes.to_vec()
+    };
+    assert_eq!(
+        read(&component),
+        read(&native),
+        "the same file, byte for byte"
+    );
+    // Without the bound the merge holds all 500 runs at once and the limit stops it.
+    let unbounded = TableJob {
+        scope: paimon_compact::table::scope::JobScope {
+            options: vec![("paimon-compact.merge.max-runs".into(), "1000".into())],
+            ..Default::default()
+        },
+        ..full_job()
+    };
+    let e = engines(COMPONENT_MEMORY)[1]
+        .compact_table(Arc::new(copy_of(&storage)), path, &unbounded, None)
+        .unwrap_err();
+    assert!(e.to_string().contains("memory limit"), "{e}");
+}

@@ -157,6 +157,12 @@ pub(crate) fn plain_key(
     // merged row was copied twice more, in pieces whose reloads stalled on store forwarding.
     match group {
         [only] => out.data(Merged::of(only, only.kind)),
+        _ if matches!(mf, MergeFunction::KeepAll) => {
+            for r in group {
+                out.data(Merged::of(r, r.kind))?;
+            }
+            Ok(())
+        }
         _ => match mf.merge(group, cols)? {
             Some(m) => out.data(m),
             None => Ok(()),

@@ -113,15 +113,50 @@ impl Columns for ArenaColumns<'_> {
 /// The phases: the request is checked, the merge's schema and key layout resolved from the
 /// inputs, the outputs opened, the sections merged, and the result collected from what was
 /// written. Any failure after the outputs are opened aborts and deletes them.
+///
+/// A section of more sorted runs than one merge may read side by side first has groups of its
+/// level-0 runs merged into temporary runs ([`super::run_spill`]), which are deleted when the
+/// merge ends, whether it succeeded or not.
 pub fn rewrite_merge_tree(
     storage: &dyn crate::io::ToIo,
     req: &MergeTreeRewrite,
     options: &CoreOptions,
 ) -> Result<MergeTreeRewriteResult> {
+    let Some(spilled) = super::run_spill::spill_runs(storage, req, options)? else {
+        return merge(storage, req, options, Keep::Merged);
+    };
+    let result = merge(storage, &spilled.req, options, Keep::Merged);
+    let cleanup = spilled.delete(&storage.to_io().storage);
+    let mut result = result?;
+    cleanup?;
+    result.metrics.spilled_runs = spilled.runs;
+    result.metrics.spill_files = spilled.temps.len() as u64;
+    Ok(result)
+}
+
+/// What a merge keeps of a key's records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Keep {
+    /// The table's merge engine makes one row of them (and the changelog mode applies).
+    Merged,
+    /// Every record, unmerged, into one file at level 0 without changelog: a temporary run.
+    All,
+}
+
+/// One merge of `req` (see [`rewrite_merge_tree`]).
+pub(super) fn merge(
+    storage: &dyn crate::io::ToIo,
+    req: &MergeTreeRewrite,
+    options: &CoreOptions,
+    keep: Keep,
+) -> Result<MergeTreeRewriteResult> {
     let shared = storage.to_io();
     let storage = &shared.storage;
     let inputs: Vec<&RewriteInput> = req.sections.iter().flatten().flatten().collect();
-    let mode = check_request(req, options, &inputs)?;
+    let mode = match keep {
+        Keep::Merged => check_request(req, options, &inputs)?,
+        Keep::All => ChangelogMode::None,
+    };
     let Some(first) = inputs.first() else {
         return Ok(MergeTreeRewriteResult {
             changelog_mode: mode,
@@ -135,10 +170,17 @@ pub fn rewrite_merge_tree(
     let resolved = resolve_schema(storage, req, options, &inputs, first, &mut io)?;
     let (key_converter, seq_converter) = key_converters(&resolved, options)?;
     let value_columns = resolved.value_columns();
-    let mut mf = MergeFunction::new(options, &value_columns, &resolved.primary_keys())?;
+    let mut mf = match keep {
+        Keep::Merged => MergeFunction::new(options, &value_columns, &resolved.primary_keys())?,
+        Keep::All => MergeFunction::KeepAll,
+    };
     let whole_rows = mf.whole_rows();
     let expiry = RecordExpiry::new(
-        options.record_level_expire.as_ref(),
+        // Rows expire once, in the final merge (which counts them).
+        options
+            .record_level_expire
+            .as_ref()
+            .filter(|_| keep == Keep::Merged),
         &resolved.schema,
         &resolved.layout.value_cols,
         req.creation_time_ms,

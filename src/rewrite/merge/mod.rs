@@ -18,11 +18,15 @@
 //! * [`dictionary_reads`] — dictionary-encoded STRING columns merged as dictionary arrays;
 //! * [`sorted_chunk`] — the rows of all runs ordered a chunk at a time, not a heap step a row;
 //!
+//! * `run_spill` — groups of level-0 runs merged into temporary runs first when a section
+//!   has more runs than one merge reads side by side;
+//!
 //! Memory is bounded by the number of runs, not the input size: each run holds a decoded batch
 //! and the compressed pages of one read window (64 Ki rows when the file has an offset index,
 //! as parquet-mr and arrow-rs write it; otherwise one row group), the results waiting to be
 //! written are at most a batch, and the output holds one row group (`parquet.block.size`).
-//! Looking keys up in higher levels holds one row group per level.
+//! Looking keys up in higher levels holds one row group per level. The number of runs is
+//! bounded in turn by `paimon-compact.merge.max-runs` (`run_spill`).
 //! Like the rest of the core, nothing here touches a file system, a clock or a thread; on any
 //! error every file written so far is aborted or deleted through storage.
 
@@ -39,6 +43,7 @@ mod pending;
 mod reader;
 mod record_expiry;
 mod run_cursor;
+mod run_spill;
 mod sorted_chunk;
 
 use std::collections::BTreeMap;
@@ -89,6 +94,25 @@ pub struct MergeTreeRewrite {
     /// The job's clock, in epoch milliseconds (the core reads none): stamped into each
     /// output's metadata, and the "now" of record-level expiry.
     pub creation_time_ms: i64,
+}
+
+impl MergeTreeRewrite {
+    /// The request with no sections: the settings a derived request starts from.
+    pub(crate) fn clone_without_sections(&self) -> Self {
+        MergeTreeRewrite {
+            sections: Vec::new(),
+            schema: self.schema.clone(),
+            higher_levels: self.higher_levels.clone(),
+            output_dir: self.output_dir.clone(),
+            file_prefix: self.file_prefix.clone(),
+            changelog_prefix: self.changelog_prefix.clone(),
+            output_level: self.output_level,
+            max_level: self.max_level,
+            drop_delete: self.drop_delete,
+            write_data: self.write_data,
+            creation_time_ms: self.creation_time_ms,
+        }
+    }
 }
 
 /// Per-column statistics of a key column of an output file.
@@ -182,6 +206,13 @@ pub struct MergeMetrics {
     /// key column's pages instead of being encoded and compressed again.
     #[serde(default)]
     pub mirrored_key_chunks: u64,
+    /// Level-0 runs first merged into temporary runs, because a section had more runs than
+    /// one merge reads side by side (`paimon-compact.merge.max-runs`).
+    #[serde(default)]
+    pub spilled_runs: u64,
+    /// Temporary run files written (and deleted) for that.
+    #[serde(default)]
+    pub spill_files: u64,
 }
 
 /// What a merge produced.

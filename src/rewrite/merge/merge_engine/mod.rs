@@ -134,6 +134,10 @@ impl Merged {
 
 /// The table's merge function.
 pub(crate) enum MergeFunction {
+    /// No merge: every record of a key is kept, in sequence order. The merge of runs into a
+    /// temporary run (`run_spill`) uses it, so records meet the table's engine only once, in
+    /// the final merge.
+    KeepAll,
     Deduplicate(Deduplicate),
     FirstRow(FirstRow),
     PartialUpdate(PartialUpdate),
@@ -164,7 +168,7 @@ impl MergeFunction {
     pub(crate) fn whole_rows(&self) -> bool {
         matches!(
             self,
-            MergeFunction::Deduplicate(_) | MergeFunction::FirstRow(_)
+            MergeFunction::KeepAll | MergeFunction::Deduplicate(_) | MergeFunction::FirstRow(_)
         )
     }
 
@@ -175,6 +179,9 @@ impl MergeFunction {
         cols: &dyn Columns,
     ) -> Result<Option<Merged>> {
         match self {
+            MergeFunction::KeepAll => Err(crate::error::Error::internal(
+                "a merge that keeps every record has no merged row",
+            )),
             MergeFunction::Deduplicate(m) => Ok(m.merge(records)),
             MergeFunction::FirstRow(m) => m.merge(records, cols),
             MergeFunction::PartialUpdate(m) => m.merge(records, cols),
