@@ -209,41 +209,31 @@ impl CollectionFunc {
                     return Ok(Out::New(one_list(&like, &all, &keep)?));
                 }
                 let acc_len = a.as_ref().map_or(0, |x| x.len());
-                let parts: Vec<&dyn Array> = a
-                    .iter()
-                    .chain(std::iter::once(&i))
-                    .map(|x| x.as_ref())
-                    .collect();
-                let all = concat(&parts).map_err(arrow)?;
+                let all = concat_present(a.as_ref(), &i)?;
                 let keys = nested_rows(&all, &n.key)?;
                 let seqs = if n.sequence.is_empty() {
                     None
                 } else {
                     Some(nested_rows(&all, &n.sequence)?)
                 };
-                let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
-                let mut keep: Vec<u32> = Vec::new();
+                let mut per_key = PerKey::default();
                 for r in 0..all.len() {
                     if all.is_null(r) || !n.admits(&all, r)? {
                         continue;
                     }
-                    let k = keys.row(r).as_ref().to_vec();
-                    match slot.get(&k) {
-                        Some(&at) => {
-                            let newer = seqs
-                                .as_ref()
-                                .is_none_or(|s| s.row(r) >= s.row(keep[at] as usize));
-                            if newer {
-                                keep[at] = r as u32;
-                            }
-                        }
-                        None if r < acc_len || keep.len() < n.count_limit => {
-                            slot.insert(k, keep.len());
-                            keep.push(r as u32);
-                        }
-                        None => {}
+                    let row = keys.row(r);
+                    let k = row.as_ref();
+                    let take = match per_key.get(k) {
+                        Some(old) => seqs
+                            .as_ref()
+                            .is_none_or(|s| s.row(r) >= s.row(old as usize)),
+                        None => r < acc_len || per_key.len() < n.count_limit,
+                    };
+                    if take {
+                        per_key.set(k, r as u32);
                     }
                 }
+                let keep = per_key.keep;
                 Ok(Out::New(one_list(&like, &all, &keep)?))
             }
         }
@@ -315,12 +305,7 @@ impl CollectionFunc {
         let like = input.data_type().clone();
         let a = acc.map(list_values).transpose()?;
         let i = list_values(input)?;
-        let parts: Vec<&dyn Array> = a
-            .iter()
-            .chain(std::iter::once(&i))
-            .map(|x| x.as_ref())
-            .collect();
-        let all = concat(&parts).map_err(arrow)?;
+        let all = concat_present(a.as_ref(), &i)?;
         let rule = NestedUpdate {
             key: key.to_vec(),
             sequence: Vec::new(),
@@ -460,21 +445,13 @@ impl CollectionFunc {
                             gone.insert(kr.row(k).as_ref().to_vec());
                         }
                     }
-                    let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
-                    let mut keep: Vec<u32> = Vec::new();
+                    let mut per_key = PerKey::default();
                     for k in non_null(&a) {
-                        if !n.admits(&a, k)? {
-                            continue;
-                        }
-                        let key = ka.row(k).as_ref().to_vec();
-                        match slot.get(&key) {
-                            Some(&at) => keep[at] = k as u32,
-                            None => {
-                                slot.insert(key, keep.len());
-                                keep.push(k as u32);
-                            }
+                        if n.admits(&a, k)? {
+                            per_key.set(ka.row(k).as_ref(), k as u32);
                         }
                     }
+                    let mut keep = per_key.keep;
                     keep.retain(|&k| !gone.contains(ka.row(k as usize).as_ref()));
                     keep
                 };
@@ -561,23 +538,55 @@ fn distinct_after(all: &ArrayRef, kept: usize) -> Result<Vec<u32>> {
         .collect())
 }
 
+/// One chosen entry per key, keys in first-seen order: the bookkeeping of every function that
+/// collects into a Java hash map (which keeps a key's place and replaces its value).
+#[derive(Default)]
+struct PerKey {
+    slot: HashMap<Vec<u8>, usize>,
+    keep: Vec<u32>,
+}
+
+impl PerKey {
+    /// The entry chosen for `key` so far.
+    fn get(&self, key: &[u8]) -> Option<u32> {
+        self.slot.get(key).map(|&s| self.keep[s])
+    }
+
+    /// Chooses entry `at` for `key`: in the key's place, or a new place at the end.
+    fn set(&mut self, key: &[u8], at: u32) {
+        match self.slot.get(key) {
+            Some(&s) => self.keep[s] = at,
+            None => {
+                self.slot.insert(key.to_vec(), self.keep.len());
+                self.keep.push(at);
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.keep.len()
+    }
+}
+
+/// `acc`'s elements (when it is not null) followed by `input`'s, in one array.
+fn concat_present(acc: Option<&ArrayRef>, input: &ArrayRef) -> Result<ArrayRef> {
+    let parts: Vec<&dyn Array> = acc
+        .into_iter()
+        .chain(std::iter::once(input))
+        .map(|x| x.as_ref())
+        .collect();
+    concat(&parts).map_err(arrow)
+}
+
 /// One entry per key: the last entry of the key, at the key's first place.
 fn last_value_per_key(keys: &ArrayRef) -> Result<Vec<u32>> {
     let conv = converter(keys.data_type())?;
     let r = rows(&conv, keys)?;
-    let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
-    let mut keep: Vec<u32> = Vec::new();
+    let mut per_key = PerKey::default();
     for i in 0..keys.len() {
-        let k = r.row(i).as_ref().to_vec();
-        match slot.get(&k) {
-            Some(&at) => keep[at] = i as u32,
-            None => {
-                slot.insert(k, keep.len());
-                keep.push(i as u32);
-            }
-        }
+        per_key.set(r.row(i).as_ref(), i as u32);
     }
-    Ok(keep)
+    Ok(per_key.keep)
 }
 
 /// The row-format encoding of fields `fields` of every row of `rows` (a struct array):
