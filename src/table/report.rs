@@ -103,6 +103,10 @@ pub struct BucketMetrics {
     /// Rows dropped because their time field had expired (`record-level.expire-time`).
     #[serde(default)]
     pub rows_expired: u64,
+    /// Level-0 runs merged into temporary runs first, because a merge would have read more
+    /// runs side by side than `paimon-compact.merge.max-runs` (`compaction.md` §10.1).
+    #[serde(default)]
+    pub spilled_runs: u64,
     /// Rewrite tasks run: one per append task and one per merge-tree rewrite (including an
     /// upgrade that has to rewrite to produce changelog, `compaction.md` §10.2).
     pub rewrites: usize,
@@ -345,6 +349,7 @@ fn by_partition(buckets: &[BucketMetrics]) -> Vec<BucketMetrics> {
         p.rows_written += b.rows_written;
         p.rows_deleted += b.rows_deleted;
         p.rows_expired += b.rows_expired;
+        p.spilled_runs += b.spilled_runs;
         p.rewrites += b.rewrites;
         p.upgrades += b.upgrades;
         p.fast_copy_files += b.fast_copy_files;

@@ -601,6 +601,7 @@ impl Run<'_> {
         }
         m.rows_read += r.metrics.input_rows;
         m.rows_expired += r.metrics.expired_rows;
+        m.spilled_runs += r.metrics.spilled_runs;
         m.rows_deleted += r.metrics.deleted_rows;
         m.rows_written += r.metrics.output_rows;
         m.host_codec_pages_compressed += r.metrics.host_codec.pages_compressed;
