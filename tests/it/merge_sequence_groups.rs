@@ -305,3 +305,27 @@ fn configurations_paimon_refuses_are_invalid_options() {
     .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
 }
+
+#[test]
+fn remove_record_on_delete_ignores_an_update_before() {
+    use RowKind::*;
+    // Without sequence groups: a -U is ignored (Paimon returns before it), a -D removes.
+    let runs = [
+        vec![
+            rec(1, 1, Insert, Some(5), Some("a"), Some(true)),
+            rec(2, 2, Insert, Some(5), Some("a"), Some(true)),
+        ],
+        vec![
+            rec(1, 3, UpdateBefore, Some(5), Some("a"), Some(true)),
+            rec(1, 4, Insert, Some(6), None, None),
+            rec(2, 5, Delete, None, None, None),
+        ],
+    ];
+    let got = merge(
+        &runs,
+        &[("partial-update.remove-record-on-delete", "true")],
+        false,
+    )
+    .unwrap();
+    assert_eq!(got, vec![rec(1, 4, Insert, Some(6), Some("a"), Some(true))]);
+}

@@ -3,7 +3,10 @@
 //!
 //! Without sequence groups, retract records are refused unless `ignore-delete` (skip them) or
 //! `partial-update.remove-record-on-delete` (a `-D` clears the row and the result is a `-D`
-//! until a later record starts it again) says what to do, as Paimon does.
+//! until a later record starts it again; a `-U` is ignored) says what to do, as Paimon does.
+//! This path follows Paimon 1.0 where HEAD differs: HEAD starts a key whose first record is a
+//! retract from that record's values and restarts a removed row from the `-D`'s values, where
+//! 1.0 (and this build) start from nulls; the two differ only on fields no later record sets.
 //!
 //! With sequence groups ([`SequenceGroups`]) the merge follows Paimon HEAD's merge function:
 //! a group's columns change only with a record whose ordering fields are at least the row's
@@ -124,10 +127,13 @@ impl PartialUpdate {
                 if self.ignore_delete {
                     continue;
                 }
-                if self.remove_record_on_delete && r.kind == RowKind::Delete {
-                    self.cells.iter_mut().for_each(|c| *c = Cell::NULL);
-                    deleted = Some(r);
-                    last = Some(r);
+                if self.remove_record_on_delete {
+                    // A `-D` removes the row; Paimon ignores a `-U` here.
+                    if r.kind == RowKind::Delete {
+                        self.cells.iter_mut().for_each(|c| *c = Cell::NULL);
+                        deleted = Some(r);
+                        last = Some(r);
+                    }
                     continue;
                 }
                 return Err(Error::unsupported(format!(
