@@ -46,6 +46,11 @@ pub(crate) trait Recorder {
 
     /// Where a finished file is (for clean-up on failure).
     fn path(done: &Self::Done) -> &str;
+
+    /// Files written beside a finished file (its file index), deleted with it on failure.
+    fn extra_paths(_done: &Self::Done) -> Vec<&str> {
+        Vec::new()
+    }
 }
 
 /// A complete output file.
@@ -294,13 +299,21 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
         };
         let size = sink.finish()?;
         let done = self.recorder.finish(FinishedFile {
-            path,
+            path: path.clone(),
             name,
             size,
             rows,
             metadata,
             state,
-        })?;
+        });
+        let done = match done {
+            Ok(done) => done,
+            Err(e) => {
+                // The file is complete but unrecorded: nothing would delete it later.
+                let _ = self.storage.delete(&path);
+                return Err(e);
+            }
+        };
         self.done.push(done);
         Ok(())
     }
@@ -315,9 +328,10 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
             }
         }
         for done in self.done.drain(..) {
-            let path = R::path(&done);
-            if let Err(e) = self.storage.delete(path) {
-                failures.push(format!("delete '{path}': {e}"));
+            for path in std::iter::once(R::path(&done)).chain(R::extra_paths(&done)) {
+                if let Err(e) = self.storage.delete(path) {
+                    failures.push(format!("delete '{path}': {e}"));
+                }
             }
         }
         failures

@@ -21,6 +21,7 @@ use parquet::schema::types::SchemaDescriptor;
 
 use super::dictionary_passthrough::PassthroughPolicy;
 use super::fast_copy::{self, FileWindow};
+use super::file_index::{FileIndex, FileIndexBuilder};
 use super::input::RewriteInput;
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::schema_evolution::{same_but_spelling, ColumnSource, Evolution};
@@ -72,6 +73,9 @@ pub struct RewrittenFile {
     pub meta: CompactionFile,
     /// Per top-level column, when asked for.
     pub value_stats: Option<Vec<ColumnStats>>,
+    /// Its file index (`file-index.*`), embedded or in a file beside it.
+    #[serde(default)]
+    pub file_index: Option<FileIndex>,
 }
 
 /// The outcome of an append rewrite.
@@ -106,6 +110,8 @@ struct Settings {
     read_window: Option<u64>,
     /// Of the new files' names ([`CoreOptions::file_extension`]).
     extension: String,
+    /// The file index each new file gets (`file-index.*`).
+    file_index: Option<Arc<crate::rewrite::file_index::FileIndexSpec>>,
 }
 
 impl Settings {
@@ -114,7 +120,9 @@ impl Settings {
         let compression = writer_settings::compression(options)?;
         // Fail on an unwritable codec now, not after outputs exist.
         PageCompressor::new(compression, None)?;
-        let fast_copy = options.engine.fast_copy.get()?;
+        let file_index = crate::rewrite::file_index::FileIndexSpec::from_options(options)?;
+        // A copied row group is never decoded, so nothing would feed its file index.
+        let fast_copy = options.engine.fast_copy.get()? && file_index.is_none();
         let passthrough_writer = options.engine.passthrough_writer.get()?;
         let dict_cfg = Arc::new(
             DictConfig::new(compression, &props, writer_settings::dict_writers(options)?)
@@ -133,6 +141,7 @@ impl Settings {
             offload,
             read_window: Some(options.engine.append_read_window.get()?).filter(|&w| w > 0),
             extension: options.file_extension(),
+            file_index,
         })
     }
 }
@@ -234,21 +243,37 @@ struct AppendFiles<'r> {
     output_files: u64,
     output_bytes: u64,
     output_rows: u64,
+    /// An empty file index, cloned for each new file.
+    index: Option<FileIndexBuilder>,
+    storage: Arc<dyn Storage>,
 }
 
 impl Recorder for AppendFiles<'_> {
-    type File = ();
+    type File = Option<FileIndexBuilder>;
     type Done = RewrittenFile;
 
-    fn start(&mut self) {}
+    fn start(&mut self) -> Option<FileIndexBuilder> {
+        self.index.clone()
+    }
+
+    fn record(&mut self, file: &mut Option<FileIndexBuilder>, part: &RecordBatch) -> Result<()> {
+        match file {
+            Some(index) => index.add(part),
+            None => Ok(()),
+        }
+    }
 
     fn flushed(&mut self, writer: &ParquetFileWriter) {
         self.counters.add(&writer.counters);
         self.dictionary_arrays_decoded += writer.dictionary_arrays_decoded;
     }
 
-    fn finish(&mut self, file: FinishedFile<()>) -> Result<RewrittenFile> {
+    fn finish(&mut self, file: FinishedFile<Option<FileIndexBuilder>>) -> Result<RewrittenFile> {
         let (rows, size) = (file.rows, file.size);
+        let file_index = match file.state {
+            Some(index) => Some(index.finish(self.storage.as_ref(), &file.path, &file.name)?),
+            None => None,
+        };
         let min_seq = self.next_seq;
         self.next_seq += rows as i64;
         let meta = CompactionFile {
@@ -275,11 +300,19 @@ impl Recorder for AppendFiles<'_> {
                 .req
                 .collect_value_stats
                 .then(|| stats::collect(&file.metadata)),
+            file_index,
         })
     }
 
     fn path(done: &RewrittenFile) -> &str {
         &done.path
+    }
+
+    fn extra_paths(done: &RewrittenFile) -> Vec<&str> {
+        match &done.file_index {
+            Some(FileIndex::File { path, .. }) => vec![path.as_str()],
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -471,7 +504,14 @@ pub fn rewrite_append(
             settings.dict_cfg.clone(),
         )
     };
+    let index = settings
+        .file_index
+        .as_ref()
+        .map(|spec| spec.builder(&schema))
+        .transpose()?;
     let recorder = AppendFiles {
+        index,
+        storage: storage.clone(),
         req,
         next_seq: first.meta.min_sequence_number.0,
         counters: DictWriterCounters::default(),

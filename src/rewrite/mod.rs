@@ -26,6 +26,7 @@
 pub mod append;
 mod dictionary_passthrough;
 mod fast_copy;
+pub mod file_index;
 pub mod input;
 pub mod merge;
 pub mod metrics;

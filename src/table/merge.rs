@@ -191,6 +191,8 @@ fn manifest_record(
     let mins: Vec<Datum> = o.key_stats.iter().map(|s| s.min.clone()).collect();
     let maxs: Vec<Datum> = o.key_stats.iter().map(|s| s.max.clone()).collect();
     let count = |v: u64| i64::try_from(v).map_err(|_| Error::internal("count beyond i64"));
+    let (extra_files, embedded_file_index) =
+        crate::rewrite::file_index::FileIndex::manifest_fields(o.file_index.as_ref());
     Ok(DataFileMeta {
         file_name: o.meta.file_name.clone(),
         file_size: count(o.meta.file_size)?,
@@ -212,10 +214,10 @@ fn manifest_record(
         max_sequence_number: o.meta.max_sequence_number.0,
         schema_id,
         level: o.meta.level.get() as i32,
-        extra_files: Vec::new(),
+        extra_files,
         creation_time: Some(creation_time_ms),
         delete_row_count: Some(count(o.meta.delete_row_count.unwrap_or(0))?),
-        embedded_file_index: None,
+        embedded_file_index,
         file_source: Some(1),
         value_stats_cols: Some(Vec::new()),
         external_path: None,

@@ -319,6 +319,8 @@ impl Run<'_> {
                 }
                 _ => (SimpleStats::empty(), Vec::new()),
             };
+            let (extra_files, embedded_file_index) =
+                crate::rewrite::file_index::FileIndex::manifest_fields(o.file_index.as_ref());
             let f = DataFileMeta {
                 file_name: o.meta.file_name.clone(),
                 file_size: o.meta.file_size as i64,
@@ -331,10 +333,10 @@ impl Run<'_> {
                 max_sequence_number: o.meta.max_sequence_number.0,
                 schema_id,
                 level: 0,
-                extra_files: Vec::new(),
+                extra_files,
                 creation_time: Some(self.now_ms),
                 delete_row_count: Some(0),
-                embedded_file_index: None,
+                embedded_file_index,
                 file_source: Some(1),
                 value_stats_cols: Some(value_stats_cols),
                 external_path: external.then(|| o.path.clone()),

@@ -151,6 +151,10 @@ import java.util.TimeZone;
 import java.util.UUID;
 
 public class PaimonDriver {
+
+    /** Data files the last `read` planned (after its filter pruned files). */
+    private static int lastPlannedFiles;
+
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
     private static final DateTimeFormatter SECONDS =
@@ -278,6 +282,9 @@ public class PaimonDriver {
                 break;
             case "read":
                 result.set("rows", read(id, step));
+                // The data files the filtered scan planned: what file indexes and statistics
+                // let Java skip shows here.
+                result.put("planned_files", lastPlannedFiles);
                 break;
             case "snapshots":
                 result.set("snapshots", snapshots(id));
@@ -485,7 +492,7 @@ public class PaimonDriver {
         boolean withKind = step.path("with_kind").asBoolean(false);
         RowType rowType = table.rowType();
         ReadBuilder rb = table.newReadBuilder();
-        // {"filter": {"field": f, "op": "ge" | "lt", "value": v}}: the scan prunes files by
+        // {"filter": {"field": f, "op": "eq" | "ge" | "lt", "value": v}}: the scan prunes files by
         // their value statistics with it; the rows are filtered exactly afterwards, so a file
         // pruned by a wrong bound shows as missing rows.
         JsonNode filter = step.get("filter");
@@ -496,8 +503,11 @@ public class PaimonDriver {
             Object literal = toInternal(filter.get("value"), type);
             org.apache.paimon.predicate.PredicateBuilder pb =
                     new org.apache.paimon.predicate.PredicateBuilder(rowType);
-            boolean ge = filter.get("op").asText().equals("ge");
-            rb = rb.withFilter(ge ? pb.greaterOrEqual(index, literal) : pb.lessThan(index, literal));
+            String op = filter.get("op").asText();
+            boolean ge = op.equals("ge");
+            boolean eq = op.equals("eq");
+            rb = rb.withFilter(eq ? pb.equal(index, literal)
+                    : ge ? pb.greaterOrEqual(index, literal) : pb.lessThan(index, literal));
             InternalRow.FieldGetter getter = InternalRow.createFieldGetter(type, index);
             @SuppressWarnings("unchecked")
             Comparable<Object> bound = (Comparable<Object>) literal;
@@ -507,11 +517,17 @@ public class PaimonDriver {
                     return false;
                 }
                 int c = -bound.compareTo(v);
-                return ge ? c >= 0 : c < 0;
+                return eq ? c == 0 : ge ? c >= 0 : c < 0;
             };
         }
         final java.util.function.Predicate<InternalRow> kept = keep;
         List<Split> splits = rb.newScan().plan().splits();
+        lastPlannedFiles = 0;
+        for (Split split : splits) {
+            if (split instanceof org.apache.paimon.table.source.DataSplit) {
+                lastPlannedFiles += ((org.apache.paimon.table.source.DataSplit) split).dataFiles().size();
+            }
+        }
         List<String> rows = new ArrayList<>();
         try (RecordReader<InternalRow> reader = rb.newRead().withIOManager(ioManager).createReader(splits)) {
             reader.forEachRemaining(row -> {

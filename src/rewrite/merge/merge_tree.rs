@@ -467,6 +467,7 @@ fn open_outputs<'s>(
         },
         resolved.file.as_deref(),
     )?;
+    let file_index = crate::rewrite::file_index::FileIndexSpec::from_options(options)?;
     let settings_of = |props, dict_cfg| -> Result<Arc<OutputSettings>> {
         let file = FileSpec {
             strings_take_dictionaries: true,
@@ -483,6 +484,7 @@ fn open_outputs<'s>(
             seq_col: layout.seq_col,
             kind_col: layout.kind_col,
             extension: options.file_extension(),
+            file_index: file_index.clone(),
         }))
     };
     let settings = settings_of(data_props, data_dict_cfg)?;

@@ -145,6 +145,9 @@ pub struct MergeOutputFile {
     /// turns the value columns' into the manifest's value statistics).
     #[serde(default)]
     pub column_stats: Vec<crate::rewrite::stats::ColumnStats>,
+    /// Its file index (`file-index.*`), embedded or in a file beside it.
+    #[serde(default)]
+    pub file_index: Option<crate::rewrite::file_index::FileIndex>,
 }
 
 /// Counters of one merge.

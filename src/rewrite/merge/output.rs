@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 use crate::meta::{CompactionFile, FileSource, Level, SequenceNumber};
 use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
 use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
+use crate::rewrite::file_index::{FileIndex, FileIndexBuilder};
 use crate::storage::Storage;
 use crate::value::Datum;
 
@@ -35,6 +36,8 @@ pub(crate) struct OutputSettings {
     pub kind_col: usize,
     /// Of the files' names ([`crate::options::CoreOptions::file_extension`]).
     pub extension: String,
+    /// The file index each file gets (`file-index.*`), `None` for none.
+    pub file_index: Option<Arc<crate::rewrite::file_index::FileIndexSpec>>,
 }
 
 /// `(value field, key field)` for each `_KEY_<name>` column whose value column `<name>` the
@@ -66,6 +69,7 @@ struct FileKeys {
     first_key: Option<Vec<Datum>>,
     last_key: Option<Vec<Datum>>,
     stats: KeyStats,
+    index: Option<FileIndexBuilder>,
 }
 
 /// What the merge records about each output file: its metadata, computed from the rows that
@@ -75,6 +79,9 @@ struct MergeFiles {
     /// One single-column row converter per key column (byte-comparable min/max).
     converters: Vec<RowConverter>,
     mirrored_chunks: u64,
+    /// An empty file index, cloned for each new file.
+    index: Option<FileIndexBuilder>,
+    storage: Arc<dyn Storage>,
 }
 
 impl Recorder for MergeFiles {
@@ -94,10 +101,14 @@ impl Recorder for MergeFiles {
                 max: vec![None; n],
                 nulls: vec![0; n],
             },
+            index: self.index.clone(),
         }
     }
 
     fn record(&mut self, file: &mut FileKeys, part: &RecordBatch) -> Result<()> {
+        if let Some(index) = &mut file.index {
+            index.add(part)?;
+        }
         update_stats(file, part, &self.settings, &self.converters)
     }
 
@@ -115,7 +126,11 @@ impl Recorder for MergeFiles {
             first_key,
             last_key,
             stats,
+            index,
         } = file.state;
+        let file_index = index
+            .map(|i| i.finish(self.storage.as_ref(), &file.path, &file.name))
+            .transpose()?;
         let (min_key, max_key) = match (first_key, last_key) {
             (Some(a), Some(b)) => (a, b),
             _ => return Err(Error::internal("an output file without keys")),
@@ -152,11 +167,19 @@ impl Recorder for MergeFiles {
             max_key,
             key_stats,
             column_stats,
+            file_index,
         })
     }
 
     fn path(done: &MergeOutputFile) -> &str {
         &done.path
+    }
+
+    fn extra_paths(done: &MergeOutputFile) -> Vec<&str> {
+        match &done.file_index {
+            Some(FileIndex::File { path, .. }) => vec![path.as_str()],
+            _ => Vec::new(),
+        }
     }
 }
 
@@ -187,10 +210,17 @@ impl<'s> RollingOutput<'s> {
                     .map_err(|e| Error::unsupported(format!("key column type: {e}")))
             })
             .collect::<Result<Vec<_>>>()?;
+        let index = settings
+            .file_index
+            .as_ref()
+            .map(|spec| spec.builder(schema))
+            .transpose()?;
         let files = MergeFiles {
             settings: settings.clone(),
             converters,
             mirrored_chunks: 0,
+            index,
+            storage: storage.clone(),
         };
         Ok(RollingOutput(
             RollingWriter::new(

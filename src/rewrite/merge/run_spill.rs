@@ -73,6 +73,8 @@ pub(super) fn spill_runs(
     // files, which a run may not do.
     let mut one_file = options.clone();
     one_file.target_file_size = u64::MAX;
+    // Temporary runs are read once, by the final merge: no file index.
+    one_file.raw.retain(|k, _| !k.starts_with("file-index."));
     let mut spilled = Spilled {
         req: MergeTreeRewrite {
             sections: Vec::with_capacity(req.sections.len()),
