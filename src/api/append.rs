@@ -125,7 +125,12 @@ pub fn compact_append_files(
     request: &AppendRequest,
     services: &Services<'_>,
 ) -> Result<AppendResult> {
-    let options = CoreOptions::parse(TableKind::Append, &options_map(&request.options))?;
+    // The file-level API reports paths, sizes and sequence ranges, not manifest fields: a file
+    // index would have nowhere to go (an index file beside an output would be unreported),
+    // so its outputs have none, which readers treat as "read the file". Table jobs write them.
+    let mut options = options_map(&request.options);
+    options.retain(|k, _| !k.starts_with("file-index."));
+    let options = CoreOptions::parse(TableKind::Append, &options)?;
     let req = AppendRewrite {
         inputs: request
             .inputs
