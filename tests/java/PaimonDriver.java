@@ -586,6 +586,9 @@ public class PaimonDriver {
             o.put("rowCount", e.file().rowCount());
             o.put("schemaId", e.file().schemaId());
             o.put("fileSource", e.file().fileSource().map(Enum::name).orElse(null));
+            byte[] index = e.file().embeddedIndex();
+            o.put("embeddedIndexBytes", index == null ? 0 : index.length);
+            o.put("extraFiles", e.file().extraFiles().size());
             out.add(o);
         }
         return out;
