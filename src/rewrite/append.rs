@@ -309,10 +309,7 @@ impl Recorder for AppendFiles<'_> {
     }
 
     fn extra_paths(done: &RewrittenFile) -> Vec<&str> {
-        match &done.file_index {
-            Some(FileIndex::File { path, .. }) => vec![path.as_str()],
-            _ => Vec::new(),
-        }
+        FileIndex::written_file(done.file_index.as_ref())
     }
 }
 

@@ -165,6 +165,15 @@ pub enum FileIndex {
 }
 
 impl FileIndex {
+    /// The index file written beside the data file, if the index is not embedded: what a
+    /// failed rewrite deletes with the data file.
+    pub fn written_file(index: Option<&FileIndex>) -> Vec<&str> {
+        match index {
+            Some(FileIndex::File { path, .. }) => vec![path.as_str()],
+            _ => Vec::new(),
+        }
+    }
+
     /// The manifest entry's `_EXTRA_FILES` and `_EMBEDDED_FILE_INDEX` for a file with
     /// `index`.
     pub fn manifest_fields(index: Option<&FileIndex>) -> (Vec<String>, Option<Vec<u8>>) {

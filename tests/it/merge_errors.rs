@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use merge_support::*;
-use paimon_compact::meta::Level;
 use paimon_compact::options::CoreOptions;
 use paimon_compact::rewrite::merge::{
     rewrite_merge_tree, MergeTreeRewrite, MergeTreeRewriteResult, RowKind,
@@ -29,22 +28,6 @@ fn rec(key: i64, seq: i64, kind: RowKind, n: Option<i64>) -> Rec {
         v: Some(format!("v{seq}")),
         n,
         b: Some(seq % 2 == 0),
-    }
-}
-
-fn request(sections: Vec<Vec<Vec<RewriteInput>>>, out: u32, drop_delete: bool) -> MergeTreeRewrite {
-    MergeTreeRewrite {
-        sections,
-        higher_levels: Vec::new(),
-        output_dir: DIR.into(),
-        file_prefix: "data-out-".into(),
-        changelog_prefix: "changelog-out-".into(),
-        output_level: Level::new(out),
-        max_level: Level::new(4),
-        drop_delete,
-        write_data: true,
-        creation_time_ms: 1,
-        schema: None,
     }
 }
 
@@ -86,7 +69,7 @@ fn keys_out_of_order_name_the_file_and_leave_nothing() {
     bad.swap(20, 21);
     sections[0].push(vec![put_file(&st, "data-bad.parquet", 0, &bad, 7)]);
     let before = files_in(&st);
-    let e = run(&st, &request(sections, 1, false), &opts(&[])).unwrap_err();
+    let e = run(&st, &merge_request(sections, 1, false), &opts(&[])).unwrap_err();
     assert_eq!(
         e.kind,
         ErrorKind::CorruptInput {
@@ -109,7 +92,12 @@ fn overlapping_files_of_one_run_are_corrupt() {
         put_file(&st, "data-x.parquet", 1, &x, 100),
         put_file(&st, "data-y.parquet", 1, &y, 100),
     ];
-    let e = run(&st, &request(vec![vec![run_files]], 2, false), &opts(&[])).unwrap_err();
+    let e = run(
+        &st,
+        &merge_request(vec![vec![run_files]], 2, false),
+        &opts(&[]),
+    )
+    .unwrap_err();
     assert_eq!(
         e.kind,
         ErrorKind::CorruptInput {
@@ -138,7 +126,12 @@ fn a_missing_system_column_is_corrupt_input() {
     let mut input = put_file(&st, "data-nokind.parquet", 0, &good, 10);
     st.put(&input.path, buf);
     input.deleted_rows = None;
-    let e = run(&st, &request(vec![vec![vec![input]]], 1, false), &opts(&[])).unwrap_err();
+    let e = run(
+        &st,
+        &merge_request(vec![vec![vec![input]]], 1, false),
+        &opts(&[]),
+    )
+    .unwrap_err();
     assert_eq!(
         e.kind,
         ErrorKind::CorruptInput {
@@ -174,7 +167,7 @@ fn a_key_column_that_disagrees_with_its_value_column_is_corrupt() {
     st.put(&input.path, buf);
     sections[0].push(vec![input]);
     let before = files_in(&st);
-    let e = run(&st, &request(sections, 1, false), &opts(&[])).unwrap_err();
+    let e = run(&st, &merge_request(sections, 1, false), &opts(&[])).unwrap_err();
     assert_eq!(
         e.kind,
         ErrorKind::CorruptInput {
@@ -197,7 +190,7 @@ fn a_row_count_that_differs_from_the_metadata_is_corrupt() {
     meta.row_count += 1;
     input.meta = Arc::new(meta);
     sections[0][1][0] = input;
-    let e = run(&st, &request(sections, 1, false), &opts(&[])).unwrap_err();
+    let e = run(&st, &merge_request(sections, 1, false), &opts(&[])).unwrap_err();
     assert_eq!(
         e.kind,
         ErrorKind::CorruptInput {
@@ -237,7 +230,12 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
         ],
         vec![("file.format.per.level", "1:orc")],
     ] {
-        let e = run(&st, &request(sections.clone(), 1, false), &opts(&pairs)).unwrap_err();
+        let e = run(
+            &st,
+            &merge_request(sections.clone(), 1, false),
+            &opts(&pairs),
+        )
+        .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unsupported, "{pairs:?}: {e}");
         assert_eq!(files_in(&st), before, "{pairs:?}");
     }
@@ -249,7 +247,7 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
     ] {
         let e = run(
             &st,
-            &request(sections.clone(), 1, false),
+            &merge_request(sections.clone(), 1, false),
             &opts(&[(key, value)]),
         )
         .unwrap_err();
@@ -281,7 +279,12 @@ fn refused_retractions_name_the_file() {
             ("fields.n.aggregate-function", "max"),
         ],
     ] {
-        let e = run(&st, &request(sections.clone(), 2, false), &opts(&pairs)).unwrap_err();
+        let e = run(
+            &st,
+            &merge_request(sections.clone(), 2, false),
+            &opts(&pairs),
+        )
+        .unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unsupported, "{pairs:?}: {e}");
         assert!(e.message.contains("data-del.parquet"), "{e}");
         assert_eq!(files_in(&st), before);
@@ -303,7 +306,12 @@ fn refused_retractions_name_the_file() {
             ("fields.n.ignore-retract", "true"),
         ],
     ] {
-        let r = run(&st, &request(sections.clone(), 2, false), &opts(&pairs)).unwrap();
+        let r = run(
+            &st,
+            &merge_request(sections.clone(), 2, false),
+            &opts(&pairs),
+        )
+        .unwrap();
         for f in &r.outputs {
             st.delete(&f.path).unwrap();
         }
@@ -315,7 +323,7 @@ fn full_compaction_changelog_into_the_max_level_must_drop_deletes() {
     let st = MemoryStorage::new();
     let e = run(
         &st,
-        &request(bucket(&st), 4, false),
+        &merge_request(bucket(&st), 4, false),
         &opts(&[("changelog-producer", "full-compaction")]),
     )
     .unwrap_err();
@@ -354,7 +362,7 @@ fn aggregate_functions_follow_paimon() {
         ("fields.n.aggregate-function", "sum"),
         ("fields.b.aggregate-function", "bool_and"),
     ]);
-    let r = run(&st, &request(sections.clone(), 2, true), &o).unwrap();
+    let r = run(&st, &merge_request(sections.clone(), 2, true), &o).unwrap();
     let rows = read_rows(&st, &r.outputs[0].path);
     // listagg skips blank input; sum and bool_and ignore nulls.
     assert_eq!(
@@ -384,7 +392,7 @@ fn aggregate_functions_follow_paimon() {
         ("fields.n.aggregate-function", "min"),
         ("fields.b.aggregate-function", "first_non_null_value"),
     ]);
-    let r = run(&st, &request(sections.clone(), 2, true), &o).unwrap();
+    let r = run(&st, &merge_request(sections.clone(), 2, true), &o).unwrap();
     let rows = read_rows(&st, &r.outputs[0].path);
     assert_eq!(rows[0].v.as_deref(), Some("c"));
     assert_eq!(rows[0].n, Some(5));
@@ -396,7 +404,7 @@ fn aggregate_functions_follow_paimon() {
         ("merge-engine", "aggregation"),
         ("fields.default-aggregate-function", "first_value"),
     ]);
-    let r = run(&st, &request(sections, 2, true), &o).unwrap();
+    let r = run(&st, &merge_request(sections, 2, true), &o).unwrap();
     let rows = read_rows(&st, &r.outputs[0].path);
     assert_eq!((rows[0].v.as_deref(), rows[0].n), (Some("a"), Some(5)));
     assert_eq!((rows[1].v.as_deref(), rows[1].n), (None, Some(9)));
@@ -424,7 +432,7 @@ fn unknown_aggregate_functions_are_invalid_options() {
         ] {
             let e = run(
                 &st,
-                &request(sections.clone(), 1, false),
+                &merge_request(sections.clone(), 1, false),
                 &opts(&[("merge-engine", engine), (key, value)]),
             )
             .unwrap_err();
@@ -441,7 +449,7 @@ fn unknown_aggregate_functions_are_invalid_options() {
     }
     let e = run(
         &st,
-        &request(sections.clone(), 1, false),
+        &merge_request(sections.clone(), 1, false),
         &opts(&[
             ("merge-engine", "aggregation"),
             ("fields.n.aggregate-function", "count"),
@@ -453,7 +461,7 @@ fn unknown_aggregate_functions_are_invalid_options() {
     // take the default.
     let e = run(
         &st,
-        &request(sections.clone(), 1, false),
+        &merge_request(sections.clone(), 1, false),
         &opts(&[
             ("merge-engine", "aggregation"),
             ("fields.default-aggregate-function", "count"),
@@ -468,7 +476,7 @@ fn unknown_aggregate_functions_are_invalid_options() {
     // Deduplicate and first-row tables never build field aggregators (Paimon skips the check).
     let r = run(
         &st,
-        &request(sections, 1, false),
+        &merge_request(sections, 1, false),
         &opts(&[("fields.n.aggregate-function", "count")]),
     );
     assert!(r.is_ok(), "{:?}", r.err());
@@ -483,7 +491,7 @@ fn an_upgrade_without_rewrite_produces_only_changelog() {
     let l0: Vec<Rec> = (5..15)
         .map(|k| rec(k, 100 + k, RowKind::Insert, Some(2)))
         .collect();
-    let mut req = request(
+    let mut req = merge_request(
         vec![vec![vec![put_file(&st, "data-l0.parquet", 0, &l0, 4)]]],
         1,
         false,
@@ -624,7 +632,7 @@ fn fail_every_call(
     let high: Vec<Rec> = (0..800)
         .map(|k| rec(k, k - 1000, RowKind::Insert, Some(1)))
         .collect();
-    let mut req = request(sections, 1, true);
+    let mut req = merge_request(sections, 1, true);
     req.higher_levels = vec![put_file(&st, "data-l3.parquet", 3, &high, 16)];
     {
         let mut pairs = vec![

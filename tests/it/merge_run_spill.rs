@@ -8,8 +8,7 @@
 use crate::merge_support;
 
 use merge_support::*;
-use paimon_compact::meta::Level;
-use paimon_compact::rewrite::merge::{rewrite_merge_tree, MergeTreeRewrite, RowKind};
+use paimon_compact::rewrite::merge::{rewrite_merge_tree, RowKind};
 use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::ErrorKind;
@@ -59,29 +58,18 @@ fn bucket(st: &MemoryStorage, n: usize) -> Vec<Vec<RewriteInput>> {
     runs
 }
 
-fn request(section: Vec<Vec<RewriteInput>>, out: u32, drop_delete: bool) -> MergeTreeRewrite {
-    MergeTreeRewrite {
-        sections: vec![section],
-        higher_levels: Vec::new(),
-        output_dir: DIR.into(),
-        file_prefix: "data-out-".into(),
-        changelog_prefix: "changelog-out-".into(),
-        output_level: Level::new(out),
-        max_level: Level::new(4),
-        drop_delete,
-        write_data: true,
-        creation_time_ms: 1,
-        schema: None,
-    }
-}
-
 /// The rows of every data and changelog output of one merge of a fresh bucket of 40 level-0
 /// runs under `pairs`, the spill counters, and whether only inputs and outputs are left.
 fn merge(pairs: &[(&str, &str)], out: u32) -> (Vec<Rec>, Vec<Rec>, u64, bool) {
     let st = MemoryStorage::new();
     let section = bucket(&st, 40);
     let before = files_in(&st);
-    let r = rewrite_merge_tree(&st, &request(section, out, out == 4), &opts(pairs)).unwrap();
+    let r = rewrite_merge_tree(
+        &st,
+        &merge_request(vec![section], out, out == 4),
+        &opts(pairs),
+    )
+    .unwrap();
     let data = r
         .outputs
         .iter()
@@ -166,7 +154,7 @@ fn a_failed_merge_leaves_no_temporary_run() {
     let before = files_in(&st);
     let e = rewrite_merge_tree(
         &st,
-        &request(section, 4, true),
+        &merge_request(vec![section], 4, true),
         &opts(&[("paimon-compact.merge.max-runs", "3")]),
     )
     .unwrap_err();
@@ -175,7 +163,7 @@ fn a_failed_merge_leaves_no_temporary_run() {
     // A bound below 2 is refused.
     let e = rewrite_merge_tree(
         &st,
-        &request(bucket(&st, 3), 4, true),
+        &merge_request(vec![bucket(&st, 3)], 4, true),
         &opts(&[("paimon-compact.merge.max-runs", "1")]),
     )
     .unwrap_err();

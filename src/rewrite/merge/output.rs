@@ -176,10 +176,7 @@ impl Recorder for MergeFiles {
     }
 
     fn extra_paths(done: &MergeOutputFile) -> Vec<&str> {
-        match &done.file_index {
-            Some(FileIndex::File { path, .. }) => vec![path.as_str()],
-            _ => Vec::new(),
-        }
+        FileIndex::written_file(done.file_index.as_ref())
     }
 }
 

@@ -199,6 +199,28 @@ pub fn full_merge_request(
     }
 }
 
+/// A merge of `sections` into level `out` of a bucket whose max level is 4, outputs under
+/// [`DIR`], the schema taken from the inputs.
+pub fn merge_request(
+    sections: Vec<Vec<Vec<RewriteInput>>>,
+    out: u32,
+    drop_delete: bool,
+) -> MergeTreeRewrite {
+    MergeTreeRewrite {
+        sections,
+        higher_levels: Vec::new(),
+        output_dir: DIR.into(),
+        file_prefix: "data-out-".into(),
+        changelog_prefix: "changelog-out-".into(),
+        output_level: Level::new(out),
+        max_level: Level::new(4),
+        drop_delete,
+        write_data: true,
+        creation_time_ms: 1,
+        schema: None,
+    }
+}
+
 pub fn opts(pairs: &[(&str, &str)]) -> CoreOptions {
     CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, pairs.iter().copied()).unwrap()
 }

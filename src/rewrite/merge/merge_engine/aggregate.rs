@@ -80,15 +80,9 @@ impl Func {
     /// Names match exactly (no trimming, case-sensitive), as Paimon looks up its factories.
     /// `data_type` is the column's (nested-update keys are names of its row fields).
     fn parse(name: &str, field: &str, data_type: &DataType, options: &CoreOptions) -> Result<Self> {
-        let flag = |suffix: &str| {
-            options
-                .raw
-                .get(&format!("fields.{field}.{suffix}"))
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
-        };
         Ok(match name {
             "collect" => Func::Collection(CollectionFunc::Collect {
-                distinct: flag("distinct"),
+                distinct: field_flag(options, field, "distinct"),
             }),
             "merge_map" => Func::Collection(CollectionFunc::MergeMap),
             "merge_map_with_keytime" => Func::Collection(CollectionFunc::MergeMapWithKeyTime {
@@ -138,10 +132,7 @@ impl Func {
             "bool_and" => Func::BoolAnd,
             "bool_or" => Func::BoolOr,
             "listagg" => {
-                let distinct = options
-                    .raw
-                    .get(&format!("fields.{field}.distinct"))
-                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+                let distinct = field_flag(options, field, "distinct");
                 let delimiter = options
                     .raw
                     .get(&format!("fields.{field}.list-agg-delimiter"))
@@ -228,6 +219,31 @@ const PAIMON_FUNCTIONS: &[&str] = &[
 
 const DEFAULT_FUNCTION_KEY: &str = "fields.default-aggregate-function";
 
+/// The aggregate function the options name for column `field`, with the key that names it:
+/// `fields.<field>.aggregate-function`, else `fields.default-aggregate-function`.
+pub(crate) fn configured_function<'o>(
+    options: &'o CoreOptions,
+    field: &str,
+) -> Option<(String, &'o str)> {
+    let field_key = format!("fields.{field}.aggregate-function");
+    match options.raw.get(&field_key) {
+        Some(v) => Some((field_key, v.as_str())),
+        None => options
+            .raw
+            .get(DEFAULT_FUNCTION_KEY)
+            .map(|v| (DEFAULT_FUNCTION_KEY.to_string(), v.as_str())),
+    }
+}
+
+/// Whether the per-field flag `fields.<field>.<suffix>` is `true` (`ignore-retract`,
+/// `distinct`).
+fn field_flag(options: &CoreOptions, field: &str, suffix: &str) -> bool {
+    options
+        .raw
+        .get(&format!("fields.{field}.{suffix}"))
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
 /// Refuses a table whose `fields.<f>.aggregate-function` (else
 /// `fields.default-aggregate-function`) names a function Paimon does not have, with an
 /// invalid-option error naming the key and the value.
@@ -242,15 +258,11 @@ pub(crate) fn check_function_names(
     options: &CoreOptions,
     columns: &[(String, DataType)],
 ) -> Result<()> {
-    let default = options.raw.get(DEFAULT_FUNCTION_KEY);
     for (name, _) in columns {
-        let field_key = format!("fields.{name}.aggregate-function");
-        let (key, value) = match (options.raw.get(&field_key), default) {
-            (Some(v), _) => (field_key.as_str(), v),
-            (None, Some(v)) => (DEFAULT_FUNCTION_KEY, v),
-            (None, None) => continue,
+        let Some((key, value)) = configured_function(options, name) else {
+            continue;
         };
-        if PAIMON_FUNCTIONS.contains(&value.as_str()) {
+        if PAIMON_FUNCTIONS.contains(&value) {
             continue;
         }
         let retired = if value == "count" {
@@ -259,7 +271,7 @@ pub(crate) fn check_function_names(
             ""
         };
         return Err(Error::invalid_option(
-            key,
+            &key,
             value,
             format!(
                 "Paimon has no aggregate function of this name{retired}, so it rejects the \
@@ -312,10 +324,7 @@ impl FieldAgg {
                 func.name()
             )));
         }
-        let ignore_retract = options
-            .raw
-            .get(&format!("fields.{name}.ignore-retract"))
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        let ignore_retract = field_flag(options, name, "ignore-retract");
         Ok(FieldAgg {
             func,
             ignore_retract,
@@ -402,13 +411,9 @@ impl Aggregate {
             .as_deref()
             .map(|s| s.split(',').map(str::trim).collect())
             .unwrap_or_default();
-        let default = options.raw.get("fields.default-aggregate-function");
         let mut fields = Vec::with_capacity(columns.len());
         for (name, data_type) in columns {
-            let configured = options
-                .raw
-                .get(&format!("fields.{name}.aggregate-function"))
-                .or(default);
+            let configured = configured_function(options, name).map(|(_, f)| f);
             let func = if sequence_fields.contains(&name.as_str()) {
                 Func::LastValue
             } else {

@@ -136,8 +136,7 @@ impl CollectionFunc {
                 let like = like.ok_or_else(|| Error::internal("collect of two nulls"))?;
                 let a = acc.map(list_values).transpose()?;
                 let i = input.map(list_values).transpose()?;
-                let parts: Vec<&dyn Array> = a.iter().chain(i.iter()).map(|x| x.as_ref()).collect();
-                let all = concat(&parts).map_err(arrow)?;
+                let all = concat_present(a.as_ref(), i.as_ref())?;
                 let keep: Vec<u32> = if !distinct {
                     (0..all.len() as u32).collect()
                 } else {
@@ -179,12 +178,9 @@ impl CollectionFunc {
                 let a = acc.map(list_values).transpose()?;
                 let i = list_values(input)?;
                 if n.key.is_empty() {
-                    let non_null = |x: &ArrayRef| -> Vec<usize> {
-                        (0..x.len()).filter(|&k| x.is_valid(k)).collect()
-                    };
                     let (all, keep) = match &a {
                         None => {
-                            let keep: Vec<u32> = non_null(&i)
+                            let keep: Vec<u32> = valid_rows(&i)
                                 .into_iter()
                                 .take(n.count_limit)
                                 .map(|k| k as u32)
@@ -196,9 +192,9 @@ impl CollectionFunc {
                             let room = n.count_limit - a.len();
                             let all = concat(&[a.as_ref(), i.as_ref()]).map_err(arrow)?;
                             let mut keep: Vec<u32> =
-                                non_null(a).into_iter().map(|k| k as u32).collect();
+                                valid_rows(a).into_iter().map(|k| k as u32).collect();
                             keep.extend(
-                                non_null(&i)
+                                valid_rows(&i)
                                     .into_iter()
                                     .take(room)
                                     .map(|k| (k + a.len()) as u32),
@@ -209,7 +205,7 @@ impl CollectionFunc {
                     return Ok(Out::New(one_list(&like, &all, &keep)?));
                 }
                 let acc_len = a.as_ref().map_or(0, |x| x.len());
-                let all = concat_present(a.as_ref(), &i)?;
+                let all = concat_present(a.as_ref(), Some(&i))?;
                 let keys = nested_rows(&all, &n.key)?;
                 let seqs = if n.sequence.is_empty() {
                     None
@@ -233,8 +229,7 @@ impl CollectionFunc {
                         per_key.set(k, r as u32);
                     }
                 }
-                let keep = per_key.keep;
-                Ok(Out::New(one_list(&like, &all, &keep)?))
+                Ok(Out::New(one_list(&like, &all, &per_key.into_kept())?))
             }
         }
     }
@@ -253,23 +248,19 @@ impl CollectionFunc {
         })?;
         let conv = converter(keys.data_type())?;
         let key_rows = rows(&conv, keys)?;
-        // Key -> slot of `kept`, in first-seen order; a removed key leaves its slot empty.
-        let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
-        let mut kept: Vec<Option<u32>> = Vec::new();
+        let mut per_key = PerKey::default();
         for e in 0..all.len() {
-            let k = key_rows.row(e).as_ref().to_vec();
-            let current = slot.get(&k).and_then(|&s| kept[s]);
+            let row = key_rows.row(e);
+            let k = row.as_ref();
             if e >= acc_len {
                 if values.is_null(e) {
-                    if let Some(s) = slot.remove(&k) {
-                        kept[s] = None;
-                    }
+                    per_key.remove(k);
                     continue;
                 }
                 if times.is_null(e) {
                     continue;
                 }
-                let later = match current {
+                let later = match per_key.get(k) {
                     None => true,
                     Some(old) => {
                         let old = old as usize;
@@ -282,15 +273,9 @@ impl CollectionFunc {
                     continue;
                 }
             }
-            match slot.get(&k) {
-                Some(&s) => kept[s] = Some(e as u32),
-                None => {
-                    slot.insert(k, kept.len());
-                    kept.push(Some(e as u32));
-                }
-            }
+            per_key.set(k, e as u32);
         }
-        let keep: Vec<u32> = kept.into_iter().flatten().collect();
+        let keep = per_key.into_kept();
         Ok(Out::New(one_map(acc.data_type(), &all, &keep)?))
     }
 
@@ -305,20 +290,14 @@ impl CollectionFunc {
         let like = input.data_type().clone();
         let a = acc.map(list_values).transpose()?;
         let i = list_values(input)?;
-        let all = concat_present(a.as_ref(), &i)?;
-        let rule = NestedUpdate {
-            key: key.to_vec(),
-            sequence: Vec::new(),
-            null_keys,
-            count_limit: usize::MAX,
-        };
+        let all = concat_present(a.as_ref(), Some(&i))?;
         let keys = nested_rows(&all, key)?;
         let s = all.as_struct();
         // Per group, per field: the last row whose field is not null.
         let mut slot: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut groups: Vec<Vec<Option<u32>>> = Vec::new();
         for r in 0..all.len() {
-            if all.is_null(r) || !rule.admits(&all, r)? {
+            if all.is_null(r) || !null_keys.admits(key, &all, r)? {
                 continue;
             }
             let k = keys.row(r).as_ref().to_vec();
@@ -420,18 +399,15 @@ impl CollectionFunc {
             }
             CollectionFunc::NestedUpdate(n) => {
                 let (a, r) = (list_values(acc)?, list_values(input)?);
-                let non_null = |x: &ArrayRef| -> Vec<usize> {
-                    (0..x.len()).filter(|&k| x.is_valid(k)).collect()
-                };
                 let keep: Vec<u32> = if n.key.is_empty() {
                     // Every accumulator row equal to a retracted row goes.
                     let conv = converter(a.data_type())?;
                     let (ra, rr) = (rows(&conv, &a)?, rows(&conv, &r)?);
-                    let gone: HashSet<Vec<u8>> = non_null(&r)
+                    let gone: HashSet<Vec<u8>> = valid_rows(&r)
                         .into_iter()
                         .map(|k| rr.row(k).as_ref().to_vec())
                         .collect();
-                    non_null(&a)
+                    valid_rows(&a)
                         .into_iter()
                         .filter(|&k| !gone.contains(ra.row(k).as_ref()))
                         .map(|k| k as u32)
@@ -440,18 +416,18 @@ impl CollectionFunc {
                     // One row per key of the accumulator (its last), less the retracted keys.
                     let (ka, kr) = (nested_rows(&a, &n.key)?, nested_rows(&r, &n.key)?);
                     let mut gone: HashSet<Vec<u8>> = HashSet::new();
-                    for k in non_null(&r) {
+                    for k in valid_rows(&r) {
                         if n.admits(&r, k)? {
                             gone.insert(kr.row(k).as_ref().to_vec());
                         }
                     }
                     let mut per_key = PerKey::default();
-                    for k in non_null(&a) {
+                    for k in valid_rows(&a) {
                         if n.admits(&a, k)? {
                             per_key.set(ka.row(k).as_ref(), k as u32);
                         }
                     }
-                    let mut keep = per_key.keep;
+                    let mut keep = per_key.into_kept();
                     keep.retain(|&k| !gone.contains(ka.row(k as usize).as_ref()));
                     keep
                 };
@@ -464,11 +440,18 @@ impl CollectionFunc {
 impl NestedUpdate {
     /// Whether row `r` of `rows` takes part under the null-key strategy.
     fn admits(&self, rows: &ArrayRef, r: usize) -> Result<bool> {
+        self.null_keys.admits(&self.key, rows, r)
+    }
+}
+
+impl NullKeys {
+    /// Whether row `r` of `rows` (a struct array) takes part, given its `key` fields.
+    fn admits(self, key: &[usize], rows: &ArrayRef, r: usize) -> Result<bool> {
         let s = rows.as_struct();
-        if !self.key.iter().any(|&f| s.column(f).is_null(r)) {
+        if !key.iter().any(|&f| s.column(f).is_null(r)) {
             return Ok(true);
         }
-        match self.null_keys {
+        match self {
             NullKeys::Merge => Ok(true),
             NullKeys::Ignore => Ok(false),
             NullKeys::Error => Err(Error::unsupported(
@@ -543,39 +526,54 @@ fn distinct_after(all: &ArrayRef, kept: usize) -> Result<Vec<u32>> {
 #[derive(Default)]
 struct PerKey {
     slot: HashMap<Vec<u8>, usize>,
-    keep: Vec<u32>,
+    /// Per place, the chosen entry; a removed key empties its place.
+    keep: Vec<Option<u32>>,
 }
 
 impl PerKey {
     /// The entry chosen for `key` so far.
     fn get(&self, key: &[u8]) -> Option<u32> {
-        self.slot.get(key).map(|&s| self.keep[s])
+        self.slot.get(key).and_then(|&s| self.keep[s])
     }
 
     /// Chooses entry `at` for `key`: in the key's place, or a new place at the end.
     fn set(&mut self, key: &[u8], at: u32) {
         match self.slot.get(key) {
-            Some(&s) => self.keep[s] = at,
+            Some(&s) => self.keep[s] = Some(at),
             None => {
                 self.slot.insert(key.to_vec(), self.keep.len());
-                self.keep.push(at);
+                self.keep.push(Some(at));
             }
         }
     }
 
+    /// Forgets `key`; set again, it takes a new place at the end.
+    fn remove(&mut self, key: &[u8]) {
+        if let Some(s) = self.slot.remove(key) {
+            self.keep[s] = None;
+        }
+    }
+
+    /// Keys chosen and not removed.
     fn len(&self) -> usize {
-        self.keep.len()
+        self.slot.len()
+    }
+
+    /// The chosen entries in their keys' places.
+    fn into_kept(self) -> Vec<u32> {
+        self.keep.into_iter().flatten().collect()
     }
 }
 
-/// `acc`'s elements (when it is not null) followed by `input`'s, in one array.
-fn concat_present(acc: Option<&ArrayRef>, input: &ArrayRef) -> Result<ArrayRef> {
-    let parts: Vec<&dyn Array> = acc
-        .into_iter()
-        .chain(std::iter::once(input))
-        .map(|x| x.as_ref())
-        .collect();
+/// `acc`'s elements followed by `input`'s (either may be absent), in one array.
+fn concat_present(acc: Option<&ArrayRef>, input: Option<&ArrayRef>) -> Result<ArrayRef> {
+    let parts: Vec<&dyn Array> = acc.into_iter().chain(input).map(|x| x.as_ref()).collect();
     concat(&parts).map_err(arrow)
+}
+
+/// The positions of the non-null entries of `x` (Paimon skips null rows of nested tables).
+fn valid_rows(x: &dyn Array) -> Vec<usize> {
+    (0..x.len()).filter(|&k| x.is_valid(k)).collect()
 }
 
 /// One entry per key: the last entry of the key, at the key's first place.
@@ -586,7 +584,7 @@ fn last_value_per_key(keys: &ArrayRef) -> Result<Vec<u32>> {
     for i in 0..keys.len() {
         per_key.set(r.row(i).as_ref(), i as u32);
     }
-    Ok(per_key.keep)
+    Ok(per_key.into_kept())
 }
 
 /// The row-format encoding of fields `fields` of every row of `rows` (a struct array):

@@ -62,7 +62,6 @@ impl PartialUpdate {
         }
         let names: Vec<String> = columns.iter().map(|(n, _)| n.clone()).collect();
         let groups = SequenceGroups::parse(options, &names, primary_keys)?;
-        let default = options.raw.get("fields.default-aggregate-function");
         let mut aggs = Vec::with_capacity(columns.len());
         for (i, (name, data_type)) in columns.iter().enumerate() {
             if groups.is_seq[i] {
@@ -73,18 +72,13 @@ impl PartialUpdate {
                 aggs.push(Some(FieldAgg::new(name, data_type, None, options)?));
                 continue;
             }
-            let field_key = format!("fields.{name}.aggregate-function");
-            let (key, func) = match (options.raw.get(&field_key), default) {
-                (Some(f), _) => (field_key.as_str(), f),
-                (None, Some(f)) => ("fields.default-aggregate-function", f),
-                (None, None) => {
-                    aggs.push(None);
-                    continue;
-                }
+            let Some((key, func)) = aggregate::configured_function(options, name) else {
+                aggs.push(None);
+                continue;
             };
             if func != UNGROUPED_FUNCTION && !groups.protects(i) {
                 return Err(Error::invalid_option(
-                    key,
+                    &key,
                     func,
                     format!(
                         "partial-update aggregates only the fields of a sequence group, and \
