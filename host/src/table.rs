@@ -195,6 +195,12 @@ pub fn describe_plan(plan: &TablePlan) -> String {
                         files.len()
                     )
                 }
+                PlannedAction::Replay { files, buckets } => {
+                    format!(
+                        "replay {} postpone files into {buckets} buckets, then compact them",
+                        files.len()
+                    )
+                }
             };
             out.push_str(&format!("    - {line}\n"));
         }

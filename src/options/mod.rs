@@ -71,6 +71,17 @@ string_enum!(
     }
 );
 string_enum!(
+    /// `bucket-function.type`: how a fixed-bucket table maps a bucket key to a bucket.
+    BucketFunctionType {
+        /// `abs(murmur3(bucket-key BinaryRow) % n)` (Paimon's default).
+        Default = "default",
+        /// `floorMod(value, n)` of a single INT or BIGINT bucket key.
+        Mod = "mod",
+        /// Hive's bucketing hash.
+        Hive = "hive",
+    }
+);
+string_enum!(
     /// `changelog-producer`.
     ChangelogProducer {
         /// No changelog files (Paimon's default).
@@ -393,6 +404,17 @@ pub struct CoreOptions {
     /// How the commit merges small manifests (`manifest.*`).
     #[serde(default)]
     pub manifest: ManifestOptions,
+    /// `bucket-key`: the columns a fixed-bucket table hashes (default: the primary key
+    /// without the partition keys); empty when not set.
+    #[serde(default)]
+    pub bucket_key: Vec<String>,
+    /// `bucket-function.type` (default `default`).
+    #[serde(default = "default_bucket_function")]
+    pub bucket_function: BucketFunctionType,
+    /// How a postpone-bucket (`bucket = -2`) table's partition gets its bucket count when
+    /// its postpone files are first compacted (compaction.md §11.2).
+    #[serde(default)]
+    pub postpone: PostponeOptions,
     /// The `paimon-compact.*` engine options.
     #[serde(default)]
     pub engine: engine::EngineOptions,
@@ -503,6 +525,87 @@ declare_options! {
             "parquet.dictionary.page.size" => positive_memory, default MIB;
         dictionary_passthrough: bool =
             "parquet.read.enable-dictionary-passthrough" => parse_bool, default false;
+        bucket_key: Option<String> = "bucket-key" => text;
+        bucket_function: BucketFunctionType =
+            "bucket-function.type" => BucketFunctionType::parse,
+            default BucketFunctionType::Default;
+        postpone_default_bucket_num: Option<i32> =
+            "postpone.default-bucket-num" => int(1, I32_MAX);
+        postpone_target_rows: Option<u64> =
+            "postpone.target-row-num-per-bucket" => int(1, i64::MAX);
+        postpone_target_size: u64 =
+            "postpone.target-size-per-bucket" => positive_memory, default 1024 * MIB;
+    }
+}
+
+/// A comma-separated list of column names, trimmed, empty items dropped (none when unset).
+fn name_list(value: Option<String>) -> Vec<String> {
+    value
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|f| !f.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn default_bucket_function() -> BucketFunctionType {
+    BucketFunctionType::Default
+}
+
+/// The bucket count of a postpone-bucket partition that has no real buckets yet, as Paimon
+/// HEAD chooses it: `postpone.default-bucket-num` when set, else the partition's postpone rows
+/// over `postpone.target-row-num-per-bucket` when that is set, else their bytes over
+/// `postpone.target-size-per-bucket` (1 GiB), rounded up, at least 1.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PostponeOptions {
+    /// `postpone.default-bucket-num`.
+    pub default_bucket_num: Option<i32>,
+    /// `postpone.target-row-num-per-bucket`.
+    pub target_rows_per_bucket: Option<u64>,
+    /// `postpone.target-size-per-bucket`.
+    pub target_size_per_bucket: u64,
+}
+
+impl Default for PostponeOptions {
+    fn default() -> Self {
+        PostponeOptions {
+            default_bucket_num: None,
+            target_rows_per_bucket: None,
+            target_size_per_bucket: 1024 * MIB,
+        }
+    }
+}
+
+impl PostponeOptions {
+    /// The bucket count of a new partition whose postpone files hold `rows` rows in `bytes`
+    /// bytes.
+    pub fn bucket_count(&self, rows: u64, bytes: u64) -> Result<i32> {
+        if let Some(n) = self.default_bucket_num {
+            return Ok(n);
+        }
+        let (value, target, key) = match self.target_rows_per_bucket {
+            Some(t) => (rows, t, "postpone.target-row-num-per-bucket"),
+            None => (
+                bytes,
+                self.target_size_per_bucket,
+                "postpone.target-size-per-bucket",
+            ),
+        };
+        let n = if value == 0 {
+            1
+        } else {
+            (value - 1) / target + 1
+        };
+        i32::try_from(n).map_err(|_| {
+            Error::invalid_option(
+                key,
+                &target.to_string(),
+                format!("gives {n} buckets, more than a table may have"),
+            )
+        })
     }
 }
 
@@ -720,16 +823,9 @@ impl CoreOptions {
                 .unwrap_or_default(),
             aggregation_remove_record_on_delete: d.aggregation_remove_record_on_delete,
             changelog_row_deduplicate: d.changelog_row_deduplicate,
-            changelog_row_deduplicate_ignore_fields: d
-                .changelog_row_deduplicate_ignore_fields
-                .map(|v| {
-                    v.split(',')
-                        .map(str::trim)
-                        .filter(|f| !f.is_empty())
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default(),
+            changelog_row_deduplicate_ignore_fields: name_list(
+                d.changelog_row_deduplicate_ignore_fields,
+            ),
             record_level_expire: RecordLevelExpire::derive(
                 table_kind,
                 flavor,
@@ -760,6 +856,13 @@ impl CoreOptions {
                 dictionary_page_size: d.parquet_dictionary_page_size,
                 enable_dictionary: d.enable_dictionary,
                 dictionary_passthrough: d.dictionary_passthrough,
+            },
+            bucket_key: name_list(d.bucket_key),
+            bucket_function: d.bucket_function,
+            postpone: PostponeOptions {
+                default_bucket_num: d.postpone_default_bucket_num,
+                target_rows_per_bucket: d.postpone_target_rows,
+                target_size_per_bucket: d.postpone_target_size,
             },
             engine: engine::EngineOptions::parse(raw)?,
             raw: raw.clone(),
@@ -1056,5 +1159,33 @@ mod tests {
         assert_eq!(o.file_format_for_level(0), "avro");
         assert_eq!(o.file_format_for_level(1), "parquet");
         assert_eq!(o.file_format_for_level(3), "orc");
+    }
+
+    #[test]
+    fn postpone_bucket_count_follows_paimon_heads_order() {
+        let parse = |pairs: &[(&str, &str)]| {
+            CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, pairs.iter().copied())
+                .unwrap()
+                .postpone
+        };
+        // The default: bytes over 1 GiB, rounded up, at least 1.
+        let p = parse(&[]);
+        assert_eq!(p.bucket_count(10, 0).unwrap(), 1);
+        assert_eq!(p.bucket_count(10, 1 << 30).unwrap(), 1);
+        assert_eq!(p.bucket_count(10, (1 << 30) + 1).unwrap(), 2);
+        // Rows over the target when it is set; the default count wins over both.
+        let p = parse(&[("postpone.target-row-num-per-bucket", "10")]);
+        assert_eq!(p.bucket_count(35, 1 << 40).unwrap(), 4);
+        assert_eq!(p.bucket_count(0, 0).unwrap(), 1);
+        let p = parse(&[
+            ("postpone.target-row-num-per-bucket", "10"),
+            ("postpone.default-bucket-num", "3"),
+        ]);
+        assert_eq!(p.bucket_count(35, 0).unwrap(), 3);
+        let p = parse(&[("postpone.target-row-num-per-bucket", "1")]);
+        assert!(p.bucket_count(u64::MAX, 0).is_err());
+        let bad = |k, v| CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, [(k, v)]);
+        assert!(bad("postpone.default-bucket-num", "0").is_err());
+        assert!(bad("bucket-function.type", "crc").is_err());
     }
 }

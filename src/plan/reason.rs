@@ -282,6 +282,15 @@ pub enum Reason {
         /// Files compacted together.
         files: usize,
     },
+    /// The postpone bucket of a `bucket = -2` table: its files are replayed into the
+    /// partition's real buckets, which are then compacted (compaction.md, "Postpone
+    /// buckets").
+    PostponeReplay {
+        /// Files in the postpone bucket.
+        files: usize,
+        /// The partition's bucket count (kept, or chosen for a new partition).
+        buckets: i32,
+    },
     /// Nothing was picked, and why.
     Idle(Idle),
 }
@@ -309,6 +318,7 @@ impl Reason {
             Reason::CoordinatorPacked { .. } => "coordinator-packed",
             Reason::CoordinatorAged { .. } => "coordinator-aged",
             Reason::CoordinatorFull { .. } => "coordinator-full",
+            Reason::PostponeReplay { .. } => "postpone-replay",
             Reason::Idle(_) => "nothing-to-do",
         }
     }
@@ -513,6 +523,12 @@ impl fmt::Display for Reason {
             Reason::CoordinatorFull { files } => write!(
                 f,
                 "unaware-bucket full compaction: the {files} files left after packing compacted together"
+            ),
+            Reason::PostponeReplay { files, buckets } => write!(
+                f,
+                "postpone compaction: {files} postpone file{} replayed into {buckets} bucket{}, which are then compacted",
+                if *files == 1 { "" } else { "s" },
+                if *buckets == 1 { "" } else { "s" }
             ),
             Reason::Idle(idle) => idle.fmt(f),
         }

@@ -375,11 +375,14 @@ fn check_bucket_counts<'e>(
     live: impl Iterator<Item = &'e ManifestEntry>,
     delta: &CommitDelta,
 ) -> Result<()> {
+    // The postpone bucket's entries record -2, not the partition's count (and a postpone
+    // compaction deletes them while adding files with the real count).
+    let real = |e: &&ManifestEntry| e.bucket != super::manifest::POSTPONE_BUCKET;
     let mut totals: HashMap<&BinaryRow, i32> = HashMap::new();
-    for e in live {
+    for e in live.filter(real) {
         totals.entry(&e.partition).or_insert(e.total_buckets);
     }
-    for e in &delta.entries {
+    for e in delta.entries.iter().filter(real) {
         if let Some(t) = totals.get(&e.partition) {
             if *t != e.total_buckets {
                 return Err(Error::conflict(format!(

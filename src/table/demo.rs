@@ -36,31 +36,7 @@ use crate::rewrite::merge::kv_format;
 /// Row kinds of primary-key tables (the `_VALUE_KIND` byte): the merge rewriter's type.
 pub use crate::rewrite::merge::kv_format::RowKind;
 
-/// Paimon's `MurmurHashUtils.hashBytesByWords` (seed 42) over a BinaryRow's bytes.
-pub fn murmur_hash(row_without_arity: &[u8]) -> i32 {
-    let mut h1: u32 = 42;
-    for w in row_without_arity.chunks(4) {
-        let mut b = [0u8; 4];
-        b[..w.len()].copy_from_slice(w);
-        let mut k1 = u32::from_le_bytes(b).wrapping_mul(0xcc9e_2d51);
-        k1 = k1.rotate_left(15).wrapping_mul(0x1b87_3593);
-        h1 ^= k1;
-        h1 = h1.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
-    }
-    h1 ^= row_without_arity.len() as u32;
-    h1 ^= h1 >> 16;
-    h1 = h1.wrapping_mul(0x85eb_ca6b);
-    h1 ^= h1 >> 13;
-    h1 = h1.wrapping_mul(0xc2b2_ae35);
-    h1 ^= h1 >> 16;
-    h1 as i32
-}
-
-/// The bucket of a bucket-key row (`Math.abs(hash % n)`).
-pub fn bucket_of(bucket_key: &BinaryRow, num_buckets: i32) -> i32 {
-    let bytes = bucket_key.as_bytes().get(4..).unwrap_or(&[]);
-    (murmur_hash(bytes) % num_buckets).abs()
-}
+pub use super::bucket_function::{bucket_of, murmur_hash};
 
 /// Creates a table: writes `schema/schema-0`.
 pub fn create_table(storage: &dyn Storage, table_path: &str, schema: &TableSchema) -> Result<()> {
@@ -204,9 +180,10 @@ impl<'s> TableWriter<'s> {
         let schema = &table.schema;
         let pk = !schema.primary_keys.is_empty();
         let num_buckets = table.options.bucket;
-        if num_buckets == 0 || num_buckets < -1 {
+        if num_buckets == 0 || num_buckets < -2 || (num_buckets == -2 && !pk) {
             return Err(Error::unsupported(
-                "the demo writer writes fixed buckets or bucket = -1",
+                "the demo writer writes fixed buckets, bucket = -1, or the postpone bucket of \
+                 a primary-key table",
             ));
         }
         let index_of = |name: &str| schema.fields.iter().position(|f| f.name == name);
@@ -244,6 +221,8 @@ impl<'s> TableWriter<'s> {
             let partition = BinaryRow::encode(&part, &table.partition_types)?;
             let bucket = if num_buckets == -1 {
                 0
+            } else if num_buckets == -2 {
+                super::manifest::POSTPONE_BUCKET
             } else {
                 let key: Vec<Datum> = bucket_key_idx.iter().map(|&i| row[i].clone()).collect();
                 bucket_of(&BinaryRow::encode(&key, &bucket_key_types)?, num_buckets)

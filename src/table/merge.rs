@@ -107,7 +107,7 @@ pub(crate) fn map_evolved_inputs(
 
 /// The data-file row type of `schema` as Arrow (used when no input of the latest schema
 /// version is there to copy it from).
-fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {
+pub(super) fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {
     let keys: Vec<DataField> = schema.trimmed_primary_keys().into_iter().cloned().collect();
     kv_format::data_file_schema(&keys, &schema.fields)
 }

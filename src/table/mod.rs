@@ -5,6 +5,8 @@
 //! One Paimon concept per file:
 //! * [`schema`], [`snapshot`], [`manifest`] (with [`avro`]), [`index`] (index manifests),
 //!   [`binary_row`], [`path`] — the on-disk format;
+//! * [`bucket_function`] — which bucket a key belongs to, as Paimon hashes it;
+//! * `postpone` — the compaction of a `bucket = -2` table's postpone files into real buckets;
 //! * [`scan`] — the live files of a snapshot, per partition and bucket;
 //! * [`commit`] — snapshot `N+1` with conflict check and bounded rebase;
 //! * [`manifest_merge`] — the commit's merging of small manifests;
@@ -28,6 +30,7 @@
 
 pub mod avro;
 pub mod binary_row;
+pub mod bucket_function;
 pub mod commit;
 pub mod delete_count;
 pub mod demo;
@@ -43,6 +46,7 @@ pub mod manifest_merge;
 mod merge;
 pub mod path;
 pub mod plan;
+mod postpone;
 mod record_expiry;
 pub mod report;
 mod run;

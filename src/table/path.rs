@@ -305,7 +305,7 @@ impl TablePaths {
         Ok(self.join(&format!("index/{name}")))
     }
 
-    /// The directory of a partition's bucket.
+    /// The directory of a partition's bucket (`bucket-postpone` for the postpone bucket).
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> String {
         let mut parts: Vec<&str> = Vec::new();
         if let Some(d) = &self.data_dir {
@@ -314,7 +314,7 @@ impl TablePaths {
         if !partition_path.is_empty() {
             parts.push(partition_path);
         }
-        let b = format!("bucket-{bucket}");
+        let b = bucket_dir_name(bucket);
         parts.push(&b);
         self.join(&parts.join("/"))
     }
@@ -389,9 +389,9 @@ impl TablePaths {
         let mut dirs = vec![self.bucket_dir(partition_path, bucket)];
         for root in &self.external {
             dirs.push(if partition_path.is_empty() {
-                format!("{root}/bucket-{bucket}")
+                format!("{root}/{}", bucket_dir_name(bucket))
             } else {
-                format!("{root}/{partition_path}/bucket-{bucket}")
+                format!("{root}/{partition_path}/{}", bucket_dir_name(bucket))
             });
         }
         dirs
@@ -400,6 +400,16 @@ impl TablePaths {
     /// Where compaction leases live (Paimon readers ignore this directory).
     pub fn lease_dir(&self) -> String {
         self.join("compaction-lease")
+    }
+}
+
+/// A bucket's directory name: `bucket-<n>`, or `bucket-postpone` for the postpone bucket of a
+/// `bucket = -2` table (Paimon's `FileStorePathFactory.relativeBucketPath`).
+fn bucket_dir_name(bucket: i32) -> String {
+    if bucket == super::manifest::POSTPONE_BUCKET {
+        "bucket-postpone".to_string()
+    } else {
+        format!("bucket-{bucket}")
     }
 }
 

@@ -216,6 +216,11 @@ impl Run<'_> {
                 m.reason = decision.reason.to_string();
                 self.merge_tree_task(b, verified, decision, &mut m, &mut removed, &mut added)?;
             }
+            Work::Postpone(_) => {
+                return Err(Error::internal(
+                    "a postpone task runs through the postpone replay, not a bucket run",
+                ))
+            }
         }
         let mut after: Vec<Arc<CompactionFile>> = before
             .iter()

@@ -50,6 +50,7 @@ impl JobScope {
 const FIXED_OPTIONS: &[&str] = &[
     "bucket",
     "bucket-key",
+    "bucket-function.type",
     "primary-key",
     "partition",
     "merge-engine",

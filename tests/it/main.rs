@@ -31,6 +31,7 @@ mod merge_sequence_order;
 mod merge_sorted_chunks;
 mod merge_table;
 mod planner_properties;
+mod postpone;
 mod schema_evolution_table;
 mod simulator;
 mod table_demo;

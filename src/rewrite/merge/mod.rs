@@ -18,6 +18,8 @@
 //! * [`dictionary_reads`] — dictionary-encoded STRING columns merged as dictionary arrays;
 //! * [`sorted_chunk`] — the rows of all runs ordered a chunk at a time, not a heap step a row;
 //!
+//! * `redistribute` — unsorted files replayed into sorted runs of several buckets (the
+//!   postpone-bucket compaction's first half);
 //! * `run_spill` — groups of level-0 runs merged into temporary runs first when a section
 //!   has more runs than one merge reads side by side;
 //!
@@ -42,6 +44,7 @@ mod output;
 mod pending;
 mod reader;
 mod record_expiry;
+pub(crate) mod redistribute;
 mod run_cursor;
 mod run_spill;
 mod sorted_chunk;

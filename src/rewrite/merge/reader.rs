@@ -84,6 +84,23 @@ fn check_keys_agree(batch: &RecordBatch, layout: &KvLayout, path: &str) -> Resul
     Ok(())
 }
 
+/// Refuses a file whose footer counts other rows than its metadata records: deletion vectors
+/// and delete counts address rows by position in the recorded count, so a file with another
+/// count is not the file the table lists.
+pub(super) fn check_row_count(file: &InputFile, input: &RewriteInput) -> Result<()> {
+    let rows = file.metadata.file_metadata().num_rows();
+    if u64::try_from(rows).ok() != Some(input.meta.row_count) {
+        return Err(Error::corrupt(
+            Some(&input.path),
+            format!(
+                "the file holds {rows} rows where its metadata records {}",
+                input.meta.row_count
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn file_schema(input: &InputFile) -> Result<Schema> {
     let fm = input.metadata.file_metadata();
     parquet_to_arrow_schema(fm.schema_descr(), fm.key_value_metadata())
@@ -104,18 +121,7 @@ impl<'s> Reader<'s> {
             FooterPolicy::PAGES,
             &mut self.io,
         )?;
-        // Deletion vectors and delete counts address rows by position in the count the
-        // manifest records: a file with another count is not the file the table lists.
-        let rows = file.metadata.file_metadata().num_rows();
-        if u64::try_from(rows).ok() != Some(input.meta.row_count) {
-            return Err(Error::corrupt(
-                Some(path),
-                format!(
-                    "the file holds {rows} rows where its metadata records {}",
-                    input.meta.row_count
-                ),
-            ));
-        }
+        check_row_count(&file, input)?;
         let schema = file_schema(&file)?;
         let respelled = match columns {
             Some(_) => None,

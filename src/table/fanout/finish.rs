@@ -451,8 +451,15 @@ fn job_files(
     let mut prefixes = Vec::new();
     let mut dirs = BTreeSet::new();
     for t in &set.tasks {
-        for dir in table.paths.output_bucket_dirs(&t.partition_path, t.bucket) {
-            dirs.insert(dir);
+        // A postpone task writes into every real bucket of its partition.
+        let buckets = match t.bucket {
+            crate::table::manifest::POSTPONE_BUCKET => 0..t.total_buckets.max(0),
+            b => b..b + 1,
+        };
+        for b in buckets {
+            for dir in table.paths.output_bucket_dirs(&t.partition_path, b) {
+                dirs.insert(dir);
+            }
         }
     }
     for dir in dirs {

@@ -150,6 +150,20 @@ pub struct Task {
     pub work: Work,
     /// Delete counts verified from footers at planning, by file name.
     pub verified_delete_counts: BTreeMap<String, Option<u64>>,
+    /// For a postpone task (bucket -2): the partition's real buckets with live files, which
+    /// the task compacts after replaying its postpone files into them; `index_entries` then
+    /// holds the whole partition's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub real_buckets: Vec<RealBucket>,
+}
+
+/// A real bucket of a postpone task's partition, as of the planned snapshot.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RealBucket {
+    /// Bucket id.
+    pub bucket: i32,
+    /// Its live files, in manifest order.
+    pub files: Vec<TaskFile>,
 }
 
 /// What one attempt of a task wrote and what it changes (a `result-<n>.json`).

@@ -2,14 +2,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{Task, TaskFile, TaskSet, TaskSettings, TASK_FORMAT_VERSION};
+use super::{RealBucket, Task, TaskFile, TaskSet, TaskSettings, TASK_FORMAT_VERSION};
 use crate::error::Result;
 use crate::storage::Storage;
 use crate::table::binary_row::BinaryRow;
 use crate::table::ids::{to_hex, uuid_string};
 use crate::table::index::DELETION_VECTORS_INDEX;
 use crate::table::lease::{self, LeaseRecord};
-use crate::table::plan::{plan_state, InternalPlan, PlanRequest, PlannedBucket};
+use crate::table::plan::{plan_state, InternalPlan, PlanRequest, PlannedBucket, Work};
 use crate::table::report::CompactOptions;
 use crate::table::scan::{Table, TableState};
 
@@ -95,16 +95,34 @@ pub(crate) fn plan_tasks_on(
             continue;
         }
         let b = &state.buckets[&pb.key];
+        let postpone = matches!(work, Work::Postpone(_));
         let index_entries = state
             .index_entries
             .iter()
             .filter(|e| {
                 e.index_type == DELETION_VECTORS_INDEX
                     && e.partition == b.partition
-                    && e.bucket == b.bucket
+                    && (postpone || e.bucket == b.bucket)
             })
             .cloned()
             .collect();
+        let total_buckets = match &work {
+            Work::Postpone(p) => p.buckets,
+            _ => b.total_buckets,
+        };
+        let real_buckets = if postpone {
+            state
+                .buckets
+                .iter()
+                .filter(|((p, bucket), _)| p == &b.partition && *bucket >= 0)
+                .map(|((_, bucket), rb)| RealBucket {
+                    bucket: *bucket,
+                    files: task_files(rb),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         set.tasks.push(Task {
             format_version: TASK_FORMAT_VERSION,
             job_id: job_hex.clone(),
@@ -117,22 +135,27 @@ pub(crate) fn plan_tasks_on(
             partition: b.partition.clone(),
             partition_path: b.partition_path.clone(),
             bucket: b.bucket,
-            total_buckets: b.total_buckets,
-            files: b
-                .files
-                .iter()
-                .map(|l| TaskFile {
-                    entry: l.entry.clone(),
-                    source: l.source.clone(),
-                    deletion_vector: l.deletion_vector.clone(),
-                })
-                .collect(),
+            total_buckets,
+            files: task_files(b),
             index_entries,
             work,
             verified_delete_counts: pb.verified_delete_counts,
+            real_buckets,
         });
     }
     Ok((set, state.table))
+}
+
+/// A bucket's live files as a task carries them.
+fn task_files(b: &crate::table::scan::BucketState) -> Vec<TaskFile> {
+    b.files
+        .iter()
+        .map(|l| TaskFile {
+            entry: l.entry.clone(),
+            source: l.source.clone(),
+            deletion_vector: l.deletion_vector.clone(),
+        })
+        .collect()
 }
 
 /// Takes the lease of every partition with work (none without a lease duration) into

@@ -5,6 +5,10 @@ use crate::error::{Error, Result};
 use crate::io::ToIo;
 use crate::table::commit::WrittenFiles;
 use crate::table::ids::{to_hex, IdGen};
+use std::collections::BTreeMap;
+
+use crate::table::plan::Work;
+use crate::table::postpone::{run_postpone, PostponeRun};
 use crate::table::run::{run_bucket, BucketWork};
 use crate::table::scan::{BucketState, LiveFile, Table};
 
@@ -61,16 +65,43 @@ pub(crate) fn run_task_on(
     let bucket = bucket_state(table, task)?;
     let mut ids = IdGen::for_task(job_id, task.index, opts.attempt);
     let mut written = WrittenFiles::default();
-    let work = BucketWork {
-        table,
-        bucket: &bucket,
-        index_entries: &task.index_entries,
-        work: &task.work,
-        verified_delete_counts: &task.verified_delete_counts,
-        now_ms: task.now_ms,
-        output_seed: output_seed(job_id, task.index),
+    let ran = match &task.work {
+        Work::Postpone(work) => {
+            let mut real = BTreeMap::new();
+            for rb in &task.real_buckets {
+                let state = BucketState {
+                    bucket: rb.bucket,
+                    total_buckets: work.buckets,
+                    files: live_files(&rb.files),
+                    ..bucket.clone()
+                };
+                real.insert(rb.bucket, state);
+            }
+            let run = PostponeRun {
+                table,
+                postpone: &bucket,
+                real,
+                index_entries: &task.index_entries,
+                work,
+                now_ms: task.now_ms,
+                output_seed: output_seed(job_id, task.index),
+            };
+            run_postpone(io, &run, &mut ids, &mut written)
+        }
+        _ => {
+            let work = BucketWork {
+                table,
+                bucket: &bucket,
+                index_entries: &task.index_entries,
+                work: &task.work,
+                verified_delete_counts: &task.verified_delete_counts,
+                now_ms: task.now_ms,
+                output_seed: output_seed(job_id, task.index),
+            };
+            run_bucket(io, &work, &mut ids, &mut written)
+        }
     };
-    match run_bucket(io, &work, &mut ids, &mut written) {
+    match ran {
         Ok((delta, metrics)) => Ok(TaskResult {
             format_version: TASK_FORMAT_VERSION,
             job_id: task.job_id.clone(),
@@ -98,16 +129,19 @@ fn bucket_state(table: &Table, task: &Task) -> Result<BucketState> {
         partition_path: task.partition_path.clone(),
         bucket: task.bucket,
         total_buckets: task.total_buckets,
-        files: task
-            .files
-            .iter()
-            .map(|f| LiveFile {
-                entry: f.entry.clone(),
-                source: f.source.clone(),
-                deletion_vector: f.deletion_vector.clone(),
-            })
-            .collect(),
+        files: live_files(&task.files),
     })
+}
+
+fn live_files(files: &[super::TaskFile]) -> Vec<LiveFile> {
+    files
+        .iter()
+        .map(|f| LiveFile {
+            entry: f.entry.clone(),
+            source: f.source.clone(),
+            deletion_vector: f.deletion_vector.clone(),
+        })
+        .collect()
 }
 
 /// Seeds a task's choice of external output directories: its own stream of the job's.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::super::delete_count;
 use super::super::job_state::PartitionState;
 use super::super::lease;
+use super::super::postpone;
 use super::super::record_expiry::TableExpiry;
 use super::super::scan::{planner_meta, BucketState, Table, TableState};
 use super::{
@@ -28,14 +29,25 @@ pub(super) fn plan_buckets(
     kept: &mut BTreeMap<String, PartitionState>,
 ) -> Result<()> {
     let expiry = TableExpiry::of(table)?;
+    // Partitions whose postpone files are replayed: their real buckets are compacted by the
+    // same task, after the replay.
+    let mut replayed: BTreeSet<&super::super::binary_row::BinaryRow> = BTreeSet::new();
     for (key, b) in &state.buckets {
         if b.bucket == POSTPONE_BUCKET {
-            plan.buckets.push(postpone_bucket_plan(table, b)?);
+            let (bp, work) = postpone_plan(storage, table, state, b, request)?;
+            if work.is_some() {
+                replayed.insert(&key.0);
+            }
+            plan.buckets.push(bp);
             planned.push(PlannedBucket {
                 key: key.clone(),
-                work: None,
+                work,
                 verified_delete_counts: BTreeMap::new(),
             });
+        }
+    }
+    for (key, b) in &state.buckets {
+        if b.bucket == POSTPONE_BUCKET || replayed.contains(&key.0) {
             continue;
         }
         let pkey = lease::lease_key(&key.0 .0);
@@ -59,7 +71,7 @@ pub(super) fn plan_buckets(
 /// Plans one primary-key bucket. `gentle`: the kept gentle lookup counter, when the table
 /// keeps one; the counter after this decision comes back with the plan. `expiry`: the
 /// table's record-level expiry, whose expired files the planner rewrites rather than keeps.
-fn plan_merge_tree_bucket(
+pub(in crate::table) fn plan_merge_tree_bucket(
     storage: &dyn Storage,
     table: &Table,
     b: &BucketState,
@@ -171,6 +183,43 @@ fn plan_merge_tree_bucket(
         },
         counter_after,
     ))
+}
+
+/// The plan of a partition's postpone bucket: its files replayed into the partition's real
+/// buckets, or the reason they cannot be here (left as they are).
+fn postpone_plan(
+    storage: &dyn Storage,
+    table: &Table,
+    state: &TableState,
+    b: &BucketState,
+    request: &PlanRequest,
+) -> Result<(BucketPlan, Option<Work>)> {
+    let mut bp = postpone_bucket_plan(table, b)?;
+    if b.files.is_empty() {
+        return Ok((bp, None));
+    }
+    bp.blocked = postpone::blocker(storage, table, b)?;
+    if bp.blocked.is_some() {
+        return Ok((bp, None));
+    }
+    let buckets = postpone::bucket_count(table, state, &b.partition)?;
+    let mut files: Vec<&crate::table::scan::LiveFile> = b.files.iter().collect();
+    files.sort_by_key(|l| l.entry.file.creation_time.unwrap_or(i64::MIN));
+    let names: Vec<String> = files
+        .iter()
+        .map(|l| l.entry.file.file_name.clone())
+        .collect();
+    bp.reason = crate::plan::Reason::PostponeReplay {
+        files: names.len(),
+        buckets,
+    };
+    bp.reason_text = bp.reason.to_string();
+    bp.files_removed = names.len();
+    bp.actions = vec![PlannedAction::Replay {
+        files: names,
+        buckets,
+    }];
+    Ok((bp, Some(postpone::work(buckets, request))))
 }
 
 /// Why a merge-tree task cannot run here because of a file format, if it cannot: the merge

@@ -7,6 +7,8 @@
 mod append;
 mod merge_tree;
 
+pub(super) use merge_tree::plan_merge_tree_bucket;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -74,6 +76,14 @@ pub enum PlannedAction {
         /// Set when a single file is rewritten for a reason other than merging (deletes at
         /// the max level, `compaction.force-rewrite-all-files`, expired records).
         alone: Option<RewriteAlone>,
+    },
+    /// A partition's postpone files replayed into its real buckets (compaction.md §11.2);
+    /// each bucket that receives rows is then compacted as the table's strategy decides.
+    Replay {
+        /// Names of the postpone files, in replay order (oldest creation time first).
+        files: Vec<String>,
+        /// The partition's bucket count.
+        buckets: i32,
     },
 }
 
@@ -209,6 +219,9 @@ pub enum Work {
     Append(Vec<Vec<usize>>),
     /// The merge-tree planner's decision, its files named as the bucket's live files.
     MergeTree(Box<MergeTreeDecision>),
+    /// A partition's postpone files replayed into its real buckets, which are then compacted
+    /// (the task carries the real buckets' files too).
+    Postpone(super::postpone::PostponeWork),
 }
 
 /// The plan of one bucket as the job runs it.

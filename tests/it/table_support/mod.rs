@@ -173,7 +173,7 @@ fn cell(a: &dyn Array, row: usize) -> String {
 }
 
 /// A live file's batches and the positions its deletion vector removes.
-fn open_live_file(
+pub fn open_live_file(
     storage: &dyn Storage,
     table: &paimon_compact::table::scan::Table,
     b: &paimon_compact::table::scan::BucketState,

@@ -1,0 +1,300 @@
+//! Replaying unsorted key-value files into sorted runs of several buckets: the first half of
+//! a postpone-bucket compaction (compaction.md §11.2).
+//!
+//! A postpone bucket's files hold records in arrival order, unsorted, with sequence numbers
+//! that mean nothing outside their writer. Paimon's compaction replays them, file by file in
+//! the caller's order, into the writers of the real buckets: each record gets the next
+//! sequence number of its bucket (after the bucket's existing files), and each writer's
+//! sort buffer turns what it holds into a sorted level-0 run when it fills. This module does
+//! the same with a memory budget: records are read batch by batch, given a bucket by the
+//! caller's function and a fresh sequence number, and held per bucket; when the held rows
+//! pass the budget (and at the end) each bucket's rows are sorted by key and sequence and
+//! written as one temporary Parquet file, a sorted run that may repeat a key (as `run_spill`'s
+//! runs do). The caller merges each bucket's runs into its level-0 files with the merge
+//! rewriter, which applies the merge engine, and deletes the temporary files.
+//!
+//! Nothing here knows Paimon's hash or table layout: the bucket of a row comes from the
+//! caller.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array};
+use arrow_row::{RowConverter, SortField};
+use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use super::kv_format::{KvLayout, SEQUENCE_NUMBER};
+use super::reader::{check_row_count, file_schema};
+use crate::error::{Error, Result};
+use crate::parquet_io::footer::{read_footer, FooterPolicy};
+use crate::parquet_io::read::{self, BatchStream, IoCounters};
+use crate::rewrite::RewriteInput;
+use crate::storage::Storage;
+
+/// Rows held before they are sorted and written, in bytes of decoded Arrow data: small
+/// enough to stay well inside the job's memory budget beside a batch being read, large
+/// enough that a bucket's runs stay few (`benches/README.md`, "Postpone buckets").
+pub const BUFFER_BYTES: usize = 64 << 20;
+
+/// What to replay and where its runs go.
+pub struct Redistribution<'a> {
+    /// The files in replay order (Paimon: by creation time); each is read whole.
+    pub inputs: Vec<RewriteInput>,
+    /// The data-file schema every input must have and the runs are written in.
+    pub schema: SchemaRef,
+    /// The bucket of each row of a batch (`< first_sequence.len()`); the path names the file.
+    pub bucket_of: &'a dyn Fn(&RecordBatch, &str) -> Result<Vec<u32>>,
+    /// The first sequence number each bucket hands out.
+    pub first_sequence: Vec<i64>,
+    /// Where each bucket's runs go: its directory (no trailing `/`) and a unique file prefix.
+    pub outputs: Vec<(String, String)>,
+    /// [`BUFFER_BYTES`], smaller in tests.
+    pub buffer_bytes: usize,
+}
+
+/// The replay's result: each bucket's sorted runs (one file each, level 0), oldest first.
+#[derive(Debug, Default)]
+pub struct Redistributed {
+    pub runs: Vec<Vec<RewriteInput>>,
+    /// Records read from the inputs.
+    pub rows: u64,
+    /// Every temporary file written, for the caller to delete.
+    pub temps: Vec<String>,
+}
+
+/// Replays `r.inputs`; on failure the temporary files written so far are deleted first.
+pub fn redistribute(storage: &Arc<dyn Storage>, r: &Redistribution<'_>) -> Result<Redistributed> {
+    let buckets = r.first_sequence.len();
+    if r.outputs.len() != buckets {
+        return Err(Error::internal(format!(
+            "{} output directories for {buckets} buckets",
+            r.outputs.len()
+        )));
+    }
+    let mut state = Replay {
+        storage,
+        r,
+        layout: KvLayout::of(&r.schema, "the postpone compaction", &[])?,
+        next_sequence: r.first_sequence.clone(),
+        held: vec![Vec::new(); buckets],
+        held_bytes: 0,
+        written_runs: vec![0; buckets],
+        out: Redistributed {
+            runs: vec![Vec::new(); buckets],
+            ..Redistributed::default()
+        },
+        io: IoCounters::default(),
+    };
+    match state.run() {
+        Ok(()) => Ok(state.out),
+        Err(e) => {
+            for p in &state.out.temps {
+                let _ = storage.delete(p);
+            }
+            Err(e)
+        }
+    }
+}
+
+struct Replay<'a, 'r> {
+    storage: &'a Arc<dyn Storage>,
+    r: &'a Redistribution<'r>,
+    layout: KvLayout,
+    next_sequence: Vec<i64>,
+    /// Rows of each bucket not yet written, with their new sequence numbers.
+    held: Vec<Vec<RecordBatch>>,
+    held_bytes: usize,
+    written_runs: Vec<usize>,
+    out: Redistributed,
+    io: IoCounters,
+}
+
+impl Replay<'_, '_> {
+    fn run(&mut self) -> Result<()> {
+        for input in &self.r.inputs {
+            self.replay_file(input)?;
+        }
+        self.flush()
+    }
+
+    fn replay_file(&mut self, input: &RewriteInput) -> Result<()> {
+        let path = input.path.as_str();
+        let storage = self.storage.as_ref();
+        let file = read_footer(storage, path, FooterPolicy::ROWS, &mut self.io)?;
+        check_row_count(&file, input)?;
+        let theirs = file_schema(&file)?;
+        let ours = &self.r.schema;
+        let same = theirs.fields().len() == ours.fields().len()
+            && theirs
+                .fields()
+                .iter()
+                .zip(ours.fields())
+                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+        if !same {
+            return Err(Error::corrupt(
+                Some(path),
+                format!(
+                    "its columns ({}) are not the table's data-file columns ({})",
+                    names(&theirs),
+                    names(ours)
+                ),
+            ));
+        }
+        let meta = read::reader_metadata(&file, ours.clone())?;
+        let mut stream = BatchStream::new(&file, meta, None)?;
+        while let Some(batch) = stream.next(storage, path, &mut self.io)? {
+            self.take_batch(batch, path)?;
+            if self.held_bytes >= self.r.buffer_bytes {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives each row of `batch` its bucket and sequence number and holds it.
+    fn take_batch(&mut self, batch: RecordBatch, path: &str) -> Result<()> {
+        let n = batch.num_rows();
+        if n == 0 {
+            return Ok(());
+        }
+        self.out.rows += n as u64;
+        let buckets = (self.r.bucket_of)(&batch, path)?;
+        if buckets.len() != n {
+            return Err(Error::internal("a bucket per row was not returned"));
+        }
+        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); self.held.len()];
+        let mut sequences: Vec<i64> = Vec::with_capacity(n);
+        for (row, &b) in buckets.iter().enumerate() {
+            let b = b as usize;
+            let next = self.next_sequence.get_mut(b).ok_or_else(|| {
+                Error::internal(format!("bucket {b} of {} buckets", self.held.len()))
+            })?;
+            sequences.push(*next);
+            *next = next.checked_add(1).ok_or_else(|| {
+                Error::unsupported(format!("bucket {b}'s sequence numbers pass i64::MAX"))
+            })?;
+            rows_of[b].push(row as u32);
+        }
+        let batch = with_sequence(&batch, self.layout.seq_col, sequences)?;
+        for (b, rows) in rows_of.into_iter().enumerate() {
+            if rows.is_empty() {
+                continue;
+            }
+            let part = arrow_select::take::take_record_batch(&batch, &UInt32Array::from(rows))
+                .map_err(|e| Error::internal(format!("taking a bucket's rows: {e}")))?;
+            self.held_bytes += part.get_array_memory_size();
+            self.held[b].push(part);
+        }
+        Ok(())
+    }
+
+    /// Writes every bucket's held rows as one sorted run.
+    fn flush(&mut self) -> Result<()> {
+        for b in 0..self.held.len() {
+            let held = std::mem::take(&mut self.held[b]);
+            if held.is_empty() {
+                continue;
+            }
+            let sorted = self.sort(&held)?;
+            drop(held);
+            let (dir, prefix) = &self.r.outputs[b];
+            let path = format!("{dir}/{prefix}{}.parquet", self.written_runs[b]);
+            self.written_runs[b] += 1;
+            self.out.temps.push(path.clone());
+            self.write(&path, &sorted)?;
+            let seq = sorted
+                .column(self.layout.seq_col)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .ok_or_else(|| Error::internal("the sequence column is not BIGINT"))?;
+            let min = seq.values().iter().copied().min().unwrap_or(0);
+            let max = seq.values().iter().copied().max().unwrap_or(0);
+            self.out.runs[b].push(RewriteInput::from_parts(
+                path,
+                sorted.num_rows() as u64,
+                min,
+                max,
+                None,
+            ));
+        }
+        self.held_bytes = 0;
+        Ok(())
+    }
+
+    /// The rows of `held` in (key, sequence) order, as one batch; a key's records keep their
+    /// sequence order, which is arrival order. (Interleaved rather than concatenated and
+    /// taken: the merge's assembly already uses `interleave`, and the component's size
+    /// counts every kernel it links.)
+    fn sort(&self, held: &[RecordBatch]) -> Result<RecordBatch> {
+        let mut cols: Vec<usize> = self.layout.key_cols.clone();
+        cols.push(self.layout.seq_col);
+        let schema = &self.r.schema;
+        let converter = RowConverter::new(
+            cols.iter()
+                .map(|&c| SortField::new(schema.field(c).data_type().clone()))
+                .collect(),
+        )
+        .map_err(|e| Error::unsupported(format!("primary key type: {e}")))?;
+        let mut keys = Vec::with_capacity(held.len());
+        for batch in held {
+            let arrays: Vec<ArrayRef> = cols.iter().map(|&c| batch.column(c).clone()).collect();
+            keys.push(
+                converter
+                    .convert_columns(&arrays)
+                    .map_err(|e| Error::internal(format!("encoding keys: {e}")))?,
+            );
+        }
+        let mut order: Vec<(usize, usize)> = held
+            .iter()
+            .enumerate()
+            .flat_map(|(i, b)| (0..b.num_rows()).map(move |r| (i, r)))
+            .collect();
+        order.sort_unstable_by(|a, b| keys[a.0].row(a.1).cmp(&keys[b.0].row(b.1)));
+        let mut columns = Vec::with_capacity(schema.fields().len());
+        for c in 0..schema.fields().len() {
+            let sources: Vec<&dyn Array> = held.iter().map(|b| b.column(c).as_ref()).collect();
+            columns.push(
+                arrow_select::interleave::interleave(&sources, &order)
+                    .map_err(|e| Error::internal(format!("sorting a bucket's rows: {e}")))?,
+            );
+        }
+        RecordBatch::try_new(schema.clone(), columns)
+            .map_err(|e| Error::internal(format!("sorting a bucket's rows: {e}")))
+    }
+
+    fn write(&mut self, path: &str, batch: &RecordBatch) -> Result<()> {
+        // A run is read once, by the merge that follows: a fast codec, no statistics.
+        let props = WriterProperties::builder()
+            .set_compression(Compression::LZ4_RAW)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
+            .build();
+        let mut bytes = Vec::new();
+        let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props))
+            .map_err(|e| Error::internal(format!("opening a sorted run: {e}")))?;
+        writer
+            .write(batch)
+            .and_then(|_| writer.close().map(|_| ()))
+            .map_err(|e| Error::internal(format!("writing a sorted run: {e}")))?;
+        self.storage.write_all(path, &bytes)?;
+        Ok(())
+    }
+}
+
+/// `batch` with its sequence column replaced by `sequences`.
+fn with_sequence(batch: &RecordBatch, seq_col: usize, sequences: Vec<i64>) -> Result<RecordBatch> {
+    let mut columns = batch.columns().to_vec();
+    columns[seq_col] = Arc::new(Int64Array::from(sequences));
+    RecordBatch::try_new(batch.schema(), columns)
+        .map_err(|e| Error::internal(format!("replacing {SEQUENCE_NUMBER}: {e}")))
+}
+
+fn names(schema: &arrow_schema::Schema) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| format!("{} {}", f.name(), f.data_type()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
