@@ -18,7 +18,7 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
@@ -164,7 +164,7 @@ impl Replay<'_, '_> {
         if buckets.len() != n {
             return Err(Error::internal("a bucket per row was not returned"));
         }
-        let mut rows_of: Vec<Vec<u32>> = vec![Vec::new(); self.held.len()];
+        let mut rows_of: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.held.len()];
         let mut sequences: Vec<i64> = Vec::with_capacity(n);
         for (row, &b) in buckets.iter().enumerate() {
             let b = b as usize;
@@ -175,15 +175,14 @@ impl Replay<'_, '_> {
             *next = next.checked_add(1).ok_or_else(|| {
                 Error::unsupported(format!("bucket {b}'s sequence numbers pass i64::MAX"))
             })?;
-            rows_of[b].push(row as u32);
+            rows_of[b].push((0, row));
         }
         let batch = with_sequence(&batch, self.layout.seq_col, sequences)?;
         for (b, rows) in rows_of.into_iter().enumerate() {
             if rows.is_empty() {
                 continue;
             }
-            let part = arrow_select::take::take_record_batch(&batch, &UInt32Array::from(rows))
-                .map_err(|e| Error::internal(format!("taking a bucket's rows: {e}")))?;
+            let part = pick(&[&batch], &rows)?;
             self.held_bytes += part.get_array_memory_size();
             self.held[b].push(part);
         }
@@ -224,9 +223,7 @@ impl Replay<'_, '_> {
     }
 
     /// The rows of `held` in (key, sequence) order, as one batch; a key's records keep their
-    /// sequence order, which is arrival order. (Interleaved rather than concatenated and
-    /// taken: the merge's assembly already uses `interleave`, and the component's size
-    /// counts every kernel it links.)
+    /// sequence order, which is arrival order.
     fn sort(&self, held: &[RecordBatch]) -> Result<RecordBatch> {
         let mut cols: Vec<usize> = self.layout.key_cols.clone();
         cols.push(self.layout.seq_col);
@@ -252,16 +249,8 @@ impl Replay<'_, '_> {
             .flat_map(|(i, b)| (0..b.num_rows()).map(move |r| (i, r)))
             .collect();
         order.sort_unstable_by(|a, b| keys[a.0].row(a.1).cmp(&keys[b.0].row(b.1)));
-        let mut columns = Vec::with_capacity(schema.fields().len());
-        for c in 0..schema.fields().len() {
-            let sources: Vec<&dyn Array> = held.iter().map(|b| b.column(c).as_ref()).collect();
-            columns.push(
-                arrow_select::interleave::interleave(&sources, &order)
-                    .map_err(|e| Error::internal(format!("sorting a bucket's rows: {e}")))?,
-            );
-        }
-        RecordBatch::try_new(schema.clone(), columns)
-            .map_err(|e| Error::internal(format!("sorting a bucket's rows: {e}")))
+        let held: Vec<&RecordBatch> = held.iter().collect();
+        pick(&held, &order)
     }
 
     fn write(&mut self, path: &str, batch: &RecordBatch) -> Result<()> {
@@ -280,6 +269,28 @@ impl Replay<'_, '_> {
         self.storage.write_all(path, &bytes)?;
         Ok(())
     }
+}
+
+/// The rows `at` (batch, row) of `batches` (one schema) as one batch, in that order.
+///
+/// Through `interleave`, which the merge's assembly already uses, rather than `take` or
+/// `concat`: each Arrow kernel links its code for every data type, and the component's size
+/// counts it (compaction.md §11.2).
+fn pick(batches: &[&RecordBatch], at: &[(usize, usize)]) -> Result<RecordBatch> {
+    let schema = batches
+        .first()
+        .map(|b| b.schema())
+        .ok_or_else(|| Error::internal("rows picked from no batch"))?;
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for c in 0..schema.fields().len() {
+        let sources: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
+        columns.push(
+            arrow_select::interleave::interleave(&sources, at)
+                .map_err(|e| Error::internal(format!("picking a bucket's rows: {e}")))?,
+        );
+    }
+    RecordBatch::try_new(schema, columns)
+        .map_err(|e| Error::internal(format!("picking a bucket's rows: {e}")))
 }
 
 /// `batch` with its sequence column replaced by `sequences`.
