@@ -27,6 +27,8 @@
 //! and bytes move only through [`storage::Storage`].
 
 pub mod api;
+#[cfg(feature = "rewrite")]
+pub mod avro_file;
 pub mod bindings;
 pub mod decoder_panics;
 #[cfg(feature = "rewrite")]

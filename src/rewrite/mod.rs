@@ -5,6 +5,7 @@
 //!   groups and dictionary passthrough for STRING columns.
 //! * [`merge`] — primary-key compaction: the k-way merge of sorted runs.
 //! * [`input`] — [`RewriteInput`], the input file both take.
+//! * `avro_data` — Avro data files read as Arrow batches (the postpone replay's inputs).
 //!
 //! The Parquet machinery they share (file and column writers, rolling files, footers, page
 //! reads and spills) is the Parquet layer below them (`crate::parquet_io`), which knows
@@ -24,6 +25,7 @@
 //! here and in [`merge`].
 
 pub mod append;
+pub(crate) mod avro_data;
 mod dictionary_passthrough;
 mod fast_copy;
 pub mod file_index;

@@ -23,9 +23,9 @@
 //! 4. **Commit**: DELETE of every replayed postpone file, the buckets' changes, new files
 //!    recording the partition's bucket count.
 //!
-//! What is refused, with the reason: postpone files that are not Parquet (Java's writers
-//! force Avro for them; this build reads Parquet data files only), postpone files written
-//! under a schema version with other fields, `changelog-producer = input` (the replayed rows
+//! Postpone files are read as Parquet or Avro (Paimon's Java writers force Avro for them).
+//! What is refused, with the reason: postpone files in another format (ORC), postpone files
+//! written under a schema version with other fields, `changelog-producer = input` (the replayed rows
 //! would need input changelog this job cannot tell apart from what the writers produced), and
 //! `bucket-function.type = hive`.
 
@@ -133,11 +133,10 @@ pub(super) fn blocker(
     }
     for l in &postpone.files {
         let f = &l.entry.file;
-        if !f.file_name.ends_with(".parquet") {
+        if !f.file_name.ends_with(".parquet") && !f.file_name.ends_with(".avro") {
             return Ok(Some(format!(
-                "unsupported: postpone file '{}' is not a Parquet file (Paimon's Java writers \
-                 write postpone files as Avro) and this build reads Parquet data files only; \
-                 the postpone files are left",
+                "unsupported: postpone file '{}' is neither Parquet nor Avro (this build reads \
+                 those two); the postpone files are left",
                 f.file_name
             )));
         }

@@ -115,18 +115,49 @@ def test_a_new_partition_gets_its_bucket_count_from_its_rows(wh):
     assert {b["bucket"] for b in wh.plan("t")["buckets"]} <= {0, 1, 2, 3}
 
 
-def test_avro_postpone_files_are_refused_with_the_reason_and_left(wh):
+def test_avro_postpone_files_are_replayed(wh):
     # pypaimon, like Paimon's Java writers, writes postpone files as Avro unless the table
-    # names a format; this build reads Parquet data files only.
+    # names a format: the replay reads them, decimals and timestamps included.
+    schema = pa.schema([
+        pa.field("k", pa.int32(), nullable=False),
+        ("amount", pa.decimal128(12, 2)),
+        ("at", pa.timestamp("us")),
+        ("flag", pa.bool_()),
+        ("d", pa.float64()),
+        ("s", pa.string()),
+    ])
+    wh.create("t", schema, primary_keys=["k"],
+              options={"bucket": "-2", "postpone.default-bucket-num": "2"})
+    import datetime
+    import decimal
+    expected = {}
+    for c in range(3):
+        batch = [{"k": k, "amount": decimal.Decimal(f"{c}{k}.{k % 100:02d}"),
+                  "at": datetime.datetime(2025, 1, 1, 0, 0, k % 60, 123456 + c),
+                  "flag": k % 2 == 0, "d": k / 7 + c, "s": None if k % 5 == 0 else f"s{c}-{k}"}
+                 for k in range(c * 10, 40 + c * 10)]
+        wh.write("t", batch, schema)
+        for r in batch:
+            expected[r["k"]] = r
+    files = [f for f in wh.files("t") if "bucket-postpone" in f]
+    assert files and all(f.endswith(".avro") for f in files), files
+    plan = wh.plan("t")
+    assert plan["buckets"][0]["blocked"] is None, plan
+    wh.compact("t")
+    assert sorted(wh.read("t"), key=lambda r: r["k"]) == [expected[k] for k in sorted(expected)]
+
+
+def test_orc_postpone_files_are_refused_with_the_reason_and_left(wh):
     wh.create("t", SCHEMA, partition_keys=["dt"], primary_keys=["dt", "k", "name"],
-              options={"bucket": "-2"})
+              options={"bucket": "-2", "file.format": "orc"})
     wh.write("t", rows(0, range(10)), SCHEMA)
     plan = wh.plan("t")
     blocked = [b["blocked"] for b in plan["buckets"]]
-    assert blocked and all(b and "not a Parquet file" in b for b in blocked), plan
+    # The table writes ORC: its level-0 files could not be written here either.
+    assert blocked and all(b and "'orc'" in b for b in blocked), plan
     before = len(wh.snapshots("t"))
     code, report = wh.tool("compact", "t", check=False)
     assert code == 3, report  # left with the reason, as every bucket the job cannot compact
-    assert "not a Parquet file" in report["skipped"][0]["reason"], report
+    assert "'orc'" in report["skipped"][0]["reason"], report
     assert len(wh.snapshots("t")) == before
     assert wh.read("t") == []

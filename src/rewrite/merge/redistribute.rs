@@ -13,6 +13,7 @@
 //! runs do). The caller merges each bucket's runs into its level-0 files with the merge
 //! rewriter, which applies the merge engine, and deletes the temporary files.
 //!
+//! Inputs are Parquet or, by their `.avro` extension, Avro ([`crate::rewrite::avro_data`]).
 //! Nothing here knows Paimon's hash or table layout: the bucket of a row comes from the
 //! caller.
 
@@ -30,6 +31,7 @@ use super::reader::{check_row_count, file_schema};
 use crate::error::{Error, Result};
 use crate::parquet_io::footer::{read_footer, FooterPolicy};
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
+use crate::rewrite::avro_data::read_avro_batches;
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
 
@@ -121,6 +123,18 @@ impl Replay<'_, '_> {
 
     fn replay_file(&mut self, input: &RewriteInput) -> Result<()> {
         let path = input.path.as_str();
+        if path.ends_with(".avro") {
+            // Paimon's Java writers write postpone files as Avro.
+            let storage = self.storage;
+            let schema = self.r.schema.clone();
+            return read_avro_batches(
+                storage.as_ref(),
+                path,
+                &schema,
+                input.meta.row_count,
+                |batch| self.take_and_maybe_flush(batch, path),
+            );
+        }
         let storage = self.storage.as_ref();
         let file = read_footer(storage, path, FooterPolicy::ROWS, &mut self.io)?;
         check_row_count(&file, input)?;
@@ -145,10 +159,15 @@ impl Replay<'_, '_> {
         let meta = read::reader_metadata(&file, ours.clone())?;
         let mut stream = BatchStream::new(&file, meta, None)?;
         while let Some(batch) = stream.next(storage, path, &mut self.io)? {
-            self.take_batch(batch, path)?;
-            if self.held_bytes >= self.r.buffer_bytes {
-                self.flush()?;
-            }
+            self.take_and_maybe_flush(batch, path)?;
+        }
+        Ok(())
+    }
+
+    fn take_and_maybe_flush(&mut self, batch: RecordBatch, path: &str) -> Result<()> {
+        self.take_batch(batch, path)?;
+        if self.held_bytes >= self.r.buffer_bytes {
+            self.flush()?;
         }
         Ok(())
     }
