@@ -1,6 +1,8 @@
-//! Avro data files read as Arrow batches of a given schema: Paimon's `file.format = avro`,
-//! and the format Paimon's Java writers force for the files of a postpone bucket (pypaimon's
-//! too unless the table names a format).
+//! Avro data files read as Arrow batches of a given schema: Paimon's `file.format = avro`
+//! (often only for level 0, `file.format.per.level = '0:avro'`, a documented setting for
+//! faster writes), and the format Paimon's Java writers force for the files of a postpone
+//! bucket (pypaimon's too unless the table names a format). The postpone replay reads the
+//! batches; the merge reads a Parquet copy ([`transcode_to_parquet`]).
 //!
 //! Records are decoded with the writer schema the file carries ([`crate::avro_file`]: bounded
 //! allocations, contained panics) and matched to the wanted columns by name; a column the file
@@ -33,7 +35,7 @@ pub(crate) fn read_avro_batches(
     mut each: impl FnMut(RecordBatch) -> Result<()>,
 ) -> Result<()> {
     for f in schema.fields() {
-        if !flat(f.data_type()) {
+        if !is_flat(f.data_type()) {
             return Err(Error::unsupported(format!(
                 "Avro data file '{path}': column '{}' of type {} (this build reads flat Avro \
                  columns only)",
@@ -65,6 +67,11 @@ pub(crate) fn read_avro_batches(
         each(batch)
     };
     crate::avro_file::read_records(&bytes, path, |record| {
+        // Paimon's Java writers make the top-level schema a union of null and the record.
+        let record = match record {
+            Value::Union(_, inner) => inner.as_ref(),
+            v => v,
+        };
         let Value::Record(fields) = record else {
             return Err(Error::corrupt(
                 Some(path),
@@ -116,7 +123,40 @@ pub(crate) fn read_avro_batches(
     Ok(())
 }
 
-fn flat(t: &DataType) -> bool {
+/// Copies the Avro data file `avro` (of `rows` records, read as `schema`) into the Parquet
+/// file `out`: the same rows in the same order, so deletion-vector positions and a sorted
+/// run's order carry over, and the merge reads the copy as it reads any Parquet input. The
+/// copy is built in memory (an Avro data file is one writer's file, rolled at
+/// `target-file-size`) with a fast codec and no statistics: it is read once and deleted.
+pub(crate) fn transcode_to_parquet(
+    storage: &dyn Storage,
+    avro: &str,
+    out: &str,
+    schema: &SchemaRef,
+    rows: u64,
+) -> Result<()> {
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::Compression;
+    use parquet::file::properties::{EnabledStatistics, WriterProperties};
+    let props = WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_statistics_enabled(EnabledStatistics::None)
+        .build();
+    let mut bytes = Vec::new();
+    let fail = |e: parquet::errors::ParquetError| {
+        Error::internal(format!("copying '{avro}' to Parquet: {e}"))
+    };
+    let mut writer = ArrowWriter::try_new(&mut bytes, schema.clone(), Some(props)).map_err(fail)?;
+    read_avro_batches(storage, avro, schema, rows, |batch| {
+        writer.write(&batch).map_err(fail)
+    })?;
+    writer.close().map_err(fail)?;
+    storage.write_all(out, &bytes)?;
+    Ok(())
+}
+
+/// Whether a column of Arrow type `t` can be read from Avro here.
+pub(crate) fn is_flat(t: &DataType) -> bool {
     matches!(
         t,
         DataType::Boolean

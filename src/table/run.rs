@@ -544,6 +544,75 @@ impl Run<'_> {
             merge.output_level,
             merge.max_level,
         )?;
+        let copies = self.parquet_copies(
+            b,
+            sections
+                .iter_mut()
+                .flatten()
+                .flatten()
+                .chain(higher_levels.iter_mut()),
+        )?;
+        let r = self.merge_inputs(b, merge, write_data, sections, higher_levels, m);
+        // The copies are read; they go whatever happened (a failed deletion leaves an orphan
+        // no snapshot references).
+        for c in &copies {
+            if self.storage.delete(c).is_ok() {
+                self.written.forget(c);
+            }
+        }
+        r
+    }
+
+    /// Replaces each Avro input (`file.format.per.level = '0:avro'`) by a Parquet copy next
+    /// to the outputs, tracked as written; returns the copies' paths. The merge reads Parquet:
+    /// a copy keeps the rows and their order, so deletion vectors still apply by position.
+    fn parquet_copies<'i>(
+        &mut self,
+        b: &BucketState,
+        inputs: impl Iterator<Item = &'i mut RewriteInput>,
+    ) -> Result<Vec<String>> {
+        let mut copies = Vec::new();
+        for input in inputs.filter(|i| i.path.ends_with(".avro")) {
+            let schema_id = live_file(b, &input.meta.file_name)?.entry.file.schema_id;
+            let schema = match evolved_schema(self.storage, self.table, schema_id)? {
+                Some(old) => super::merge::kv_schema(&old)?,
+                None => super::merge::kv_schema(&self.table.schema)?,
+            };
+            let dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+            let copy = format!("{dir}/data-{}-avro.parquet", self.ids.next_uuid());
+            self.written.track(&copy);
+            let done = crate::rewrite::avro_data::transcode_to_parquet(
+                self.storage,
+                &input.path,
+                &copy,
+                &schema,
+                input.meta.row_count,
+            );
+            copies.push(copy);
+            if let Err(e) = done {
+                for c in &copies {
+                    if self.storage.delete(c).is_ok() {
+                        self.written.forget(c);
+                    }
+                }
+                return Err(e);
+            }
+            input.path = copies[copies.len() - 1].clone();
+        }
+        Ok(copies)
+    }
+
+    /// The merge of [`Run::run_merge`] once its inputs are Parquet, and the record of what
+    /// it wrote; returns the new data files.
+    fn merge_inputs(
+        &mut self,
+        b: &BucketState,
+        merge: &MergeSpec<'_>,
+        write_data: bool,
+        mut sections: Vec<Vec<Vec<RewriteInput>>>,
+        mut higher_levels: Vec<RewriteInput>,
+        m: &mut BucketMetrics,
+    ) -> Result<Vec<DataFileMeta>> {
         let schema = super::merge::map_evolved_inputs(
             self.storage,
             self.table,

@@ -690,6 +690,14 @@ def all_specs():
                 kinds=("+I", "+I", "+I", "-D")),
         pk_base("dv_lookup", {"deletion-vectors.enabled": "true", "changelog-producer": "lookup"},
                 kinds=("+I", "+I", "+I", "-D"), hides_level0=True, model=model_last_per_key),
+        # `file.format.per.level = '0:avro'` (a documented setting for faster writes): Java
+        # writes level 0 as Avro and higher levels as Parquet; our merges read the Avro files.
+        pk_base("level0_avro", {"file.format.per.level": "0:avro"},
+                kinds=("+I", "+I", "+I", "-D")),
+        pk_base("level0_avro_dv_lookup", {"file.format.per.level": "0:avro",
+                                          "deletion-vectors.enabled": "true",
+                                          "changelog-producer": "lookup"},
+                kinds=("+I", "+I", "+I", "-D"), hides_level0=True, model=model_last_per_key),
         aggregation_more(),
         aggregation_collections(),
         sequence_field(),

@@ -223,10 +223,10 @@ fn postpone_plan(
 }
 
 /// Why a merge-tree task cannot run here because of a file format, if it cannot: the merge
-/// reads and writes Parquet only, and a lookup table's task may read any file of the bucket.
-/// Decided before anything is read, so a table written with another format (ORC, or
-/// `file.format.per.level = '0:avro'`) gets the reason instead of a misleading corrupt-footer
-/// error.
+/// writes Parquet only and reads Parquet and flat Avro, and a lookup table's task may read any
+/// file of the bucket. Decided before anything is read, so a table written with another format
+/// (ORC, or an output level asked to be Avro) gets the reason instead of a misleading
+/// corrupt-footer error.
 fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) -> Option<String> {
     let rewrites = decision
         .task
@@ -259,16 +259,25 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .flat_map(|a| a.inputs())
         .map(|f| f.file_name.clone())
         .collect();
+    // Avro inputs (`file.format.per.level = '0:avro'`) are read through a Parquet copy, when
+    // every column is flat (`rewrite::avro_data`).
+    let avro_ok = table.schema.fields.iter().all(|f| {
+        f.data_type
+            .to_arrow()
+            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
+    });
     b.files
         .iter()
         .map(|l| &l.entry.file.file_name)
         .filter(|name| reads_all || inputs.contains(name.as_str()))
-        .find(|name| !name.ends_with(".parquet"))
+        .find(|name| !(name.ends_with(".parquet") || avro_ok && name.ends_with(".avro")))
         .map(|name| {
-            format!(
-                "unsupported: file '{name}' is not a Parquet file and this build reads Parquet \
-                 only; the bucket is left as it is"
-            )
+            let why = if name.ends_with(".avro") {
+                "is an Avro file with nested columns, which this build does not read"
+            } else {
+                "is neither Parquet nor Avro, the formats this build reads"
+            };
+            format!("unsupported: file '{name}' {why}; the bucket is left as it is")
         })
 }
 
