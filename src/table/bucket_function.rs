@@ -248,6 +248,41 @@ mod tests {
     use super::*;
     use arrow_array::{Int32Array, Int64Array, StringArray};
 
+    /// Hashes Paimon Java 1.0 computed for these keys (`BinaryRowWriter`, then
+    /// `BinaryRow.hashCode()`, in jshell with the jar of `paimon-python-ali==0.1.1`).
+    #[test]
+    fn hashes_and_buckets_are_java_s() {
+        let types = [
+            DataType::parse("INT NOT NULL", "t").unwrap(),
+            DataType::parse("STRING NOT NULL", "t").unwrap(),
+        ];
+        let cases = [
+            (17, "a-long-name-2", 1_283_559_402, 2, 6),
+            (-3, "short", 1_867_191_555, 3, 5),
+            (0, "", 441_064_780, 0, 2),
+        ];
+        let ints = Int32Array::from(cases.iter().map(|c| c.0).collect::<Vec<_>>());
+        let strings = StringArray::from(cases.iter().map(|c| c.1).collect::<Vec<_>>());
+        let columns: [&dyn Array; 2] = [&ints, &strings];
+        let (fast4, fast7) = {
+            let f = FastKey::of(&columns).unwrap();
+            (f.buckets(3, 4), f.buckets(3, 7))
+        };
+        for (i, (k, name, hash, b4, b7)) in cases.into_iter().enumerate() {
+            let row =
+                BinaryRow::encode(&[Datum::Int(k), Datum::String(name.into())], &types).unwrap();
+            assert_eq!(murmur_hash(&row.as_bytes()[4..]), hash, "{k} {name}");
+            assert_eq!((bucket_of(&row, 4), bucket_of(&row, 7)), (b4, b7));
+            assert_eq!((fast4[i] as i32, fast7[i] as i32), (b4, b7));
+        }
+        let long = BinaryRow::encode(
+            &[Datum::BigInt(123_456_789_012)],
+            &[DataType::parse("BIGINT NOT NULL", "t").unwrap()],
+        )
+        .unwrap();
+        assert_eq!(murmur_hash(&long.as_bytes()[4..]), -290_760_731);
+    }
+
     #[test]
     fn the_fast_key_writes_the_bytes_binary_row_writes() {
         let ints = Int32Array::from(vec![0, -1, 7, i32::MAX, i32::MIN]);
