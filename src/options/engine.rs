@@ -155,6 +155,11 @@ engine_options! {
     /// `sort-spill-threshold`, when set lower, applies too.
     max_runs: usize = MAX_RUNS_OPTION("paimon-compact.merge.max-runs"),
         default DEFAULT_MAX_RUNS, parse max_runs;
+    /// Decoded rows a postpone replay holds before it sorts them and writes each bucket's as
+    /// a temporary run (a memory size, default `64 mb`; `0`: a run per batch read). Smaller
+    /// lowers the replay's peak memory and makes more runs per bucket (compaction.md §11.2).
+    replay_buffer: u64 = REPLAY_BUFFER_OPTION("paimon-compact.postpone.replay-buffer"),
+        default DEFAULT_REPLAY_BUFFER, parse memory_size;
     /// Dictionary-encoded STRING value columns merged as dictionary arrays (default `true`).
     read_dictionaries: bool = READ_DICTIONARIES_OPTION("paimon-compact.merge.read-dictionaries"),
         default true, parse parse_bool;
@@ -176,6 +181,11 @@ pub const DEFAULT_SPILL_THRESHOLD: usize = 48 * 1024 * 1024;
 /// The default bound on the runs one merge reads side by side (see
 /// [`EngineOptions::max_runs`]; the memory per run is measured in benches/README.md).
 pub const DEFAULT_MAX_RUNS: usize = 32;
+
+/// The default replay buffer ([`EngineOptions::replay_buffer`]): small enough to stay well
+/// inside the job's memory budget beside a batch being read, large enough that a bucket's
+/// runs stay few (benches/README.md, "Postpone buckets").
+const DEFAULT_REPLAY_BUFFER: u64 = 64 * 1024 * 1024;
 
 /// The default read-ahead of the merge's page reads.
 const DEFAULT_READ_AHEAD: u64 = 256 * 1024;

@@ -47,7 +47,7 @@ use crate::io::Io;
 use crate::meta::Level;
 use crate::options::ChangelogProducer;
 use crate::plan::PlanContext;
-use crate::rewrite::merge::redistribute::{redistribute, Redistribution, BUFFER_BYTES};
+use crate::rewrite::merge::redistribute::{redistribute, Redistribution};
 use crate::rewrite::merge::MergeTreeRewrite;
 use crate::rewrite::RewriteInput;
 
@@ -244,7 +244,8 @@ pub(super) fn run_postpone(
         bucket_of: &bucket_of,
         first_sequence,
         outputs,
-        buffer_bytes: BUFFER_BYTES,
+        buffer_bytes: usize::try_from(table.options.engine.replay_buffer.get()?)
+            .unwrap_or(usize::MAX),
     };
     let replayed = redistribute(&io.storage, &replay)?;
     for t in &replayed.temps {

@@ -212,9 +212,12 @@ fn postpone_rows_reach_the_bucket_of_their_key_in_one_compact_snapshot() {
 #[test]
 fn a_failure_at_any_storage_call_of_a_postpone_compaction_leaves_the_table_unchanged() {
     let base = MemoryStorage::new();
+    // A replay buffer of 1 KB: every batch read becomes a run of each bucket, so the flush
+    // merges several temporary runs per bucket, under fault injection too.
     let options = [
         ("postpone.default-bucket-num", "2"),
         ("num-sorted-run.compaction-trigger", "2"),
+        ("paimon-compact.postpone.replay-buffer", "1 kb"),
     ];
     postpone_table(&base, &options, 3);
     // The second replay into existing buckets also compacts them.

@@ -35,11 +35,6 @@ use crate::rewrite::avro_data::read_avro_batches;
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
 
-/// Rows held before they are sorted and written, in bytes of decoded Arrow data: small
-/// enough to stay well inside the job's memory budget beside a batch being read, large
-/// enough that a bucket's runs stay few (`benches/README.md`, "Postpone buckets").
-pub const BUFFER_BYTES: usize = 64 << 20;
-
 /// What to replay and where its runs go.
 pub struct Redistribution<'a> {
     /// The files in replay order (Paimon: by creation time); each is read whole.
@@ -52,7 +47,7 @@ pub struct Redistribution<'a> {
     pub first_sequence: Vec<i64>,
     /// Where each bucket's runs go: its directory (no trailing `/`) and a unique file prefix.
     pub outputs: Vec<(String, String)>,
-    /// [`BUFFER_BYTES`], smaller in tests.
+    /// Decoded bytes held before a flush (`paimon-compact.postpone.replay-buffer`).
     pub buffer_bytes: usize,
 }
 
