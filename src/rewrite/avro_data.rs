@@ -135,23 +135,34 @@ pub(crate) fn transcode_to_parquet(
     schema: &SchemaRef,
     rows: u64,
 ) -> Result<()> {
-    use parquet::arrow::ArrowWriter;
+    write_temporary_parquet(storage, out, schema, |write| {
+        read_avro_batches(storage, avro, schema, rows, |batch| write(&batch))
+    })
+}
+
+/// Writes a Parquet file that only this job reads back, once, soon (the replay's sorted runs,
+/// the merge's copies of Avro inputs): a fast codec and no statistics, built in memory and
+/// stored whole. `fill` writes the batches. (`ArrowWriter<&mut Vec<u8>>`, as the demo writer
+/// instantiates it: another writer type would link a second copy into the component.)
+pub(crate) fn write_temporary_parquet(
+    storage: &dyn Storage,
+    path: &str,
+    schema: &SchemaRef,
+    fill: impl FnOnce(&mut dyn FnMut(&RecordBatch) -> Result<()>) -> Result<()>,
+) -> Result<()> {
     use parquet::basic::Compression;
     use parquet::file::properties::{EnabledStatistics, WriterProperties};
     let props = WriterProperties::builder()
         .set_compression(Compression::LZ4_RAW)
         .set_statistics_enabled(EnabledStatistics::None)
         .build();
+    let fail = |e: parquet::errors::ParquetError| Error::internal(format!("writing '{path}': {e}"));
     let mut bytes = Vec::new();
-    let fail = |e: parquet::errors::ParquetError| {
-        Error::internal(format!("copying '{avro}' to Parquet: {e}"))
-    };
-    let mut writer = ArrowWriter::try_new(&mut bytes, schema.clone(), Some(props)).map_err(fail)?;
-    read_avro_batches(storage, avro, schema, rows, |batch| {
-        writer.write(&batch).map_err(fail)
-    })?;
+    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema.clone(), Some(props))
+        .map_err(fail)?;
+    fill(&mut |batch| writer.write(batch).map_err(fail))?;
     writer.close().map_err(fail)?;
-    storage.write_all(out, &bytes)?;
+    storage.write_all(path, &bytes)?;
     Ok(())
 }
 

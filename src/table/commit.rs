@@ -50,6 +50,21 @@ impl WrittenFiles {
         self.paths.retain(|p| p != path);
     }
 
+    /// Deletes `paths` now (temporary files a step has read) and stops tracking those that
+    /// went; one that could not be deleted stays tracked, so a failing job still removes it,
+    /// and a successful one leaves it as an orphan no snapshot references.
+    pub fn delete_now<'p>(
+        &mut self,
+        storage: &dyn Storage,
+        paths: impl IntoIterator<Item = &'p String>,
+    ) {
+        for p in paths {
+            if storage.delete(p).is_ok() {
+                self.forget(p);
+            }
+        }
+    }
+
     /// Deletes everything recorded (missing files are fine); returns what could not be deleted.
     pub fn delete_all(&mut self, storage: &dyn Storage) -> Vec<String> {
         let mut failed = Vec::new();

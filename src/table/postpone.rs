@@ -151,6 +151,14 @@ pub(super) fn blocker(
     Ok(None)
 }
 
+/// The postpone files in the order they are replayed: oldest creation time first, as Paimon
+/// replays a writer's files (a stable sort: ties keep manifest order).
+pub(super) fn replay_order(postpone: &BucketState) -> Vec<&LiveFile> {
+    let mut files: Vec<&LiveFile> = postpone.files.iter().collect();
+    files.sort_by_key(|l| l.entry.file.creation_time.unwrap_or(i64::MIN));
+    files
+}
+
 /// One partition's postpone task as the run sees it.
 pub(super) struct PostponeRun<'a> {
     pub(super) table: &'a Table,
@@ -179,9 +187,7 @@ pub(super) fn run_postpone(
     let n = p.work.buckets;
     let assigner = BucketAssigner::new(table, n)?;
     let post = p.postpone;
-    // Paimon replays a writer's files oldest first (a stable sort: ties keep manifest order).
-    let mut files: Vec<&LiveFile> = post.files.iter().collect();
-    files.sort_by_key(|l| l.entry.file.creation_time.unwrap_or(i64::MIN));
+    let files = replay_order(post);
     let mut inputs = Vec::with_capacity(files.len());
     for l in &files {
         inputs.push(RewriteInput {
@@ -283,11 +289,7 @@ pub(super) fn run_postpone(
     let result = flush_and_compact(io, p, &mut buckets, &replayed.runs, &schema, ids, written);
     // The temporary runs are read; whatever happened they go now (a failed deletion leaves an
     // orphan that no snapshot references).
-    for t in &replayed.temps {
-        if storage.delete(t).is_ok() {
-            written.forget(t);
-        }
-    }
+    written.delete_now(storage, &replayed.temps);
     for (bucket_delta, m) in result? {
         delta.entries.extend(bucket_delta.entries);
         delta.changelog.extend(bucket_delta.changelog);
@@ -445,9 +447,7 @@ fn compact_bucket(
                 &l.entry.file,
                 &l.source,
             )?;
-            if storage.delete(&path).is_ok() {
-                written.forget(&path);
-            }
+            written.delete_now(storage, [&path]);
         }
     }
     if metrics.partition.is_empty() {

@@ -555,11 +555,7 @@ impl Run<'_> {
         let r = self.merge_inputs(b, merge, write_data, sections, higher_levels, m);
         // The copies are read; they go whatever happened (a failed deletion leaves an orphan
         // no snapshot references).
-        for c in &copies {
-            if self.storage.delete(c).is_ok() {
-                self.written.forget(c);
-            }
-        }
+        self.written.delete_now(self.storage, &copies);
         r
     }
 
@@ -590,11 +586,7 @@ impl Run<'_> {
             );
             copies.push(copy);
             if let Err(e) = done {
-                for c in &copies {
-                    if self.storage.delete(c).is_ok() {
-                        self.written.forget(c);
-                    }
-                }
+                self.written.delete_now(self.storage, &copies);
                 return Err(e);
             }
             input.path = copies[copies.len() - 1].clone();

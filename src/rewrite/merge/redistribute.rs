@@ -22,16 +22,13 @@ use std::sync::Arc;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SchemaRef;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
 
 use super::kv_format::{KvLayout, SEQUENCE_NUMBER};
 use super::reader::{check_row_count, file_schema};
 use crate::error::{Error, Result};
 use crate::parquet_io::footer::{read_footer, FooterPolicy};
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
-use crate::rewrite::avro_data::read_avro_batches;
+use crate::rewrite::avro_data::{read_avro_batches, write_temporary_parquet};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
 
@@ -268,20 +265,9 @@ impl Replay<'_, '_> {
     }
 
     fn write(&mut self, path: &str, batch: &RecordBatch) -> Result<()> {
-        // A run is read once, by the merge that follows: a fast codec, no statistics.
-        let props = WriterProperties::builder()
-            .set_compression(Compression::LZ4_RAW)
-            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
-            .build();
-        let mut bytes = Vec::new();
-        let mut writer = ArrowWriter::try_new(&mut bytes, batch.schema(), Some(props))
-            .map_err(|e| Error::internal(format!("opening a sorted run: {e}")))?;
-        writer
-            .write(batch)
-            .and_then(|_| writer.close().map(|_| ()))
-            .map_err(|e| Error::internal(format!("writing a sorted run: {e}")))?;
-        self.storage.write_all(path, &bytes)?;
-        Ok(())
+        write_temporary_parquet(self.storage.as_ref(), path, &batch.schema(), |write| {
+            write(batch)
+        })
     }
 }
 

@@ -203,9 +203,7 @@ fn postpone_plan(
         return Ok((bp, None));
     }
     let buckets = postpone::bucket_count(table, state, &b.partition)?;
-    let mut files: Vec<&crate::table::scan::LiveFile> = b.files.iter().collect();
-    files.sort_by_key(|l| l.entry.file.creation_time.unwrap_or(i64::MIN));
-    let names: Vec<String> = files
+    let names: Vec<String> = postpone::replay_order(b)
         .iter()
         .map(|l| l.entry.file.file_name.clone())
         .collect();
