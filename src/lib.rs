@@ -43,6 +43,8 @@ pub mod maintenance;
 pub mod meta;
 pub mod options;
 #[cfg(feature = "rewrite")]
+pub(crate) mod orc_io;
+#[cfg(feature = "rewrite")]
 pub(crate) mod parquet_io;
 pub mod plan;
 #[cfg(feature = "rewrite")]
