@@ -230,6 +230,7 @@ fn files_mode(args: &[String]) {
         output_level: Level::ZERO,
         creation_time_ms: 0,
         collect_value_stats: false,
+        column_types: Vec::new(),
     };
     let start = Instant::now();
     let result = rewrite_append(&storage, &req, &options).expect("rewrite");
@@ -340,6 +341,7 @@ fn request(inputs: &[RewriteInput]) -> AppendRewrite {
         output_level: Level::ZERO,
         creation_time_ms: 0,
         collect_value_stats: false,
+        column_types: Vec::new(),
     }
 }
 

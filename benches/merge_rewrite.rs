@@ -359,6 +359,7 @@ fn request(metas: Vec<Arc<CompactionFile>>, dir: &str, out: &str) -> MergeTreeRe
         max_level: Level::new(5),
         drop_delete: true,
         write_data: true,
+        column_types: Vec::new(),
         creation_time_ms: 0,
         schema: None,
     }

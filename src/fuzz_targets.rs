@@ -213,6 +213,7 @@ pub fn parquet_merge(data: &[u8]) {
             max_level: Level::new(5),
             drop_delete: true,
             write_data: true,
+            column_types: Vec::new(),
             creation_time_ms: 0,
         };
         let _ = rewrite_merge_tree(&storage, &request, &options);

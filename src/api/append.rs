@@ -151,6 +151,7 @@ pub fn compact_append_files(
         output_level: Level::ZERO,
         creation_time_ms: request.creation_time_ms,
         collect_value_stats: false,
+        column_types: Vec::new(),
     };
     let total = req.inputs.len() as u64;
     services.report(

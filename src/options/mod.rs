@@ -234,6 +234,27 @@ pub struct ParquetOptions {
     pub dictionary_passthrough: bool,
 }
 
+/// ORC writer settings that compaction honours when it writes ORC files (`file.format = orc`
+/// or a level's `file.format.per.level`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OrcOptions {
+    /// `orc.stripe.size` (64 MiB; Paimon also sets it from `file.block-size`): buffered
+    /// bytes at which a stripe is written.
+    pub stripe_size: u64,
+    /// `orc.compress`: the codec, winning over `file.compression` as it does in Paimon's ORC
+    /// writer.
+    pub compress: Option<String>,
+}
+
+impl Default for OrcOptions {
+    fn default() -> Self {
+        OrcOptions {
+            stripe_size: 64 * MIB,
+            compress: None,
+        }
+    }
+}
+
 /// Every option compaction uses, typed, with Paimon's defaults and derivations applied.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CoreOptions {
@@ -401,6 +422,9 @@ pub struct CoreOptions {
     pub zstd_level: i32,
     /// The `parquet.*` writer settings.
     pub parquet: ParquetOptions,
+    /// The `orc.*` writer settings.
+    #[serde(default)]
+    pub orc: OrcOptions,
     /// How the commit merges small manifests (`manifest.*`).
     #[serde(default)]
     pub manifest: ManifestOptions,
@@ -520,6 +544,9 @@ declare_options! {
         manifest_full_compaction_threshold_size: u64 =
             "manifest.full-compaction-threshold-size" => positive_memory, default 16 * MIB;
         parquet_block_size: u64 = "parquet.block.size" => positive_memory, default 128 * MIB;
+        orc_stripe_size: u64 =
+            "orc.stripe.size" | "file.block-size" => positive_memory, default 64 * MIB;
+        orc_compress: Option<String> = "orc.compress" => lowercase;
         parquet_page_size: u64 = "parquet.page.size" => positive_memory, default MIB;
         parquet_dictionary_page_size: u64 =
             "parquet.dictionary.page.size" => positive_memory, default MIB;
@@ -857,6 +884,10 @@ impl CoreOptions {
                 enable_dictionary: d.enable_dictionary,
                 dictionary_passthrough: d.dictionary_passthrough,
             },
+            orc: OrcOptions {
+                stripe_size: d.orc_stripe_size,
+                compress: d.orc_compress.filter(|c| !c.is_empty()),
+            },
             bucket_key: name_list(d.bucket_key),
             bucket_function: d.bucket_function,
             postpone: PostponeOptions {
@@ -943,11 +974,11 @@ impl CoreOptions {
         }
     }
 
-    /// The extension of new data and changelog files: `.parquet`, or with
-    /// `file.suffix.include.compression` the table codec's extension before it
-    /// (`.zst.parquet`, `.gz.parquet`; none for `none`), as Paimon names them. The name
-    /// always carries `file.compression`, whatever codec a level uses.
-    pub fn file_extension(&self) -> String {
+    /// The extension of new data and changelog files of `format` (`parquet`, `orc`):
+    /// `.<format>`, or with `file.suffix.include.compression` the table codec's extension
+    /// before it (`.zst.parquet`, `.gz.parquet`; none for `none`), as Paimon names them. The
+    /// name always carries `file.compression`, whatever codec a level uses.
+    pub fn file_extension(&self, format: &str) -> String {
         let codec = match self.file_compression.as_str() {
             "" | "none" => None,
             "zstd" => Some("zst"),
@@ -956,8 +987,8 @@ impl CoreOptions {
             other => Some(other),
         };
         match codec.filter(|_| self.file_suffix_include_compression) {
-            Some(c) => format!(".{c}.parquet"),
-            None => ".parquet".to_string(),
+            Some(c) => format!(".{c}.{format}"),
+            None => format!(".{format}"),
         }
     }
 }

@@ -21,9 +21,9 @@ fn bad(why: impl std::fmt::Display) -> Error {
 #[derive(Clone, Copy, Debug)]
 enum Value<'a> {
     Varint(u64),
-    Fixed64(u64),
+    /// A fixed-width field (no field this layer reads has one).
+    Fixed,
     Bytes(&'a [u8]),
-    Fixed32(u32),
 }
 
 impl<'a> Value<'a> {
@@ -32,10 +32,6 @@ impl<'a> Value<'a> {
             Value::Varint(v) => Ok(v),
             _ => Err(bad("a varint field has another wire type")),
         }
-    }
-
-    fn sint(self) -> Result<i64> {
-        self.uint().map(|v| ((v >> 1) as i64) ^ -((v & 1) as i64))
     }
 
     fn bytes(self) -> Result<&'a [u8]> {
@@ -106,12 +102,12 @@ impl<'a> Fields<'a> {
                 Value::Varint(v)
             }
             1 => {
-                let (head, rest) = self
+                let (_, rest) = self
                     .rest
                     .split_first_chunk::<8>()
                     .ok_or_else(|| bad("a fixed64 field is truncated"))?;
                 self.rest = rest;
-                Value::Fixed64(u64::from_le_bytes(*head))
+                Value::Fixed
             }
             2 => {
                 let (len, n) = varint(self.rest)?;
@@ -124,12 +120,12 @@ impl<'a> Fields<'a> {
                 Value::Bytes(&body[..len])
             }
             5 => {
-                let (head, rest) = self
+                let (_, rest) = self
                     .rest
                     .split_first_chunk::<4>()
                     .ok_or_else(|| bad("a fixed32 field is truncated"))?;
                 self.rest = rest;
-                Value::Fixed32(u32::from_le_bytes(*head))
+                Value::Fixed
             }
             w => return Err(bad(format!("wire type {w} is not supported"))),
         };

@@ -25,8 +25,8 @@ use arrow_array::types::{
     TimestampNanosecondType, TimestampSecondType,
 };
 use arrow_array::{
-    new_null_array, ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, ListArray, MapArray,
-    PrimitiveArray, RecordBatch, StringArray, StructArray,
+    ArrayRef, ArrowPrimitiveType, BinaryArray, BooleanArray, ListArray, MapArray, PrimitiveArray,
+    RecordBatch, StringArray, StructArray,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, SchemaRef, TimeUnit};
@@ -48,7 +48,6 @@ pub(crate) const ORC_EPOCH_SECONDS: i64 = 1_420_070_400;
 pub(crate) struct OrcTail {
     pub footer: Footer,
     pub codec: Codec,
-    pub size: u64,
 }
 
 /// Rebinds a corrupt-input error of this layer to the file it is about.
@@ -113,11 +112,7 @@ fn read_tail_inner(storage: &dyn Storage, path: &str) -> Result<OrcTail> {
     let footer_start = ps_start - footer_len as usize;
     let footer = Footer::decode(&codec.decompress(&tail[footer_start..ps_start])?)?;
     check_footer(&footer, size)?;
-    Ok(OrcTail {
-        footer,
-        codec,
-        size,
-    })
+    Ok(OrcTail { footer, codec })
 }
 
 /// The footer's own consistency: a type tree whose subtype ids point forward and in range,
@@ -466,9 +461,7 @@ impl StripeData<'_> {
                 )
             }
             (TypeKind::Timestamp | TypeKind::TimestampInstant, DataType::Timestamp(unit, tz)) => {
-                if t.kind == TypeKind::Timestamp {
-                    self.check_utc()?;
-                }
+                self.check_utc()?;
                 let v = self.timestamps(c, values, *unit)?;
                 let v = spread(v, nulls.as_ref(), 0);
                 match unit {
@@ -662,9 +655,11 @@ impl StripeData<'_> {
     }
 
     /// A TIMESTAMP column counts seconds from 2015-01-01 in the writer's time zone, and Paimon
-    /// reads its values as wall-clock times in that zone: without a time-zone database, only
-    /// files written in UTC are read here (Paimon's Java writers use the JVM's zone; run them
-    /// with `-Duser.timezone=UTC`). Other zones are refused, never read shifted.
+    /// reads its values as wall-clock times in that zone; Paimon 1.0's writers also shift
+    /// TIMESTAMP_LTZ values by the writer's zone (`orc.timestamp-ltz.legacy.type`). Without a
+    /// time-zone database, only files written in UTC are read here (Paimon's Java writers use
+    /// the JVM's zone; run them with `-Duser.timezone=UTC`). Other zones are refused, never
+    /// read shifted.
     fn check_utc(&self) -> Result<()> {
         match self.footer.writer_timezone.as_deref() {
             None
@@ -839,10 +834,4 @@ fn unit_of<T: ArrowPrimitiveType>() -> TimeUnit {
         DataType::Timestamp(u, _) => u,
         _ => TimeUnit::Nanosecond,
     }
-}
-
-/// A null array of `t` (a column a stripe of zero rows does not store).
-#[allow(dead_code)]
-fn empty(t: &DataType, n: usize) -> ArrayRef {
-    new_null_array(t, n)
 }

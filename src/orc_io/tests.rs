@@ -145,6 +145,7 @@ fn write(
     s: &OrcWriteSettings,
 ) -> (Vec<u8>, Vec<crate::rewrite::stats::ColumnStats>) {
     let mut w = OrcFileWriter::new(&batches[0].schema(), s).unwrap();
+    let mut stats = crate::rewrite::stats::ValueStatsCollector::new(&batches[0].schema());
     let mut bytes = Vec::new();
     let mut out = |b: &[u8]| {
         bytes.extend_from_slice(b);
@@ -152,9 +153,10 @@ fn write(
     };
     for b in batches {
         w.write(b, &mut out).unwrap();
+        stats.add(b);
     }
-    let stats = w.finish(&mut out).unwrap();
-    (bytes, stats)
+    w.finish(&mut out).unwrap();
+    (bytes, stats.finish())
 }
 
 fn read(
@@ -234,7 +236,7 @@ fn truncated_and_flipped_files_are_errors_not_panics() {
     let b = batch(300, 5);
     let schema = b.schema();
     for codec in [CompressionKind::None, CompressionKind::Zstd] {
-        let (bytes, _) = write(&[b.clone()], &settings(codec, 4000, &schema));
+        let (bytes, _) = write(std::slice::from_ref(&b), &settings(codec, 4000, &schema));
         for cut in (0..bytes.len()).step_by(7) {
             assert!(read(bytes[..cut].to_vec(), &schema, None).is_err());
         }
@@ -274,7 +276,7 @@ fn timestamps_around_the_epoch_decode_as_orc_readers_decode_them() {
     )]));
     let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(a)]).unwrap();
     let (bytes, _) = write(
-        &[b.clone()],
+        std::slice::from_ref(&b),
         &settings(CompressionKind::None, 1 << 20, &schema),
     );
     let got = read(bytes, &schema, None).unwrap();

@@ -11,8 +11,7 @@
 //!
 //! Column statistics, per stripe and for the file: every column records its value count and
 //! whether it has nulls, and the typed part ORC's Java writer records (exact bounds, NaN left
-//! out of floating-point ones). The caller gets [`ColumnStats`] of the top-level columns, computed from the values
-//! themselves, in the same form the Parquet footer reader produces.
+//! out of floating-point ones).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -32,7 +31,6 @@ use super::proto::{
 use super::read::{pack_nanos, ORC_EPOCH_SECONDS};
 use super::rle;
 use crate::error::{Error, Result};
-use crate::rewrite::stats::{ColumnStats, StatValue, TimestampUnit};
 
 /// ORC's default compression block size.
 pub(crate) const DEFAULT_BLOCK_SIZE: usize = 256 * 1024;
@@ -72,7 +70,8 @@ pub(crate) struct OrcFileWriter {
     stripes: Vec<StripeInformation>,
     stripe_stats: Vec<Vec<ColumnStatistics>>,
     file_stats: Vec<Stats>,
-    top: Vec<TopStats>,
+    /// Top-level columns.
+    width: usize,
     /// Encoded bytes per buffered value byte over the stripes written so far, for size
     /// estimates.
     ratio: f64,
@@ -107,11 +106,6 @@ impl OrcFileWriter {
             kind: Enc::Struct(children),
             stats: Stats::new(TypeKind::Struct),
         };
-        let top = schema
-            .fields()
-            .iter()
-            .map(|f| TopStats::new(f.name(), f.data_type()))
-            .collect();
         Ok(OrcFileWriter {
             codec,
             stripe_bytes: settings.stripe_bytes.max(1),
@@ -122,7 +116,7 @@ impl OrcFileWriter {
             written: 0,
             stripes: Vec::new(),
             stripe_stats: Vec::new(),
-            top,
+            width: schema.fields().len(),
             ratio: 0.5,
         })
     }
@@ -134,7 +128,7 @@ impl OrcFileWriter {
 
     /// Buffers `batch`, writing a stripe once the buffer reaches the stripe target.
     pub(crate) fn write(&mut self, batch: &RecordBatch, out: &mut Sink<'_>) -> Result<()> {
-        if batch.num_columns() != self.top.len() {
+        if batch.num_columns() != self.width {
             return Err(Error::internal(
                 "an ORC batch has the wrong number of columns",
             ));
@@ -142,9 +136,15 @@ impl OrcFileWriter {
         let Enc::Struct(children) = &mut self.root.kind else {
             return Err(Error::internal("the ORC root is not a struct"));
         };
-        for ((c, a), top) in children.iter_mut().zip(batch.columns()).zip(&mut self.top) {
-            c.add(a.as_ref(), None)?;
-            top.add(a.as_ref());
+        for (c, a) in children.iter_mut().zip(batch.columns()) {
+            if let DataType::Dictionary(_, values) = a.data_type() {
+                // Dictionary arrays (the merge's dictionary reads) are written as values.
+                let plain = arrow_cast::cast(a, values)
+                    .map_err(|e| Error::internal(format!("ORC: decoding a dictionary: {e}")))?;
+                c.add(plain.as_ref(), None)?;
+            } else {
+                c.add(a.as_ref(), None)?;
+            }
         }
         self.root.stats.values += batch.num_rows() as u64;
         self.rows += batch.num_rows() as u64;
@@ -218,8 +218,8 @@ impl OrcFileWriter {
         Ok(())
     }
 
-    /// Writes the last stripe and the tail; returns the statistics of the top-level columns.
-    pub(crate) fn finish(mut self, out: &mut Sink<'_>) -> Result<Vec<ColumnStats>> {
+    /// Writes the last stripe and the tail.
+    pub(crate) fn finish(mut self, out: &mut Sink<'_>) -> Result<()> {
         self.flush_stripe(out)?;
         if self.written == 0 {
             out(b"ORC")?;
@@ -262,7 +262,7 @@ impl OrcFileWriter {
         out(&footer_bytes)?;
         out(&ps)?;
         out(&[ps_len])?;
-        Ok(self.top.into_iter().map(TopStats::finish).collect())
+        Ok(())
     }
 }
 
@@ -1022,132 +1022,4 @@ fn decimal_string(v: i128, scale: i8) -> String {
     let padded = format!("{digits:0>width$}", width = scale + 1);
     let (int, frac) = padded.split_at(padded.len() - scale);
     format!("{sign}{int}.{frac}")
-}
-
-/// Statistics of a top-level column in the form the table layer turns into Paimon's
-/// value statistics.
-struct TopStats {
-    out: ColumnStats,
-    t: DataType,
-    /// Bounds are kept for this type.
-    bounded: bool,
-}
-
-impl TopStats {
-    fn new(name: &str, t: &DataType) -> Self {
-        let timestamp_unit = match t {
-            DataType::Timestamp(TimeUnit::Millisecond, _) => Some(TimestampUnit::Millis),
-            DataType::Timestamp(TimeUnit::Microsecond, _) => Some(TimestampUnit::Micros),
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => Some(TimestampUnit::Nanos),
-            _ => None,
-        };
-        let bounded = matches!(
-            t,
-            DataType::Boolean
-                | DataType::Int8
-                | DataType::Int16
-                | DataType::Int32
-                | DataType::Int64
-                | DataType::Date32
-                | DataType::Time32(TimeUnit::Millisecond)
-                | DataType::Utf8
-                | DataType::Binary
-                | DataType::Decimal128(..)
-        ) || timestamp_unit.is_some();
-        TopStats {
-            out: ColumnStats {
-                column: name.to_string(),
-                null_count: Some(0),
-                min: None,
-                max: None,
-                exact: bounded,
-                timestamp_unit,
-            },
-            t: t.clone(),
-            bounded,
-        }
-    }
-
-    fn add(&mut self, a: &dyn Array) {
-        if let Some(n) = self.out.null_count.as_mut() {
-            *n += a.logical_null_count() as u64;
-        }
-        if !self.bounded {
-            return;
-        }
-        let nulls = a.logical_nulls();
-        let valid = |i: usize| nulls.as_ref().is_none_or(|v| v.is_valid(i));
-        let mut see = |v: StatValue| {
-            if self.out.min.as_ref().is_none_or(|m| stat_lt(&v, m)) {
-                self.out.min = Some(v.clone());
-            }
-            if self.out.max.as_ref().is_none_or(|m| stat_lt(m, &v)) {
-                self.out.max = Some(v);
-            }
-        };
-        macro_rules! each {
-            ($arr:expr, $f:expr) => {
-                for i in (0..a.len()).filter(|&i| valid(i)) {
-                    see($f($arr.value(i)));
-                }
-            };
-        }
-        match &self.t {
-            DataType::Boolean => each!(a.as_boolean(), StatValue::Boolean),
-            DataType::Int8 => each!(a.as_primitive::<Int8Type>(), |v: i8| StatValue::Int(
-                v.into()
-            )),
-            DataType::Int16 => each!(a.as_primitive::<Int16Type>(), |v: i16| StatValue::Int(
-                v.into()
-            )),
-            DataType::Int32 => each!(a.as_primitive::<Int32Type>(), StatValue::Int),
-            DataType::Date32 => each!(a.as_primitive::<Date32Type>(), StatValue::Int),
-            DataType::Time32(_) => each!(a.as_primitive::<Time32MillisecondType>(), StatValue::Int),
-            DataType::Int64 => each!(a.as_primitive::<Int64Type>(), StatValue::Long),
-            DataType::Utf8 => each!(a.as_string::<i32>(), |v: &str| StatValue::Bytes(
-                v.as_bytes().to_vec()
-            )),
-            DataType::Binary => each!(a.as_binary::<i32>(), |v: &[u8]| StatValue::Bytes(
-                v.to_vec()
-            )),
-            DataType::Decimal128(..) => each!(a.as_primitive::<Decimal128Type>(), |v: i128| {
-                StatValue::Bytes(v.to_be_bytes().to_vec())
-            }),
-            DataType::Timestamp(TimeUnit::Millisecond, _) => each!(
-                a.as_primitive::<TimestampMillisecondType>(),
-                StatValue::Long
-            ),
-            DataType::Timestamp(TimeUnit::Microsecond, _) => each!(
-                a.as_primitive::<TimestampMicrosecondType>(),
-                StatValue::Long
-            ),
-            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
-                each!(a.as_primitive::<TimestampNanosecondType>(), StatValue::Long)
-            }
-            _ => {}
-        }
-    }
-
-    fn finish(self) -> ColumnStats {
-        let mut out = self.out;
-        if out.min.is_none() {
-            out.exact = false;
-        }
-        out
-    }
-}
-
-/// The order of two bounds of one column (decimals as signed 16-byte big-endian values).
-fn stat_lt(a: &StatValue, b: &StatValue) -> bool {
-    match (a, b) {
-        (StatValue::Boolean(a), StatValue::Boolean(b)) => !a & b,
-        (StatValue::Int(a), StatValue::Int(b)) => a < b,
-        (StatValue::Long(a), StatValue::Long(b)) => a < b,
-        (StatValue::Bytes(a), StatValue::Bytes(b)) if a.len() == 16 && b.len() == 16 => {
-            i128::from_be_bytes(a.as_slice().try_into().unwrap_or([0; 16]))
-                < i128::from_be_bytes(b.as_slice().try_into().unwrap_or([0; 16]))
-        }
-        (StatValue::Bytes(a), StatValue::Bytes(b)) => a < b,
-        _ => false,
-    }
 }

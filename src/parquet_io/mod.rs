@@ -15,8 +15,7 @@
 //!   open;
 //! * [`host_decompression`] — page readers that hand zstd pages to the host's codec.
 //!
-//! Writing:
-//! * [`rolling`] — a stream of files of about a target size;
+//! Writing (a stream of files of about a target size is [`crate::rewrite::rolling`]):
 //! * [`writer`] — one file, row group by row group (arrow-rs's `ArrowWriter` loop, with this
 //!   layer's column writers, mirrored columns and spliced row groups), and [`sink`], where its
 //!   bytes wait for storage;
@@ -34,7 +33,6 @@ pub(crate) mod host_decompression;
 pub(crate) mod page_spill;
 pub(crate) mod page_stream;
 pub(crate) mod read;
-pub(crate) mod rolling;
 pub(crate) mod sink;
 pub(crate) mod statistics_truncation;
 pub(crate) mod thrift_guard;

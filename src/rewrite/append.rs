@@ -25,7 +25,7 @@ use super::file_index::{FileIndex, FileIndexBuilder};
 use super::input::RewriteInput;
 use super::metrics::{FastCopyRefusal, FastCopyRefusalReason, RewriteMetrics};
 use super::schema_evolution::{same_but_spelling, ColumnSource, Evolution};
-use super::stats::{self, ColumnStats};
+use super::stats::ColumnStats;
 use super::writer_settings;
 use crate::error::{Error, ErrorKind, Result};
 use crate::host_codec::CodecOffload;
@@ -33,14 +33,15 @@ use crate::io::ToIo;
 use crate::meta::{CompactionFile, FileSource, Key, Level, SequenceNumber};
 use crate::options::engine::PassthroughWriter;
 use crate::options::CoreOptions;
+use crate::orc_io::write::OrcWriteSettings;
 use crate::parquet_io::codec::PageCompressor;
 use crate::parquet_io::dictionary::{DictConfig, DictWriterCounters};
 use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
 use crate::parquet_io::page_stream::PageStream;
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
-use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
 use crate::parquet_io::writer::{field_leaves, FileSpec, Forwarded, ParquetFileWriter};
 use crate::plan::should_requeue_last;
+use crate::rewrite::rolling::{FinishedFile, OutputFormat, Recorder, RollingWriter};
 use crate::storage::Storage;
 
 /// What to rewrite and where.
@@ -62,6 +63,9 @@ pub struct AppendRewrite {
     pub creation_time_ms: i64,
     /// Collect per-column min/max/null counts of each output.
     pub collect_value_stats: bool,
+    /// Paimon's type of each column of the output, by position, when the caller knows them
+    /// (empty otherwise): ORC declares `CHAR(n)` and `VARCHAR(n)` by them.
+    pub column_types: Vec<crate::types::DataType>,
 }
 
 /// One new file.
@@ -110,19 +114,52 @@ struct Settings {
     read_window: Option<u64>,
     /// Of the new files' names ([`CoreOptions::file_extension`]).
     extension: String,
+    /// The ORC writer's settings when the output level is ORC (decoded rows only: no fast
+    /// copy, no dictionary passthrough); `None` for Parquet.
+    orc: Option<Arc<OrcWriteSettings>>,
     /// The file index each new file gets (`file-index.*`).
     file_index: Option<Arc<crate::rewrite::file_index::FileIndexSpec>>,
 }
 
 impl Settings {
-    fn new(options: &CoreOptions, offload: Option<Arc<CodecOffload>>) -> Result<Self> {
-        let props = writer_settings::writer_properties(options)?;
-        let compression = writer_settings::compression(options)?;
+    /// `req`'s output format is `format` (`parquet` or `orc`).
+    fn new(
+        options: &CoreOptions,
+        offload: Option<Arc<CodecOffload>>,
+        req: &AppendRewrite,
+        format: &str,
+    ) -> Result<Self> {
+        let orc = match format {
+            "parquet" => None,
+            "orc" => {
+                let (name, key) = options.compression_for(req.output_level.get(), false);
+                Some(Arc::new(writer_settings::orc_settings(
+                    options,
+                    name,
+                    key,
+                    &req.column_types,
+                )?))
+            }
+            other => {
+                return Err(Error::unsupported(format!(
+                    "append rewrite writes Parquet and ORC; level {} is configured as '{other}'",
+                    req.output_level.get()
+                )))
+            }
+        };
+        let compression = if orc.is_some() {
+            // The Parquet settings of an ORC output are unused.
+            Compression::UNCOMPRESSED
+        } else {
+            writer_settings::compression(options)?
+        };
         // Fail on an unwritable codec now, not after outputs exist.
         PageCompressor::new(compression, None)?;
+        let props = writer_settings::writer_properties(options, compression)?;
         let file_index = crate::rewrite::file_index::FileIndexSpec::from_options(options)?;
-        // A copied row group is never decoded, so nothing would feed its file index.
-        let fast_copy = options.engine.fast_copy.get()? && file_index.is_none();
+        // A copied row group is never decoded, so nothing would feed its file index; an ORC
+        // output takes decoded rows only.
+        let fast_copy = options.engine.fast_copy.get()? && file_index.is_none() && orc.is_none();
         let passthrough_writer = options.engine.passthrough_writer.get()?;
         let dict_cfg = Arc::new(
             DictConfig::new(compression, &props, writer_settings::dict_writers(options)?)
@@ -140,8 +177,9 @@ impl Settings {
             spill_threshold: options.engine.spill_threshold.get()?,
             offload,
             read_window: Some(options.engine.append_read_window.get()?).filter(|&w| w > 0),
-            extension: options.file_extension(),
+            extension: options.file_extension(format),
             file_index,
+            orc,
         })
     }
 }
@@ -296,10 +334,7 @@ impl Recorder for AppendFiles<'_> {
         Ok(RewrittenFile {
             path: file.path,
             meta,
-            value_stats: self
-                .req
-                .collect_value_stats
-                .then(|| stats::collect(&file.metadata)),
+            value_stats: self.req.collect_value_stats.then_some(file.column_stats),
             file_index,
         })
     }
@@ -430,13 +465,12 @@ pub fn rewrite_append(
     let format = options
         .file_format_for_level(req.output_level.get())
         .to_string();
-    if format != "parquet" {
-        return Err(Error::unsupported(format!(
-            "append rewrite writes Parquet; level {} is configured as '{format}'",
-            req.output_level.get()
-        )));
-    }
-    let settings = Settings::new(options, shared.host_codec.clone().map(CodecOffload::new))?;
+    let settings = Settings::new(
+        options,
+        shared.host_codec.clone().map(CodecOffload::new),
+        req,
+        &format,
+    )?;
     let mut metrics = RewriteMetrics::default();
     metrics.fast_copy.requested = settings.fast_copy;
     metrics.passthrough.requested = options.parquet.dictionary_passthrough;
@@ -517,9 +551,16 @@ pub fn rewrite_append(
         output_bytes: 0,
         output_rows: 0,
     };
+    let output_format = match &settings.orc {
+        Some(orc) => OutputFormat::Orc {
+            schema: schema.clone(),
+            settings: orc.clone(),
+        },
+        None => OutputFormat::Parquet(Arc::new(spec)),
+    };
     let files = RollingWriter::new(
         storage,
-        Arc::new(spec),
+        output_format,
         &req.output_dir,
         &req.file_prefix,
         settings.target_file_size,

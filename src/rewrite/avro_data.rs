@@ -2,7 +2,7 @@
 //! (often only for level 0, `file.format.per.level = '0:avro'`, a documented setting for
 //! faster writes), and the format Paimon's Java writers force for the files of a postpone
 //! bucket (pypaimon's too unless the table names a format). The postpone replay reads the
-//! batches; the merge reads a Parquet copy ([`transcode_to_parquet`]).
+//! batches; the merge reads a Parquet copy ([`super::foreign_data::transcode_to_parquet`]).
 //!
 //! Records are decoded with the writer schema the file carries ([`crate::avro_file`]: bounded
 //! allocations, contained panics) and matched to the wanted columns by name; a column the file
@@ -120,49 +120,6 @@ pub(crate) fn read_avro_batches(
             format!("the file holds {seen} rows where its metadata records {rows}"),
         ));
     }
-    Ok(())
-}
-
-/// Copies the Avro data file `avro` (of `rows` records, read as `schema`) into the Parquet
-/// file `out`: the same rows in the same order, so deletion-vector positions and a sorted
-/// run's order carry over, and the merge reads the copy as it reads any Parquet input. The
-/// copy is built in memory (an Avro data file is one writer's file, rolled at
-/// `target-file-size`) with a fast codec and no statistics: it is read once and deleted.
-pub(crate) fn transcode_to_parquet(
-    storage: &dyn Storage,
-    avro: &str,
-    out: &str,
-    schema: &SchemaRef,
-    rows: u64,
-) -> Result<()> {
-    write_temporary_parquet(storage, out, schema, |write| {
-        read_avro_batches(storage, avro, schema, rows, |batch| write(&batch))
-    })
-}
-
-/// Writes a Parquet file that only this job reads back, once, soon (the replay's sorted runs,
-/// the merge's copies of Avro inputs): a fast codec and no statistics, built in memory and
-/// stored whole. `fill` writes the batches. (`ArrowWriter<&mut Vec<u8>>`, as the demo writer
-/// instantiates it: another writer type would link a second copy into the component.)
-pub(crate) fn write_temporary_parquet(
-    storage: &dyn Storage,
-    path: &str,
-    schema: &SchemaRef,
-    fill: impl FnOnce(&mut dyn FnMut(&RecordBatch) -> Result<()>) -> Result<()>,
-) -> Result<()> {
-    use parquet::basic::Compression;
-    use parquet::file::properties::{EnabledStatistics, WriterProperties};
-    let props = WriterProperties::builder()
-        .set_compression(Compression::LZ4_RAW)
-        .set_statistics_enabled(EnabledStatistics::None)
-        .build();
-    let fail = |e: parquet::errors::ParquetError| Error::internal(format!("writing '{path}': {e}"));
-    let mut bytes = Vec::new();
-    let mut writer = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema.clone(), Some(props))
-        .map_err(fail)?;
-    fill(&mut |batch| writer.write(batch).map_err(fail))?;
-    writer.close().map_err(fail)?;
-    storage.write_all(path, &bytes)?;
     Ok(())
 }
 

@@ -7,6 +7,13 @@
 //! physical values; the table layer turns them into Paimon's BinaryRow (and applies Paimon's
 //! `truncate(16)` for strings, which is a looser bound and therefore still correct).
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Int16Type, Int32Type, Int64Type, Int8Type, Time32MillisecondType,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::{DataType, Schema, TimeUnit};
 use parquet::basic::{LogicalType, Type as PhysicalType};
 use parquet::file::metadata::ParquetMetaData;
 use parquet::file::statistics::Statistics;
@@ -203,4 +210,172 @@ pub(crate) fn collect(metadata: &ParquetMetaData) -> Vec<ColumnStats> {
             out
         })
         .collect()
+}
+
+/// Value statistics of a file gathered from the rows written into it, for formats whose
+/// writer does not hand back Parquet-style column statistics (ORC): the same
+/// [`ColumnStats`] [`collect`] reads from a Parquet footer, with exact bounds for the types
+/// the table layer keeps bounds of, and null counts for every column.
+pub(crate) struct ValueStatsCollector {
+    columns: Vec<TopStats>,
+}
+
+impl ValueStatsCollector {
+    pub(crate) fn new(schema: &Schema) -> Self {
+        ValueStatsCollector {
+            columns: schema
+                .fields()
+                .iter()
+                .map(|f| TopStats::new(f.name(), f.data_type()))
+                .collect(),
+        }
+    }
+
+    /// Folds in `batch`, whose columns are the schema's (dictionary arrays are read as their
+    /// values).
+    pub(crate) fn add(&mut self, batch: &RecordBatch) {
+        for (c, a) in self.columns.iter_mut().zip(batch.columns()) {
+            match a.data_type() {
+                DataType::Dictionary(_, values) => match arrow_cast::cast(a, values) {
+                    Ok(plain) => c.add(plain.as_ref()),
+                    // Undecodable here: no bounds rather than wrong ones.
+                    Err(_) => c.bounded = false,
+                },
+                _ => c.add(a.as_ref()),
+            }
+        }
+    }
+
+    pub(crate) fn finish(self) -> Vec<ColumnStats> {
+        self.columns.into_iter().map(TopStats::finish).collect()
+    }
+}
+
+/// Statistics of one top-level column, gathered from its values.
+struct TopStats {
+    out: ColumnStats,
+    t: DataType,
+    /// Bounds are kept for this type.
+    bounded: bool,
+}
+
+impl TopStats {
+    fn new(name: &str, t: &DataType) -> Self {
+        let timestamp_unit = match t {
+            DataType::Timestamp(TimeUnit::Millisecond, _) => Some(TimestampUnit::Millis),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => Some(TimestampUnit::Micros),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => Some(TimestampUnit::Nanos),
+            _ => None,
+        };
+        let bounded = matches!(
+            t,
+            DataType::Boolean
+                | DataType::Int8
+                | DataType::Int16
+                | DataType::Int32
+                | DataType::Int64
+                | DataType::Date32
+                | DataType::Time32(TimeUnit::Millisecond)
+                | DataType::Utf8
+                | DataType::Binary
+                | DataType::Decimal128(..)
+        ) || timestamp_unit.is_some();
+        TopStats {
+            out: ColumnStats {
+                column: name.to_string(),
+                null_count: Some(0),
+                min: None,
+                max: None,
+                exact: bounded,
+                timestamp_unit,
+            },
+            t: t.clone(),
+            bounded,
+        }
+    }
+
+    fn add(&mut self, a: &dyn Array) {
+        if let Some(n) = self.out.null_count.as_mut() {
+            *n += a.logical_null_count() as u64;
+        }
+        if !self.bounded {
+            return;
+        }
+        let nulls = a.logical_nulls();
+        let valid = |i: usize| nulls.as_ref().is_none_or(|v| v.is_valid(i));
+        let mut see = |v: StatValue| {
+            if self.out.min.as_ref().is_none_or(|m| stat_lt(&v, m)) {
+                self.out.min = Some(v.clone());
+            }
+            if self.out.max.as_ref().is_none_or(|m| stat_lt(m, &v)) {
+                self.out.max = Some(v);
+            }
+        };
+        macro_rules! each {
+            ($arr:expr, $f:expr) => {
+                for i in (0..a.len()).filter(|&i| valid(i)) {
+                    see($f($arr.value(i)));
+                }
+            };
+        }
+        match &self.t {
+            DataType::Boolean => each!(a.as_boolean(), StatValue::Boolean),
+            DataType::Int8 => each!(a.as_primitive::<Int8Type>(), |v: i8| StatValue::Int(
+                v.into()
+            )),
+            DataType::Int16 => each!(a.as_primitive::<Int16Type>(), |v: i16| StatValue::Int(
+                v.into()
+            )),
+            DataType::Int32 => each!(a.as_primitive::<Int32Type>(), StatValue::Int),
+            DataType::Date32 => each!(a.as_primitive::<Date32Type>(), StatValue::Int),
+            DataType::Time32(_) => each!(a.as_primitive::<Time32MillisecondType>(), StatValue::Int),
+            DataType::Int64 => each!(a.as_primitive::<Int64Type>(), StatValue::Long),
+            DataType::Utf8 => each!(a.as_string::<i32>(), |v: &str| StatValue::Bytes(
+                v.as_bytes().to_vec()
+            )),
+            DataType::Binary => each!(a.as_binary::<i32>(), |v: &[u8]| StatValue::Bytes(
+                v.to_vec()
+            )),
+            DataType::Decimal128(..) => each!(a.as_primitive::<Decimal128Type>(), |v: i128| {
+                StatValue::Bytes(v.to_be_bytes().to_vec())
+            }),
+            DataType::Timestamp(TimeUnit::Millisecond, _) => each!(
+                a.as_primitive::<TimestampMillisecondType>(),
+                StatValue::Long
+            ),
+            DataType::Timestamp(TimeUnit::Microsecond, _) => each!(
+                a.as_primitive::<TimestampMicrosecondType>(),
+                StatValue::Long
+            ),
+            DataType::Timestamp(TimeUnit::Nanosecond, _) => {
+                each!(a.as_primitive::<TimestampNanosecondType>(), StatValue::Long)
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(self) -> ColumnStats {
+        let mut out = self.out;
+        if out.min.is_none() || !self.bounded {
+            out.exact = false;
+            out.min = None;
+            out.max = None;
+        }
+        out
+    }
+}
+
+/// The order of two bounds of one column (decimals as signed 16-byte big-endian values).
+fn stat_lt(a: &StatValue, b: &StatValue) -> bool {
+    match (a, b) {
+        (StatValue::Boolean(a), StatValue::Boolean(b)) => !a & b,
+        (StatValue::Int(a), StatValue::Int(b)) => a < b,
+        (StatValue::Long(a), StatValue::Long(b)) => a < b,
+        (StatValue::Bytes(a), StatValue::Bytes(b)) if a.len() == 16 && b.len() == 16 => {
+            i128::from_be_bytes(a.as_slice().try_into().unwrap_or([0; 16]))
+                < i128::from_be_bytes(b.as_slice().try_into().unwrap_or([0; 16]))
+        }
+        (StatValue::Bytes(a), StatValue::Bytes(b)) => a < b,
+        _ => false,
+    }
 }

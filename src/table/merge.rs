@@ -112,6 +112,22 @@ pub(super) fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {
     kv_format::data_file_schema(&keys, &schema.fields)
 }
 
+/// Paimon's type of each column of [`kv_schema`]'s row type: the keys, the sequence number
+/// (BIGINT), the row kind (TINYINT), then the fields.
+pub(super) fn kv_types(schema: &TableSchema) -> Vec<crate::types::DataType> {
+    use crate::types::{DataType, TypeRoot};
+    let keys = schema
+        .trimmed_primary_keys()
+        .into_iter()
+        .map(|k| k.data_type.clone());
+    keys.chain([
+        DataType::new(TypeRoot::BigInt).not_null(),
+        DataType::new(TypeRoot::TinyInt).not_null(),
+    ])
+    .chain(schema.fields.iter().map(|f| f.data_type.clone()))
+    .collect()
+}
+
 /// For a file of schema version `old`: where each column of the latest version's data-file
 /// schema comes from in it, matched by field id at every depth (renamed columns and nested
 /// fields followed, added ones `None`).

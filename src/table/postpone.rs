@@ -47,6 +47,7 @@ use crate::io::Io;
 use crate::meta::Level;
 use crate::options::ChangelogProducer;
 use crate::plan::PlanContext;
+use crate::rewrite::foreign_data::DataFormat;
 use crate::rewrite::merge::redistribute::{redistribute, Redistribution};
 use crate::rewrite::merge::MergeTreeRewrite;
 use crate::rewrite::RewriteInput;
@@ -120,23 +121,25 @@ pub(super) fn blocker(
                 .to_string(),
         ));
     }
-    let level0 = table.options.file_format_for_level(0);
-    if level0 != "parquet" {
-        return Ok(Some(format!(
-            "unsupported: level 0 is written as '{level0}' (file.format / \
-             file.format.per.level) and this build writes Parquet only; the postpone files are \
-             left"
-        )));
+    for level in 0..table.options.num_levels {
+        let format = table.options.file_format_for_level(level);
+        if !matches!(format, "parquet" | "orc") {
+            return Ok(Some(format!(
+                "unsupported: level {level} is written as '{format}' (file.format / \
+                 file.format.per.level) and this build writes Parquet and ORC; the postpone \
+                 files are left"
+            )));
+        }
     }
     if let Err(e) = BucketAssigner::new(table, 1) {
         return Ok(Some(e.to_string()));
     }
     for l in &postpone.files {
         let f = &l.entry.file;
-        if !f.file_name.ends_with(".parquet") && !f.file_name.ends_with(".avro") {
+        if DataFormat::of(&f.file_name).is_none() {
             return Ok(Some(format!(
-                "unsupported: postpone file '{}' is neither Parquet nor Avro (this build reads \
-                 those two); the postpone files are left",
+                "unsupported: postpone file '{}' is not Parquet, ORC or Avro (this build reads \
+                 those); the postpone files are left",
                 f.file_name
             )));
         }
@@ -333,6 +336,7 @@ fn flush_and_compact(
             max_level,
             drop_delete: false,
             write_data: true,
+            column_types: super::merge::kv_types(&table.schema),
             creation_time_ms: p.now_ms,
         };
         let (r, level0, _) = match super::merge::merge(io, table, &req) {

@@ -23,6 +23,7 @@ use crate::io::Io;
 use crate::meta::{CompactionFile, Level, Levels};
 use crate::options::ChangelogProducer;
 use crate::plan::{MergeTreeDecision, TaskAction, UpgradeStrategy};
+use crate::rewrite::foreign_data::DataFormat;
 use crate::rewrite::merge::MergeTreeRewrite;
 use crate::rewrite::schema_evolution::{column_sources, ColumnSource};
 use crate::rewrite::{rewrite_append, AppendRewrite, RewriteInput};
@@ -278,6 +279,35 @@ impl Run<'_> {
             self.table.options.data_file_prefix,
             self.ids.next_uuid()
         );
+        // ORC and Avro inputs are read through Parquet copies of their schema version.
+        let mut copies = Vec::new();
+        for (input, &i) in inputs.iter_mut().zip(task) {
+            if !DataFormat::is_foreign(&input.path) {
+                continue;
+            }
+            let schema_id = b.files[i].entry.file.schema_id;
+            let fields = match evolved_schema(self.storage, self.table, schema_id)? {
+                Some(old) => old.fields.clone(),
+                None => latest.fields.clone(),
+            };
+            let schema = crate::types::arrow_schema(&fields)?;
+            let dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
+            let copy = format!("{dir}/data-{}-copy.parquet", self.ids.next_uuid());
+            self.written.track(&copy);
+            copies.push(copy.clone());
+            let done = crate::rewrite::foreign_data::transcode_to_parquet(
+                self.storage,
+                &input.path,
+                &copy,
+                &schema,
+                input.meta.row_count,
+            );
+            if let Err(e) = done {
+                self.written.delete_now(self.storage, &copies);
+                return Err(e);
+            }
+            input.path = copy;
+        }
         let req = AppendRewrite {
             inputs,
             table_schema,
@@ -286,8 +316,12 @@ impl Run<'_> {
             output_level: Level::ZERO,
             creation_time_ms: self.now_ms,
             collect_value_stats: true,
+            column_types: latest.fields.iter().map(|f| f.data_type.clone()).collect(),
         };
-        let result = match rewrite_append(self.io, &req, &self.table.options) {
+        let result = rewrite_append(self.io, &req, &self.table.options);
+        // The copies are read; they go whatever happened.
+        self.written.delete_now(self.storage, &copies);
+        let result = match result {
             Ok(r) => r,
             Err(e) => {
                 self.sweep(&output_dir, &prefix);
@@ -559,25 +593,26 @@ impl Run<'_> {
         r
     }
 
-    /// Replaces each Avro input (`file.format.per.level = '0:avro'`) by a Parquet copy next
-    /// to the outputs, tracked as written; returns the copies' paths. The merge reads Parquet:
-    /// a copy keeps the rows and their order, so deletion vectors still apply by position.
+    /// Replaces each Avro or ORC input (`file.format = 'orc'`, `file.format.per.level =
+    /// '0:avro'`) by a Parquet copy next to the outputs, tracked as written; returns the
+    /// copies' paths. The merge reads Parquet: a copy keeps the rows and their order, so
+    /// deletion vectors still apply by position.
     fn parquet_copies<'i>(
         &mut self,
         b: &BucketState,
         inputs: impl Iterator<Item = &'i mut RewriteInput>,
     ) -> Result<Vec<String>> {
         let mut copies = Vec::new();
-        for input in inputs.filter(|i| i.path.ends_with(".avro")) {
+        for input in inputs.filter(|i| DataFormat::is_foreign(&i.path)) {
             let schema_id = live_file(b, &input.meta.file_name)?.entry.file.schema_id;
             let schema = match evolved_schema(self.storage, self.table, schema_id)? {
                 Some(old) => super::merge::kv_schema(&old)?,
                 None => super::merge::kv_schema(&self.table.schema)?,
             };
             let dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
-            let copy = format!("{dir}/data-{}-avro.parquet", self.ids.next_uuid());
+            let copy = format!("{dir}/data-{}-copy.parquet", self.ids.next_uuid());
             self.written.track(&copy);
-            let done = crate::rewrite::avro_data::transcode_to_parquet(
+            let done = crate::rewrite::foreign_data::transcode_to_parquet(
                 self.storage,
                 &input.path,
                 &copy,
@@ -626,6 +661,7 @@ impl Run<'_> {
             max_level: merge.max_level,
             drop_delete: merge.drop_delete,
             write_data,
+            column_types: super::merge::kv_types(&self.table.schema),
             creation_time_ms,
         };
         let (r, mut outputs, mut changelog) = match super::merge::merge(self.io, self.table, &req) {

@@ -232,6 +232,7 @@ pub fn request_named(inputs: &[RewriteInput], prefix: &str) -> AppendRewrite {
         output_level: Level::ZERO,
         creation_time_ms: 0,
         collect_value_stats: true,
+        column_types: Vec::new(),
     }
 }
 

@@ -61,6 +61,7 @@ fn deletion_vectors_of_a_merge_are_written_in_paimons_format() {
         max_level: Level::new(4),
         drop_delete: true,
         write_data: true,
+        column_types: Vec::new(),
         creation_time_ms: 1,
         schema: None,
     };

@@ -478,6 +478,7 @@ fn run_case(case: &Case) -> Result<(), TestCaseError> {
         max_level: Level::new(MAX_LEVEL),
         drop_delete: case.drop_delete,
         write_data: true,
+        column_types: Vec::new(),
         creation_time_ms: 7,
         schema: None,
     };
@@ -665,6 +666,7 @@ fn large_files_merge(
         max_level: Level::new(MAX_LEVEL),
         drop_delete: true,
         write_data: true,
+        column_types: Vec::new(),
         creation_time_ms: 0,
         schema: None,
     };

@@ -164,7 +164,15 @@ def canonical(value):
     if isinstance(value, datetime.date):
         return value.isoformat()
     if isinstance(value, datetime.time):
-        return value.isoformat()
+        # As Java's LocalTime prints it: seconds only when not zero (or a fraction follows),
+        # the fraction in groups of three digits.
+        text = value.strftime("%H:%M")
+        if value.second or value.microsecond:
+            text += value.strftime(":%S")
+        if value.microsecond:
+            frac = f"{value.microsecond:06d}"
+            text += "." + (frac[:3] if frac.endswith("000") else frac)
+        return text
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).hex()
     if isinstance(value, dict):

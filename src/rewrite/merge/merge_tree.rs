@@ -46,6 +46,7 @@ use crate::parquet_io::dictionary::DictConfig;
 use crate::parquet_io::footer::{read_footer, FooterPolicy};
 use crate::parquet_io::read::{IoCounters, BATCH_SIZE};
 use crate::parquet_io::writer::FileSpec;
+use crate::rewrite::rolling::OutputFormat;
 use crate::rewrite::writer_settings;
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
@@ -271,17 +272,17 @@ fn check_request(
         inputs.iter().map(|i| i.meta.level),
     )?;
     let format = options.file_format_for_level(req.output_level.get());
-    if format != "parquet" {
+    if !matches!(format, "parquet" | "orc") {
         return Err(Error::unsupported(format!(
-            "the merge rewriter writes Parquet; level {} is configured as '{format}'",
+            "the merge rewriter writes Parquet and ORC; level {} is configured as '{format}'",
             req.output_level
         )));
     }
     let changelog_format = options.format_for(req.output_level.get(), true);
-    if mode.produces_changelog() && changelog_format != "parquet" {
+    if mode.produces_changelog() && !matches!(changelog_format, "parquet" | "orc") {
         return Err(Error::unsupported(format!(
-            "the merge rewriter writes Parquet; changelog files of level {} are configured as \
-             '{changelog_format}' (changelog-file.format)",
+            "the merge rewriter writes Parquet and ORC; changelog files of level {} are \
+             configured as '{changelog_format}' (changelog-file.format)",
             req.output_level
         )));
     }
@@ -449,12 +450,17 @@ fn open_outputs<'s>(
 ) -> Result<(Sinks<'s>, DictionaryReads)> {
     let (schema, layout) = (&resolved.schema, &resolved.layout);
     let level = req.output_level.get();
-    // The data files' codec, and the changelog files' when the options give them another.
-    let codec = |changelog: bool| {
+    let format_of = |changelog: bool| options.format_for(level, changelog).to_string();
+    // The Parquet codec of the data or changelog files; the Parquet settings of an ORC
+    // output only plan the dictionary reads, and stay uncompressed.
+    let parquet_codec = |changelog: bool| -> Result<Compression> {
+        if format_of(changelog) != "parquet" {
+            return Ok(Compression::UNCOMPRESSED);
+        }
         let (name, key) = options.compression_for(level, changelog);
         writer_settings::codec(options, name, key)
     };
-    let data_codec = codec(false)?;
+    let data_codec = parquet_codec(false)?;
     let (data_props, data_dict_cfg) = output_writers(options, resolved, data_codec, &offload)?;
     let dicts = DictionaryReads::plan(
         &Candidates {
@@ -468,34 +474,60 @@ fn open_outputs<'s>(
         resolved.file.as_deref(),
     )?;
     let file_index = crate::rewrite::file_index::FileIndexSpec::from_options(options)?;
-    let settings_of = |props, dict_cfg| -> Result<Arc<OutputSettings>> {
-        let file = FileSpec {
-            strings_take_dictionaries: true,
-            mirrors: key_mirrors(schema, &layout.key_cols),
-            spill_budget: options.engine.spill_threshold.get()?,
-            ..FileSpec::new(schema.clone(), resolved.descr.clone(), props, dict_cfg)
+    let settings_of = |changelog: bool, props, dict_cfg| -> Result<Arc<OutputSettings>> {
+        let name = format_of(changelog);
+        let format = match name.as_str() {
+            "parquet" => OutputFormat::Parquet(Arc::new(FileSpec {
+                strings_take_dictionaries: true,
+                mirrors: key_mirrors(schema, &layout.key_cols),
+                spill_budget: options.engine.spill_threshold.get()?,
+                ..FileSpec::new(schema.clone(), resolved.descr.clone(), props, dict_cfg)
+            })),
+            "orc" => {
+                let (codec, key) = options.compression_for(level, changelog);
+                OutputFormat::Orc {
+                    schema: schema.clone(),
+                    settings: Arc::new(writer_settings::orc_settings(
+                        options,
+                        codec,
+                        key,
+                        &req.column_types,
+                    )?),
+                }
+            }
+            other => {
+                return Err(Error::unsupported(format!(
+                    "level {level} {} files are asked to be '{other}' (file.format, \
+                     file.format.per.level, changelog-file.format), which this build does not \
+                     write",
+                    if changelog { "changelog" } else { "data" }
+                )))
+            }
         };
         Ok(Arc::new(OutputSettings {
-            file: Arc::new(file),
+            format,
             target_file_size: options.target_file_size,
             level: req.output_level,
             creation_time_ms: req.creation_time_ms,
             key_cols: layout.key_cols.clone(),
             seq_col: layout.seq_col,
             kind_col: layout.kind_col,
-            extension: options.file_extension(),
+            extension: options.file_extension(&name),
             file_index: file_index.clone(),
         }))
     };
-    let settings = settings_of(data_props, data_dict_cfg)?;
+    let settings = settings_of(false, data_props, data_dict_cfg)?;
     let produce_changelog = mode.produces_changelog();
     // Checked whether or not this merge writes changelog, as Paimon checks the option.
-    let changelog_codec = codec(true)?;
-    let changelog_settings = if !produce_changelog || changelog_codec == data_codec {
+    let changelog_codec = parquet_codec(true)?;
+    let same = changelog_codec == data_codec
+        && format_of(true) == format_of(false)
+        && options.compression_for(level, true).0 == options.compression_for(level, false).0;
+    let changelog_settings = if same || !produce_changelog {
         settings.clone()
     } else {
         let (props, dict_cfg) = output_writers(options, resolved, changelog_codec, &offload)?;
-        settings_of(props, dict_cfg)?
+        settings_of(true, props, dict_cfg)?
     };
     let open = |settings: &Arc<OutputSettings>, prefix: &str| {
         RollingOutput::new(storage, settings.clone(), &req.output_dir, prefix)
@@ -528,9 +560,7 @@ fn output_writers(
     offload: &Option<Arc<crate::host_codec::CodecOffload>>,
 ) -> Result<(WriterProperties, Arc<DictConfig>)> {
     let (schema, layout) = (&resolved.schema, &resolved.layout);
-    let mut props = writer_settings::writer_properties(options)?
-        .into_builder()
-        .set_compression(codec);
+    let mut props = writer_settings::writer_properties(options, codec)?.into_builder();
     for &c in layout.key_cols.iter().chain([&layout.seq_col]) {
         props = props.set_column_dictionary_enabled(
             ColumnPath::from(schema.field(c).name().as_str()),

@@ -94,6 +94,10 @@ pub struct MergeTreeRewrite {
     /// `false` for an upgrade that only produces changelog and deletion-vector marks (the
     /// changelog rewriters' `CHANGELOG_NO_REWRITE`): no data file is written.
     pub write_data: bool,
+    /// Paimon's type of each column of the written files, by position, when the caller knows
+    /// them (empty otherwise): formats whose types say more than Arrow's declare them (ORC's
+    /// `CHAR(n)` and `VARCHAR(n)`).
+    pub column_types: Vec<crate::types::DataType>,
     /// The job's clock, in epoch milliseconds (the core reads none): stamped into each
     /// output's metadata, and the "now" of record-level expiry.
     pub creation_time_ms: i64,
@@ -113,6 +117,7 @@ impl MergeTreeRewrite {
             max_level: self.max_level,
             drop_delete: self.drop_delete,
             write_data: self.write_data,
+            column_types: self.column_types.clone(),
             creation_time_ms: self.creation_time_ms,
         }
     }

@@ -1,4 +1,4 @@
-//! Rolling output of the merge: Parquet files written through storage, a new file once the
+//! Rolling output of the merge: Parquet or ORC files written through storage, a new file once the
 //! current one reaches `target-file-size`, and each file's metadata computed from the rows
 //! that went into it (never from the inputs').
 
@@ -13,9 +13,9 @@ use super::kv_format::{datum_at, key_datums, kinds_of, planner_key, KEY_PREFIX};
 use super::{KeyColumnStats, MergeOutputFile};
 use crate::error::{Error, Result};
 use crate::meta::{CompactionFile, FileSource, Level, SequenceNumber};
-use crate::parquet_io::rolling::{FinishedFile, Recorder, RollingWriter};
-use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
+use crate::parquet_io::writer::ParquetFileWriter;
 use crate::rewrite::file_index::{FileIndex, FileIndexBuilder};
+use crate::rewrite::rolling::{FinishedFile, OutputFormat, Recorder, RollingWriter};
 use crate::storage::Storage;
 use crate::value::Datum;
 
@@ -25,9 +25,9 @@ const FIRST_STEP_ROWS: usize = 256;
 
 /// Settings shared by the data and changelog outputs.
 pub(crate) struct OutputSettings {
-    /// What the files are written with (key columns mirrored, dictionary arrays taken as
-    /// they are).
-    pub file: Arc<FileSpec>,
+    /// What the files are written with: Parquet (key columns mirrored, dictionary arrays
+    /// taken as they are) or ORC.
+    pub format: OutputFormat,
     pub target_file_size: u64,
     pub level: Level,
     pub creation_time_ms: i64,
@@ -118,7 +118,6 @@ impl Recorder for MergeFiles {
     }
 
     fn finish(&mut self, file: FinishedFile<FileKeys>) -> Result<MergeOutputFile> {
-        let column_stats = crate::rewrite::stats::collect(&file.metadata);
         let FileKeys {
             min_seq,
             max_seq,
@@ -166,7 +165,7 @@ impl Recorder for MergeFiles {
             min_key,
             max_key,
             key_stats,
-            column_stats,
+            column_stats: file.column_stats,
             file_index,
         })
     }
@@ -198,7 +197,7 @@ impl<'s> RollingOutput<'s> {
         dir: &str,
         prefix: &str,
     ) -> Result<Self> {
-        let schema = &settings.file.schema;
+        let schema = settings.format.schema();
         let converters = settings
             .key_cols
             .iter()
@@ -222,7 +221,7 @@ impl<'s> RollingOutput<'s> {
         Ok(RollingOutput(
             RollingWriter::new(
                 storage,
-                settings.file.clone(),
+                settings.format.clone(),
                 dir,
                 prefix,
                 settings.target_file_size,

@@ -28,7 +28,7 @@ use super::reader::{check_row_count, file_schema};
 use crate::error::{Error, Result};
 use crate::parquet_io::footer::{read_footer, FooterPolicy};
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
-use crate::rewrite::avro_data::{read_avro_batches, write_temporary_parquet};
+use crate::rewrite::foreign_data::{read_batches, write_temporary_parquet, DataFormat};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
 
@@ -115,11 +115,11 @@ impl Replay<'_, '_> {
 
     fn replay_file(&mut self, input: &RewriteInput) -> Result<()> {
         let path = input.path.as_str();
-        if path.ends_with(".avro") {
+        if DataFormat::is_foreign(path) {
             // Paimon's Java writers write postpone files as Avro.
             let storage = self.storage;
             let schema = self.r.schema.clone();
-            return read_avro_batches(
+            return read_batches(
                 storage.as_ref(),
                 path,
                 &schema,

@@ -73,8 +73,15 @@ pub(super) fn spill_runs(
     // files, which a run may not do.
     let mut one_file = options.clone();
     one_file.target_file_size = u64::MAX;
-    // Temporary runs are read once, by the final merge: no file index.
+    // Temporary runs are read once, by the final merge: no file index, and Parquet (the
+    // format the merge reads) with a fast codec whatever the table writes.
     one_file.raw.retain(|k, _| !k.starts_with("file-index."));
+    one_file
+        .file_format_per_level
+        .insert(0, "parquet".to_string());
+    one_file
+        .file_compression_per_level
+        .insert(0, "lz4_raw".to_string());
     let mut spilled = Spilled {
         req: MergeTreeRewrite {
             sections: Vec::with_capacity(req.sections.len()),

@@ -19,6 +19,7 @@ use crate::plan::{
     AppendCompactCoordinator, BucketedAppendCompactManager, CoordinatorFile, DeletionFileRef,
     Reason,
 };
+use crate::rewrite::foreign_data::DataFormat;
 use crate::storage::Storage;
 
 /// Plans every bucket of a bucketed append table.
@@ -58,19 +59,32 @@ fn append_blocker(
     b: &BucketState,
     task: &[usize],
 ) -> Result<Option<String>> {
-    if table.options.file_format_for_level(0) != "parquet" {
+    let format = table.options.file_format_for_level(0);
+    if !matches!(format, "parquet" | "orc") {
         return Ok(Some(format!(
-            "the append rewriter writes Parquet; the table's file.format is '{}'",
-            table.options.file_format_for_level(0)
+            "the append rewriter writes Parquet and ORC; the table's file.format is '{format}'"
         )));
     }
-    // Files that need schema evolution are read through the latest schema's Arrow form.
+    // Files that need schema evolution, and ORC and Avro files (read through a Parquet
+    // copy), are read through the latest schema's Arrow form.
     let no_arrow_form = crate::types::arrow_schema(&table.schema.fields).err();
+    let flat = table.schema.fields.iter().all(|f| {
+        f.data_type
+            .to_arrow()
+            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
+    });
     for &i in task {
         let f = &b.files[i].entry.file;
-        if !f.file_name.ends_with(".parquet") {
+        let why = match DataFormat::of(&f.file_name) {
+            Some(DataFormat::Parquet) => None,
+            Some(DataFormat::Orc) => no_arrow_form.as_ref().map(|e| e.to_string()),
+            Some(DataFormat::Avro) if flat => no_arrow_form.as_ref().map(|e| e.to_string()),
+            Some(DataFormat::Avro) => Some("an Avro file with nested columns".to_string()),
+            None => Some("not Parquet, ORC or Avro".to_string()),
+        };
+        if let Some(why) = why {
             return Ok(Some(format!(
-                "file '{}' is not a Parquet file",
+                "file '{}' cannot be read by this build: {why}",
                 f.file_name
             )));
         }

@@ -15,7 +15,9 @@ use super::{
     PlannedBucket, TablePlan, Work, POSTPONE_BUCKET,
 };
 use crate::error::Result;
+use crate::options::ChangelogProducer;
 use crate::plan::{MergeTreeCompactManager, MergeTreeDecision, TaskAction};
+use crate::rewrite::foreign_data::DataFormat;
 use crate::storage::Storage;
 
 /// Plans every bucket of a primary-key table, keeping the gentle lookup counters in `kept`.
@@ -221,9 +223,9 @@ fn postpone_plan(
 }
 
 /// Why a merge-tree task cannot run here because of a file format, if it cannot: the merge
-/// writes Parquet only and reads Parquet and flat Avro, and a lookup table's task may read any
-/// file of the bucket. Decided before anything is read, so a table written with another format
-/// (ORC, or an output level asked to be Avro) gets the reason instead of a misleading
+/// writes Parquet and ORC and reads Parquet, ORC and flat Avro, and a lookup table's task may
+/// read any file of the bucket. Decided before anything is read, so a table written with
+/// another format (an output level asked to be Avro) gets the reason instead of a misleading
 /// corrupt-footer error.
 fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) -> Option<String> {
     let rewrites = decision
@@ -240,13 +242,16 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
             TaskAction::Upgrade { .. } => None,
         });
         for level in outputs.chain(reads_all.then_some(max_level)) {
-            let format = table.options.file_format_for_level(level);
-            if format != "parquet" {
-                return Some(format!(
-                    "unsupported: level {level} is written as '{format}' (file.format / \
-                     file.format.per.level) and this build writes Parquet only; the bucket is \
-                     left as it is"
-                ));
+            let changelog_too = table.options.changelog_producer != ChangelogProducer::None;
+            for changelog in [false, true].into_iter().filter(|c| !c || changelog_too) {
+                let format = table.options.format_for(level, changelog);
+                if !matches!(format, "parquet" | "orc") {
+                    return Some(format!(
+                        "unsupported: level {level} is written as '{format}' (file.format / \
+                         file.format.per.level / changelog-file.format) and this build writes \
+                         Parquet and ORC; the bucket is left as it is"
+                    ));
+                }
             }
         }
     }
@@ -257,8 +262,8 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .flat_map(|a| a.inputs())
         .map(|f| f.file_name.clone())
         .collect();
-    // Avro inputs (`file.format.per.level = '0:avro'`) are read through a Parquet copy, when
-    // every column is flat (`rewrite::avro_data`).
+    // Avro inputs (`file.format.per.level = '0:avro'`) are read when every column is flat
+    // (`rewrite::avro_data`); ORC inputs of every type.
     let avro_ok = table.schema.fields.iter().all(|f| {
         f.data_type
             .to_arrow()
@@ -268,12 +273,16 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .iter()
         .map(|l| &l.entry.file.file_name)
         .filter(|name| reads_all || inputs.contains(name.as_str()))
-        .find(|name| !(name.ends_with(".parquet") || avro_ok && name.ends_with(".avro")))
+        .find(|name| match DataFormat::of(name) {
+            Some(DataFormat::Parquet | DataFormat::Orc) => false,
+            Some(DataFormat::Avro) => !avro_ok,
+            None => true,
+        })
         .map(|name| {
             let why = if name.ends_with(".avro") {
                 "is an Avro file with nested columns, which this build does not read"
             } else {
-                "is neither Parquet nor Avro, the formats this build reads"
+                "is not Parquet, ORC or Avro, the formats this build reads"
             };
             format!("unsupported: file '{name}' {why}; the bucket is left as it is")
         })

@@ -194,6 +194,7 @@ pub fn full_merge_request(
         max_level: Level::new(5),
         drop_delete: true,
         write_data: true,
+        column_types: Vec::new(),
         creation_time_ms: 1,
         schema,
     }
@@ -216,6 +217,7 @@ pub fn merge_request(
         max_level: Level::new(4),
         drop_delete,
         write_data: true,
+        column_types: Vec::new(),
         creation_time_ms: 1,
         schema: None,
     }

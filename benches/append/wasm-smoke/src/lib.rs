@@ -108,6 +108,7 @@ fn case(name: &str, codec: Compression, passthrough: bool) -> Result<(), String>
         output_level: Level::ZERO,
         creation_time_ms: 0,
         collect_value_stats: true,
+        column_types: Vec::new(),
     };
     let result = rewrite_append(&storage, &req, &options).map_err(|e| e.to_string())?;
     let mut actual = Vec::new();

@@ -1,7 +1,8 @@
 //! Files of about a target size: the output of one rewrite stream, rolled to a new file as the
-//! current one reaches the target.
+//! current one reaches the target, in the format the output level asks for ([`OutputFormat`]:
+//! Parquet through [`crate::parquet_io`], ORC through [`crate::orc_io`]).
 //!
-//! Files are named `<dir>/<prefix><n>.parquet`, `n` counting from 0. Rows go into the open
+//! Files are named `<dir>/<prefix><n><extension>`, `n` counting from 0. Rows go into the open
 //! file in steps: a whole batch while the file is far from the target, then
 //! [`ROLL_CHECK_ROWS`] at a time so it stops close to it (Paimon's rolling writer checks every
 //! 1000 records), and the file is finished once its estimated size reaches the target. What a
@@ -10,14 +11,55 @@
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
 use parquet::file::metadata::page_index::RowGroupPageIndex;
-use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
+use parquet::file::metadata::RowGroupMetaData;
 use parquet::file::reader::ChunkReader;
 
-use super::page_spill::PageSpill;
-use super::writer::{FileSpec, ParquetFileWriter};
+use super::stats::{ColumnStats, ValueStatsCollector};
 use crate::error::{Error, Result};
+use crate::orc_io::write::{OrcFileWriter, OrcWriteSettings};
+use crate::parquet_io::page_spill::PageSpill;
+use crate::parquet_io::writer::{FileSpec, ParquetFileWriter};
 use crate::storage::{Storage, StorageWriter};
+
+/// The format of the files of one stream.
+#[derive(Clone)]
+pub(crate) enum OutputFormat {
+    Parquet(Arc<FileSpec>),
+    /// ORC files of `schema`'s columns.
+    Orc {
+        schema: SchemaRef,
+        settings: Arc<OrcWriteSettings>,
+    },
+}
+
+impl OutputFormat {
+    /// The Arrow schema of the files.
+    pub(crate) fn schema(&self) -> &SchemaRef {
+        match self {
+            OutputFormat::Parquet(spec) => &spec.schema,
+            OutputFormat::Orc { schema, .. } => schema,
+        }
+    }
+}
+
+/// The writer of one open file.
+enum FileWriter {
+    Parquet(ParquetFileWriter),
+    /// The ORC writer and the value statistics gathered from the rows written (the Parquet
+    /// writer's come from its footer).
+    Orc(OrcFileWriter, ValueStatsCollector),
+}
+
+impl FileWriter {
+    fn estimated_size(&self) -> u64 {
+        match self {
+            FileWriter::Parquet(w) => w.estimated_size(),
+            FileWriter::Orc(w, _) => w.estimated_size(),
+        }
+    }
+}
 
 /// Near the target size, rows go in steps of this many so a file stops close to it.
 const ROLL_CHECK_ROWS: usize = 1024;
@@ -37,7 +79,7 @@ pub(crate) trait Recorder {
         Ok(())
     }
 
-    /// The last row group of the file has been flushed; its writer's counters are final
+    /// The last row group of a Parquet file has been flushed; its writer's counters are final
     /// except for the footer.
     fn flushed(&mut self, _writer: &ParquetFileWriter) {}
 
@@ -61,7 +103,8 @@ pub(crate) struct FinishedFile<F> {
     /// Bytes, as storage counted them.
     pub size: u64,
     pub rows: u64,
-    pub metadata: ParquetMetaData,
+    /// Value statistics of the top-level columns.
+    pub column_stats: Vec<ColumnStats>,
     pub state: F,
 }
 
@@ -70,7 +113,7 @@ struct OpenFile<F> {
     path: String,
     name: String,
     sink: Box<dyn StorageWriter>,
-    writer: ParquetFileWriter,
+    writer: FileWriter,
     rows: u64,
     state: F,
 }
@@ -78,10 +121,10 @@ struct OpenFile<F> {
 /// One stream of output files; see the module documentation.
 pub(crate) struct RollingWriter<'s, R: Recorder> {
     storage: &'s Arc<dyn Storage>,
-    spec: Arc<FileSpec>,
+    format: OutputFormat,
     dir: String,
     prefix: String,
-    /// `.parquet`, or what [`RollingWriter::with_extension`] set.
+    /// `.parquet` or `.orc`, or what [`RollingWriter::with_extension`] set.
     extension: String,
     target_file_size: u64,
     /// Rows of a new file's first step, before its size estimate is trusted (`None`: the
@@ -110,23 +153,27 @@ fn to_storage<'a>(
 }
 
 impl<'s, R: Recorder> RollingWriter<'s, R> {
-    /// Files of `spec` under `dir` named `<prefix><n>.parquet` (see
+    /// Files of `format` under `dir` named `<prefix><n>.parquet` or `.orc` (see
     /// [`RollingWriter::with_extension`]), each finished once it reaches `target_file_size`
     /// bytes.
     pub(crate) fn new(
         storage: &'s Arc<dyn Storage>,
-        spec: Arc<FileSpec>,
+        format: OutputFormat,
         dir: &str,
         prefix: &str,
         target_file_size: u64,
         recorder: R,
     ) -> Self {
+        let extension = match format {
+            OutputFormat::Parquet(_) => ".parquet",
+            OutputFormat::Orc { .. } => ".orc",
+        };
         RollingWriter {
             storage,
-            spec,
+            format,
             dir: dir.to_string(),
             prefix: prefix.to_string(),
-            extension: ".parquet".to_string(),
+            extension: extension.to_string(),
             target_file_size,
             first_step_rows: None,
             next_index: 0,
@@ -161,10 +208,18 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
             } else {
                 format!("{}/{}", self.dir, name)
             };
-            let spill = self.spec.spill_budget.map(|budget| {
-                PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget)
-            });
-            let writer = ParquetFileWriter::new(&self.spec, spill)?;
+            let writer = match &self.format {
+                OutputFormat::Parquet(spec) => {
+                    let spill = spec.spill_budget.map(|budget| {
+                        PageSpill::new(self.storage.clone(), format!("{path}.spill"), budget)
+                    });
+                    FileWriter::Parquet(ParquetFileWriter::new(spec, spill)?)
+                }
+                OutputFormat::Orc { schema, settings } => FileWriter::Orc(
+                    OrcFileWriter::new(schema, settings)?,
+                    ValueStatsCollector::new(schema),
+                ),
+            };
             let sink = self.storage.create_writer(&path)?;
             let state = self.recorder.start();
             self.open = Some(OpenFile {
@@ -207,10 +262,17 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
             };
             let part = batch.slice(offset, step);
             self.recorder.record(&mut open.state, &part)?;
-            let sink = &mut open.sink;
-            open.writer
-                .write(&part, &mut to_storage(sink, &mut self.storage_writes))
+            {
+                let out = &mut to_storage(&mut open.sink, &mut self.storage_writes);
+                match &mut open.writer {
+                    FileWriter::Parquet(w) => w.write(&part, out),
+                    FileWriter::Orc(w, stats) => {
+                        stats.add(&part);
+                        w.write(&part, out)
+                    }
+                }
                 .map_err(attribute)?;
+            }
             open.rows += step as u64;
             offset += step;
             self.roll_if_full()?;
@@ -239,8 +301,13 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
         let Some(open) = self.open.as_mut() else {
             return Err(Error::internal("no open output"));
         };
+        let FileWriter::Parquet(writer) = &mut open.writer else {
+            return Err(Error::internal(
+                "a Parquet row group spliced into an ORC file",
+            ));
+        };
         let sink = &mut open.sink;
-        open.writer
+        writer
             .append_row_group(
                 row_group,
                 reader,
@@ -272,7 +339,7 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
             path,
             name,
             mut sink,
-            mut writer,
+            writer,
             rows,
             state,
         } = open;
@@ -282,16 +349,20 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
         }
         let finished = {
             let mut out = to_storage(&mut sink, &mut self.storage_writes);
-            writer.flush_row_group(&mut out).and_then(|()| {
-                self.recorder.flushed(&writer);
-                writer.finish(&mut out)
-            })
-        };
-        let metadata = match finished {
-            Ok((metadata, spilled)) => {
-                self.spilled_bytes += spilled;
-                metadata
+            match writer {
+                FileWriter::Parquet(mut writer) => {
+                    writer.flush_row_group(&mut out).and_then(|()| {
+                        self.recorder.flushed(&writer);
+                        let (metadata, spilled) = writer.finish(&mut out)?;
+                        self.spilled_bytes += spilled;
+                        Ok(super::stats::collect(&metadata))
+                    })
+                }
+                FileWriter::Orc(writer, stats) => writer.finish(&mut out).map(|()| stats.finish()),
             }
+        };
+        let column_stats = match finished {
+            Ok(stats) => stats,
             Err(e) => {
                 let _ = sink.abort();
                 return Err(e);
@@ -303,7 +374,7 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
             name,
             size,
             rows,
-            metadata,
+            column_stats,
             state,
         });
         let done = match done {
