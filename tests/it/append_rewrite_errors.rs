@@ -506,7 +506,7 @@ fn invalid_requests_fail_before_writing() {
     let e = rewrite_append(
         &storage,
         &request(&inputs),
-        &opts(&[("file.format", "orc")]),
+        &opts(&[("file.format", "avro")]),
     )
     .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
