@@ -134,8 +134,20 @@ pub(super) fn blocker(
     if let Err(e) = BucketAssigner::new(table, 1) {
         return Ok(Some(e.to_string()));
     }
+    let flat = table.schema.fields.iter().all(|f| {
+        f.data_type
+            .to_arrow()
+            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
+    });
     for l in &postpone.files {
         let f = &l.entry.file;
+        if DataFormat::of(&f.file_name) == Some(DataFormat::Avro) && !flat {
+            return Ok(Some(format!(
+                "unsupported: postpone file '{}' is an Avro file of a table with nested \
+                 columns, which this build does not read from Avro; the postpone files are left",
+                f.file_name
+            )));
+        }
         if DataFormat::of(&f.file_name).is_none() {
             return Ok(Some(format!(
                 "unsupported: postpone file '{}' is not Parquet, ORC or Avro (this build reads \

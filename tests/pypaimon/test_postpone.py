@@ -147,17 +147,28 @@ def test_avro_postpone_files_are_replayed(wh):
     assert sorted(wh.read("t"), key=lambda r: r["k"]) == [expected[k] for k in sorted(expected)]
 
 
-def test_orc_postpone_files_are_refused_with_the_reason_and_left(wh):
+def test_orc_postpone_files_are_replayed_into_orc_buckets(wh):
+    """A table that writes ORC (`file.format = orc`): pypaimon's postpone files are ORC, our
+    replay reads them, the real buckets are written as ORC, and pypaimon reads every row."""
     wh.create("t", SCHEMA, partition_keys=["dt"], primary_keys=["dt", "k", "name"],
-              options={"bucket": "-2", "file.format": "orc"})
-    wh.write("t", rows(0, range(10)), SCHEMA)
+              options={"bucket": "-2", "postpone.default-bucket-num": "3", "file.format": "orc"})
+    expected = {}
+    for c, keys in enumerate([range(0, 40), range(10, 50, 3)]):
+        batch = rows(c, keys)
+        wh.write("t", batch, SCHEMA)
+        for r in batch:
+            expected[(r["dt"], r["k"], r["name"])] = r
+    postponed = [f for f in wh.files("t") if "bucket-postpone" in f]
+    assert postponed and all(f.endswith(".orc") for f in postponed), postponed
     plan = wh.plan("t")
-    blocked = [b["blocked"] for b in plan["buckets"]]
-    # The table writes ORC: its level-0 files could not be written here either.
-    assert blocked and all(b and "'orc'" in b for b in blocked), plan
-    before = len(wh.snapshots("t"))
-    code, report = wh.tool("compact", "t", check=False)
-    assert code == 3, report  # left with the reason, as every bucket the job cannot compact
-    assert "'orc'" in report["skipped"][0]["reason"], report
-    assert len(wh.snapshots("t")) == before
-    assert wh.read("t") == []
+    assert all(b["blocked"] is None for b in plan["buckets"]), plan
+    wh.compact("t")
+    assert sort_rows(wh.read("t")) == sort_rows(expected.values())
+    base = os.path.join(wh.root, wh.path("t"))
+    written = glob.glob(os.path.join(base, "dt=*", "bucket-[0-9]*", "*"))
+    assert written and all(p.endswith(".orc") for p in written), written
+    for path in written:
+        with open(path, "rb") as f:
+            assert f.read(3) == b"ORC", path
+
+
