@@ -49,3 +49,20 @@ pub use metrics::{
     PassthroughFile, PassthroughMetrics, PassthroughVeto, RewriteMetrics,
 };
 pub use stats::{ColumnStats, StatValue};
+
+/// Every row of the ORC or Avro data file `path` (which its metadata says holds `rows` rows),
+/// as batches of `schema` (columns matched by name): how the rewriters read these formats,
+/// for callers that check what a compaction wrote. Parquet files are read with arrow-rs.
+pub fn read_orc_or_avro_file(
+    storage: &dyn crate::storage::Storage,
+    path: &str,
+    schema: &arrow_schema::SchemaRef,
+    rows: u64,
+) -> crate::error::Result<Vec<arrow_array::RecordBatch>> {
+    let mut out = Vec::new();
+    foreign_data::read_batches(storage, path, schema, rows, |b| {
+        out.push(b);
+        Ok(())
+    })?;
+    Ok(out)
+}

@@ -179,7 +179,7 @@ pub fn open_live_file(
     b: &paimon_compact::table::scan::BucketState,
     l: &paimon_compact::table::scan::LiveFile,
 ) -> (
-    parquet::arrow::arrow_reader::ParquetRecordBatchReader,
+    Box<dyn Iterator<Item = Result<RecordBatch, String>>>,
     Vec<u32>,
 ) {
     let path = table
@@ -196,12 +196,34 @@ pub fn open_live_file(
         }
         None => vec![],
     };
+    if !path.ends_with(".parquet") {
+        // ORC and Avro files, read as the table's data-file row type of their own schema.
+        let schema = if table.schema.primary_keys.is_empty() {
+            paimon_compact::types::arrow_schema(&table.schema.fields).unwrap()
+        } else {
+            let keys: Vec<_> = table
+                .schema
+                .trimmed_primary_keys()
+                .into_iter()
+                .cloned()
+                .collect();
+            paimon_compact::rewrite::merge::kv_format::data_file_schema(&keys, &table.schema.fields)
+                .unwrap()
+        };
+        let rows = l.entry.file.row_count as u64;
+        let batches =
+            paimon_compact::rewrite::read_orc_or_avro_file(storage, &path, &schema, rows).unwrap();
+        return (Box::new(batches.into_iter().map(Ok)), deleted);
+    }
     let bytes = Bytes::from(storage.read_all(&path).unwrap());
     let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
         .unwrap()
         .build()
         .unwrap();
-    (reader, deleted)
+    (
+        Box::new(reader.map(|b| b.map_err(|e| e.to_string()))),
+        deleted,
+    )
 }
 
 /// Every visible row of the table at its latest snapshot, each as `v1|v2|...`, sorted.
