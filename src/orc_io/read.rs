@@ -41,6 +41,10 @@ use crate::storage::Storage;
 
 /// Bytes of the file's end read first; a larger tail is read again whole.
 const TAIL_GUESS: u64 = 16 * 1024;
+/// The most column values (slots of every column read, nested ones included) one stripe may
+/// decode: a stripe is decoded whole, and run-length encodings and codecs let a few
+/// kilobytes claim billions of values. Java's 64 MiB stripes stay far below it.
+const MAX_STRIPE_VALUES: u64 = 1 << 27;
 /// Seconds from 1970-01-01 to ORC's timestamp base, 2015-01-01 00:00:00 UTC.
 pub(crate) const ORC_EPOCH_SECONDS: i64 = 1_420_070_400;
 
@@ -165,6 +169,70 @@ fn check_footer(footer: &Footer, size: u64) -> Result<()> {
     Ok(())
 }
 
+/// The Arrow schema an ORC file's own types read as (timestamps in nanoseconds, CHAR and
+/// VARCHAR as strings); `unsupported` for a union.
+pub(crate) fn arrow_schema_of(footer: &Footer) -> Result<SchemaRef> {
+    fn of(types: &[super::proto::Type], i: usize, depth: usize) -> Result<DataType> {
+        use arrow_schema::{Field, Fields};
+        let t = types
+            .get(i)
+            .ok_or_else(|| bad("a subtype is out of range"))?;
+        if depth > 64 {
+            return Err(bad("types nest deeper than 64 levels"));
+        }
+        let child = |k: usize| of(types, t.subtypes[k] as usize, depth + 1);
+        Ok(match t.kind {
+            TypeKind::Boolean => DataType::Boolean,
+            TypeKind::Byte => DataType::Int8,
+            TypeKind::Short => DataType::Int16,
+            TypeKind::Int => DataType::Int32,
+            TypeKind::Long => DataType::Int64,
+            TypeKind::Float => DataType::Float32,
+            TypeKind::Double => DataType::Float64,
+            TypeKind::String | TypeKind::Varchar | TypeKind::Char => DataType::Utf8,
+            TypeKind::Binary => DataType::Binary,
+            TypeKind::Date => DataType::Date32,
+            TypeKind::Timestamp => DataType::Timestamp(TimeUnit::Nanosecond, None),
+            TypeKind::TimestampInstant => {
+                DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()))
+            }
+            TypeKind::Decimal => {
+                let p = t.precision.unwrap_or(38);
+                let s = t.scale.unwrap_or(0);
+                match (u8::try_from(p), i8::try_from(s)) {
+                    (Ok(p @ 1..=38), Ok(s)) if s as u8 <= p => DataType::Decimal128(p, s),
+                    _ => return Err(bad(format!("decimal({p}, {s}) is out of range"))),
+                }
+            }
+            TypeKind::List => DataType::List(Arc::new(Field::new("element", child(0)?, true))),
+            TypeKind::Map => {
+                let entries = Fields::from(vec![
+                    Field::new("key", child(0)?, false),
+                    Field::new("value", child(1)?, true),
+                ]);
+                DataType::Map(
+                    Arc::new(Field::new("key_value", DataType::Struct(entries), false)),
+                    false,
+                )
+            }
+            TypeKind::Struct => DataType::Struct(
+                t.field_names
+                    .iter()
+                    .enumerate()
+                    .map(|(k, n)| Ok(Field::new(n, child(k)?, true)))
+                    .collect::<Result<Fields>>()?,
+            ),
+            TypeKind::Union => {
+                return Err(Error::unsupported("ORC union columns (Paimon writes none)"))
+            }
+        })
+    }
+    match of(&footer.types, 0, 0)? {
+        DataType::Struct(fields) => Ok(Arc::new(arrow_schema::Schema::new(fields))),
+        _ => Err(bad("the root type is not a struct")),
+    }
+}
+
 /// Reads the ORC file `path` as batches of `schema` (top-level columns by name), one batch
 /// per stripe, handing each to `each`. `rows`, when known, is the row count the caller's
 /// metadata records; a file that holds another count is corrupt.
@@ -247,6 +315,7 @@ fn read_stripe(
         streams,
         footer: &footer,
         tail,
+        budget: std::cell::Cell::new(MAX_STRIPE_VALUES),
     };
     let rows = usize::try_from(stripe.number_of_rows)
         .map_err(|_| bad("a stripe's row count is out of range"))?;
@@ -267,6 +336,8 @@ struct StripeData<'a> {
     streams: HashMap<(u64, StreamKind), std::ops::Range<usize>>,
     footer: &'a StripeFooter,
     tail: &'a OrcTail,
+    /// Values still allowed ([`MAX_STRIPE_VALUES`]).
+    budget: std::cell::Cell<u64>,
 }
 
 impl StripeData<'_> {
@@ -356,6 +427,13 @@ impl StripeData<'_> {
         parent_nulls: Option<&NullBuffer>,
     ) -> Result<ArrayRef> {
         let t = &self.tail.footer.types[c];
+        let left = self.budget.get().checked_sub(slots as u64).ok_or_else(|| {
+            Error::unsupported(format!(
+                "an ORC stripe with more than {MAX_STRIPE_VALUES} column values (this build \
+                 decodes a stripe whole)"
+            ))
+        })?;
+        self.budget.set(left);
         // Values exist for the slots the parent does not hide.
         let visible = parent_nulls.map_or(slots, |n| slots - n.null_count());
         let own = self.present(c, visible)?;
