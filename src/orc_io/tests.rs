@@ -282,3 +282,37 @@ fn timestamps_around_the_epoch_decode_as_orc_readers_decode_them() {
     let got = read(bytes, &schema, None).unwrap();
     assert_eq!(got[0].column(0).as_ref(), b.column(0).as_ref());
 }
+
+#[test]
+fn low_cardinality_strings_are_written_with_a_sorted_dictionary() {
+    use super::proto::{EncodingKind, StripeFooter};
+    let rows = 1000;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("few", DataType::Utf8, true),
+        Field::new("many", DataType::Utf8, false),
+    ]));
+    let few = StringArray::from_iter((0..rows).map(|i| opt(i, ["b", "a", "c"][i % 3])));
+    let many = StringArray::from_iter_values((0..rows).map(|i| format!("v{i}")));
+    let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(few), Arc::new(many)]).unwrap();
+    let (bytes, _) = write(
+        std::slice::from_ref(&b),
+        &settings(CompressionKind::Zstd, 1 << 20, &schema),
+    );
+    let storage = MemoryStorage::new();
+    storage.put("f.orc", bytes.clone());
+    let tail = super::read::read_tail(&storage, "f.orc").unwrap();
+    let s = &tail.footer.stripes[0];
+    let start = (s.offset + s.index_length + s.data_length) as usize;
+    let footer = StripeFooter::decode(
+        &tail
+            .codec
+            .decompress(&bytes[start..start + s.footer_length as usize])
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(footer.columns[1].kind, EncodingKind::DictionaryV2);
+    assert_eq!(footer.columns[1].dictionary_size, 3);
+    assert_eq!(footer.columns[2].kind, EncodingKind::DirectV2);
+    let got = read(bytes, &schema, Some(rows as u64)).unwrap();
+    assert_eq!(got[0], b);
+}

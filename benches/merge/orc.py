@@ -1,0 +1,155 @@
+"""ORC tables: our full compaction against Paimon Java's, for benches/README.md ("ORC tables").
+
+pypaimon 2.1 writes a primary-key table (`bucket = 2`, `write-only`) in C commits of R/C rows
+each (overlapping keys, so later commits update earlier rows), once as ORC (`file.format =
+orc`) and once as Parquet. On copies of each, in the same run: our full compaction, natively
+and in the component, and Paimon Java 1.0's own full compaction of the ORC table (the test
+driver's `compact` step, whose own timer excludes the JVM's start; the whole process is timed
+too). pypaimon reads each compacted table back and must see one row per key; the data bytes
+of the live files are summed from the files Java lists.
+
+    python benches/merge/orc.py --rows 2000000 --commits 10
+
+Needs the Java peer's classpath (`target/java-peer/classpath`, built by
+`tests/java/setup.sh`, or $PAIMON_JAVA_CLASSPATH).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+REPO = ROOT.parent.parent
+sys.path.insert(0, str(ROOT))
+import table as pk_table  # noqa: E402  (its venv and commit helper)
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def generate(warehouse: Path, rows: int, commits: int, options) -> None:
+    import numpy as np
+    import pyarrow as pa
+    from pypaimon import CatalogFactory, Schema
+
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("ts", pa.int64()),
+                        ("qty", pa.int32()), ("price", pa.float64()),
+                        ("category", pa.string()), ("note", pa.string())])
+    catalog = CatalogFactory.create({"warehouse": str(warehouse)})
+    catalog.create_database("db", True)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(
+        schema, primary_keys=["k"],
+        options={"bucket": "2", "write-only": "true", **options}), False)
+    table = catalog.get_table("db.t")
+    rng = np.random.default_rng(11)
+    per = rows // commits
+    keys = rows * 3 // 4
+    categories = np.array([f"category-{i:02d}" for i in range(40)], dtype=object)
+    for c in range(commits):
+        k = np.unique(rng.integers(0, keys, per, dtype=np.int64))
+        batch = pa.table({
+            "k": pa.array(k), "ts": pa.array(k * 10 + c),
+            "qty": pa.array(rng.integers(0, 100, len(k), dtype=np.int32)),
+            "price": pa.array(np.round(rng.random(len(k)) * 1000, 2)),
+            "category": pa.array(categories[rng.integers(0, 40, len(k))], pa.string()),
+            "note": pa.array([f"note-{c}-{x:012d}" for x in k.tolist()], pa.string()),
+        }, schema=schema)
+        pk_table.commit_batch(table, batch)
+        log(f"  commit {c + 1}/{commits}: {len(k)} rows")
+
+
+def read_back(warehouse: Path) -> tuple:
+    from pypaimon import CatalogFactory
+
+    t = CatalogFactory.create({"warehouse": str(warehouse)}).get_table("db.t")
+    rb = t.new_read_builder()
+    data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    return data.num_rows, len(set(data.column("k").to_pylist()))
+
+
+def timed(cmd, stats: Path):
+    p = subprocess.run(["/usr/bin/time", "-o", str(stats), "-f", "%e %U %S %M", *cmd],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed: {p.stdout[-2000:]} {p.stderr[-2000:]}")
+    wall, user, sys_, rss_kb = stats.read_text().split()[-4:]
+    return p, {"wall": float(wall), "cpu": float(user) + float(sys_),
+               "rss_mb": int(rss_kb) / 1024}
+
+
+def java(classpath: str, warehouse: Path, steps, work: Path, name: str):
+    script, out = work / f"{name}.json", work / f"{name}.out.json"
+    script.write_text(json.dumps({"warehouse": str(warehouse), "steps": steps}))
+    _, r = timed(["java", "-Xmx2g", "-cp", classpath, "PaimonDriver", str(script), str(out)],
+                 work / f"time-{name}.txt")
+    results = json.loads(out.read_text())["results"]
+    for s in results:
+        if "error" in s:
+            raise SystemExit(f"Java's {s['op']} failed: {s['error']}")
+    return results, r
+
+
+def live_bytes(classpath: str, warehouse: Path, work: Path, name: str) -> tuple:
+    results, _ = java(classpath, warehouse, [{"op": "files", "table": "t"}], work, name)
+    table = warehouse / "db.db" / "t"
+    files = results[0]["files"]
+    size = sum(os.path.getsize(table / f"bucket-{f['bucket']}" / f["file"]) for f in files)
+    return len(files), size
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--commits", type=int, default=10)
+    ap.add_argument("--work", default="target/orc-bench")
+    ap.add_argument("--cli", default=str(Path(os.environ.get("CARGO_TARGET_DIR", "target"))
+                                         / "release" / "paimon-compact"))
+    args = ap.parse_args()
+    work = Path(args.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    cp_file = REPO / "target" / "java-peer" / "classpath"
+    classpath = os.environ.get("PAIMON_JAVA_CLASSPATH") or cp_file.read_text().strip()
+    cli = str(Path(args.cli).resolve())
+    pk_table.in_venv(work)
+    results = {}
+    for variant, options in (("orc", {"file.format": "orc"}),
+                             ("parquet", {"file.format": "parquet"})):
+        source = work / f"source-{variant}"
+        if not source.exists():
+            log(f"writing the {variant} table")
+            generate(source, args.rows, args.commits, options)
+        n, size = live_bytes(classpath, source, work, f"files-source-{variant}")
+        log(f"{variant}: {n} files, {size / 1e6:.1f} MB before")
+        runs = [("ours native", "native"), ("ours component", "wasm")]
+        if variant == "orc":
+            runs.append(("Java 1.0", None))
+        for label, engine in runs:
+            copy = work / f"run-{variant}-{engine or 'java'}"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(source, copy)
+            if engine is None:
+                steps, r = java(classpath, copy, [{"op": "compact", "table": "t"}], work,
+                                f"compact-{variant}")
+                r["compact_step_s"] = steps[0]["millis"] / 1000
+            else:
+                if engine == "wasm":
+                    subprocess.run([cli, "--engine", engine, "info"], check=True,
+                                   capture_output=True)
+                _, r = timed([cli, "--engine", engine, "compact", str(copy / "db.db" / "t"),
+                              "--full", "--json"], work / f"time-{variant}-{engine}.txt")
+            rows, distinct = read_back(copy)
+            assert rows == distinct, (variant, label, rows, distinct)
+            r["rows"] = rows
+            r["files"], r["bytes"] = live_bytes(classpath, copy, work, f"files-{variant}-{label}")
+            results[f"{label}, {variant}"] = r
+            log(f"  {label}: {r}")
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
