@@ -41,6 +41,7 @@ use crate::parquet_io::page_stream::PageStream;
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
 use crate::parquet_io::writer::{field_leaves, FileSpec, Forwarded, ParquetFileWriter};
 use crate::plan::should_requeue_last;
+use crate::rewrite::avro_output::AvroSpec;
 use crate::rewrite::rolling::{FinishedFile, OutputFormat, Recorder, RollingWriter};
 use crate::storage::Storage;
 
@@ -95,6 +96,16 @@ pub struct AppendRewriteResult {
     pub metrics: RewriteMetrics,
 }
 
+/// An output format other than Parquet, and what it is written with.
+enum OtherFormat {
+    Orc(Arc<OrcWriteSettings>),
+    /// The codec named by `key` (the spec needs the output schema).
+    Avro {
+        codec: String,
+        key: String,
+    },
+}
+
 /// Settings derived once from the options.
 struct Settings {
     props: WriterProperties,
@@ -114,9 +125,9 @@ struct Settings {
     read_window: Option<u64>,
     /// Of the new files' names ([`CoreOptions::file_extension`]).
     extension: String,
-    /// The ORC writer's settings when the output level is ORC (decoded rows only: no fast
+    /// The output format when it is not Parquet (ORC or Avro: decoded rows only, no fast
     /// copy, no dictionary passthrough); `None` for Parquet.
-    orc: Option<Arc<OrcWriteSettings>>,
+    other_format: Option<OtherFormat>,
     /// The file index each new file gets (`file-index.*`).
     file_index: Option<Arc<crate::rewrite::file_index::FileIndexSpec>>,
 }
@@ -129,20 +140,23 @@ impl Settings {
         req: &AppendRewrite,
         format: &str,
     ) -> Result<Self> {
+        let (name, key) = options.compression_for(req.output_level.get(), false);
         let orc = match format {
             "parquet" => None,
-            "orc" => {
-                let (name, key) = options.compression_for(req.output_level.get(), false);
-                Some(Arc::new(writer_settings::orc_settings(
-                    options,
-                    name,
-                    key,
-                    &req.column_types,
-                )?))
-            }
+            "orc" => Some(OtherFormat::Orc(Arc::new(writer_settings::orc_settings(
+                options,
+                name,
+                key,
+                &req.column_types,
+            )?))),
+            "avro" => Some(OtherFormat::Avro {
+                codec: name.to_string(),
+                key: key.to_string(),
+            }),
             other => {
                 return Err(Error::unsupported(format!(
-                    "append rewrite writes Parquet and ORC; level {} is configured as '{other}'",
+                    "append rewrite writes Parquet, ORC and Avro; level {} is configured as \
+                     '{other}'",
                     req.output_level.get()
                 )))
             }
@@ -179,7 +193,7 @@ impl Settings {
             read_window: Some(options.engine.append_read_window.get()?).filter(|&w| w > 0),
             extension: options.file_extension(format),
             file_index,
-            orc,
+            other_format: orc,
         })
     }
 }
@@ -551,10 +565,20 @@ pub fn rewrite_append(
         output_bytes: 0,
         output_rows: 0,
     };
-    let output_format = match &settings.orc {
-        Some(orc) => OutputFormat::Orc {
+    let output_format = match &settings.other_format {
+        Some(OtherFormat::Orc(orc)) => OutputFormat::Orc {
             schema: schema.clone(),
             settings: orc.clone(),
+        },
+        Some(OtherFormat::Avro { codec, key }) => OutputFormat::Avro {
+            schema: schema.clone(),
+            spec: Arc::new(AvroSpec::new(
+                options,
+                &schema,
+                &req.column_types,
+                codec,
+                key,
+            )?),
         },
         None => OutputFormat::Parquet(Arc::new(spec)),
     };

@@ -26,6 +26,7 @@
 
 pub mod append;
 pub(crate) mod avro_data;
+pub(crate) mod avro_output;
 mod dictionary_passthrough;
 mod fast_copy;
 pub mod file_index;

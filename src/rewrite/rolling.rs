@@ -1,6 +1,7 @@
 //! Files of about a target size: the output of one rewrite stream, rolled to a new file as the
 //! current one reaches the target, in the format the output level asks for ([`OutputFormat`]:
-//! Parquet through [`crate::parquet_io`], ORC through [`crate::orc_io`]).
+//! Parquet through [`crate::parquet_io`], ORC through [`crate::orc_io`], Avro through
+//! [`super::avro_output`]).
 //!
 //! Files are named `<dir>/<prefix><n><extension>`, `n` counting from 0. Rows go into the open
 //! file in steps: a whole batch while the file is far from the target, then
@@ -16,6 +17,7 @@ use parquet::file::metadata::page_index::RowGroupPageIndex;
 use parquet::file::metadata::RowGroupMetaData;
 use parquet::file::reader::ChunkReader;
 
+use super::avro_output::{AvroFileWriter, AvroSpec};
 use super::stats::{ColumnStats, ValueStatsCollector};
 use crate::error::{Error, Result};
 use crate::orc_io::write::{OrcFileWriter, OrcWriteSettings};
@@ -32,6 +34,11 @@ pub(crate) enum OutputFormat {
         schema: SchemaRef,
         settings: Arc<OrcWriteSettings>,
     },
+    /// Avro files of `schema`'s columns.
+    Avro {
+        schema: SchemaRef,
+        spec: Arc<AvroSpec>,
+    },
 }
 
 impl OutputFormat {
@@ -39,7 +46,7 @@ impl OutputFormat {
     pub(crate) fn schema(&self) -> &SchemaRef {
         match self {
             OutputFormat::Parquet(spec) => &spec.schema,
-            OutputFormat::Orc { schema, .. } => schema,
+            OutputFormat::Orc { schema, .. } | OutputFormat::Avro { schema, .. } => schema,
         }
     }
 }
@@ -50,6 +57,8 @@ enum FileWriter {
     /// The ORC writer and the value statistics gathered from the rows written (the Parquet
     /// writer's come from its footer).
     Orc(OrcFileWriter, ValueStatsCollector),
+    /// The Avro writer and the value statistics gathered from the rows written.
+    Avro(AvroFileWriter, ValueStatsCollector),
 }
 
 impl FileWriter {
@@ -57,6 +66,7 @@ impl FileWriter {
         match self {
             FileWriter::Parquet(w) => w.estimated_size(),
             FileWriter::Orc(w, _) => w.estimated_size(),
+            FileWriter::Avro(w, _) => w.estimated_size(),
         }
     }
 }
@@ -167,6 +177,7 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
         let extension = match format {
             OutputFormat::Parquet(_) => ".parquet",
             OutputFormat::Orc { .. } => ".orc",
+            OutputFormat::Avro { .. } => ".avro",
         };
         RollingWriter {
             storage,
@@ -219,6 +230,18 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
                     OrcFileWriter::new(schema, settings)?,
                     ValueStatsCollector::new(schema),
                 ),
+                OutputFormat::Avro { schema, spec } => {
+                    // A sync marker of the file's own, reproducible from its path.
+                    let a = twox_hash::XxHash64::oneshot(1, path.as_bytes());
+                    let b = twox_hash::XxHash64::oneshot(2, path.as_bytes());
+                    let mut marker = [0u8; 16];
+                    marker[..8].copy_from_slice(&a.to_le_bytes());
+                    marker[8..].copy_from_slice(&b.to_le_bytes());
+                    FileWriter::Avro(
+                        AvroFileWriter::new(spec.clone(), marker),
+                        ValueStatsCollector::new(schema),
+                    )
+                }
             };
             let sink = self.storage.create_writer(&path)?;
             let state = self.recorder.start();
@@ -267,6 +290,10 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
                 match &mut open.writer {
                     FileWriter::Parquet(w) => w.write(&part, out),
                     FileWriter::Orc(w, stats) => {
+                        stats.add(&part);
+                        w.write(&part, out)
+                    }
+                    FileWriter::Avro(w, stats) => {
                         stats.add(&part);
                         w.write(&part, out)
                     }
@@ -359,6 +386,7 @@ impl<'s, R: Recorder> RollingWriter<'s, R> {
                     })
                 }
                 FileWriter::Orc(writer, stats) => writer.finish(&mut out).map(|()| stats.finish()),
+                FileWriter::Avro(writer, stats) => writer.finish(&mut out).map(|()| stats.finish()),
             }
         };
         let column_stats = match finished {

@@ -506,7 +506,7 @@ fn invalid_requests_fail_before_writing() {
     let e = rewrite_append(
         &storage,
         &request(&inputs),
-        &opts(&[("file.format", "avro")]),
+        &opts(&[("file.format", "lance")]),
     )
     .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");

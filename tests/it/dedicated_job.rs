@@ -520,9 +520,9 @@ fn non_parquet_levels_block_the_bucket_with_the_reason_and_change_nothing() {
     let st = MemoryStorage::new();
     pk_table(&st, "p", &[]);
     let rows = read_rows(&st, "p");
-    // A full compaction writes the highest level; the table asks for Avro there (read, never written).
+    // A full compaction writes the highest level; the table asks for a format this build does not write there.
     let per_level = JobScope {
-        options: vec![("file.format.per.level".into(), "5:avro".into())],
+        options: vec![("file.format.per.level".into(), "5:lance".into())],
         ..JobScope::default()
     };
     let before = snapshot_of(&st);
@@ -534,7 +534,8 @@ fn non_parquet_levels_block_the_bucket_with_the_reason_and_change_nothing() {
     assert_eq!(report.status, JobStatus::Incomplete, "{report:#?}");
     assert_eq!(report.skipped.len(), 1);
     assert!(
-        report.skipped[0].reason.contains("'avro'") && report.skipped[0].reason.contains("level 5"),
+        report.skipped[0].reason.contains("'lance'")
+            && report.skipped[0].reason.contains("level 5"),
         "{}",
         report.skipped[0].reason
     );

@@ -30,7 +30,7 @@ mod merge_sequence_groups;
 mod merge_sequence_order;
 mod merge_sorted_chunks;
 mod merge_table;
-mod orc_table;
+mod orc_avro_table;
 mod planner_properties;
 mod postpone;
 mod schema_evolution_table;

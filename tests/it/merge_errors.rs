@@ -228,7 +228,7 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
             ("fields.n.sequence-group", "b"),
             ("fields.b.aggregate-function", "hll_sketch"),
         ],
-        vec![("file.format.per.level", "1:avro")],
+        vec![("file.format.per.level", "1:lance")],
     ] {
         let e = run(
             &st,

@@ -587,6 +587,46 @@ def orc_append():
                          ("vc", "ge", "v5")])
 
 
+AVRO_COLUMNS = [c for c in ORC_COLUMNS
+                if c[0] not in ("ts9", "arr", "m", "r", "bag")] + [["ts6", "TIMESTAMP(6)"]]
+
+
+def avro_types():
+    """`file.format = avro` with every flat type (Avro has no nested columns here and no
+    timestamps above precision 6): Java writes Avro, we merge into Avro files."""
+    rng = _rng("avro_types")
+
+    def row(k, c, i):
+        r = {key: v for key, v in orc_row(rng, k, c, i).items()
+             if key in {name for name, _ in AVRO_COLUMNS}}
+        r["ts6"] = None if i % 6 == 0 else f"20{10 + i % 20}-0{1 + c % 9}-11T12:00:00.{i:06d}"
+        return r
+
+    return Spec("avro_types", AVRO_COLUMNS,
+                [[row(rng.randrange(25), c, i) for i in range(12)] for c in range(8)],
+                [[row(rng.randrange(25), 100 + c, i) for i in range(10)] for c in range(3)],
+                primary_keys=["k"],
+                options={"bucket": "2", "file.format": "avro", "avro.codec": "deflate"},
+                filters=[("d2", "ge", "0.00"), ("sm", "ge", 0)])
+
+
+def avro_append():
+    """An append table stored as Avro: decoded and written as Avro (zstd)."""
+    rng = _rng("avro_append")
+
+    def rows(c, n):
+        return [{"id": c * 100 + i, "v": f"av{c}-{i}", "d": f"{rng.randrange(10 ** 6) / 1000:.3f}",
+                 "ts": f"2024-05-0{rng.randrange(1, 10)}T12:34:56.{rng.randrange(10 ** 6):06d}",
+                 "day": f"2023-0{rng.randrange(1, 10)}-1{rng.randrange(10)}"}
+                for i in range(n)]
+
+    return Spec("avro_append", [["id", "BIGINT"], ["v", "STRING"], ["d", "DECIMAL(12,3)"],
+                                ["ts", "TIMESTAMP(6)"], ["day", "DATE"]],
+                [rows(c, 15) for c in range(8)], [rows(100 + c, 10) for c in range(3)],
+                options={"bucket": "2", "bucket-key": "id", "file.format": "avro"},
+                filters=[("id", "ge", 350), ("d", "ge", "500.000")])
+
+
 def nested_pk():
     rng = _rng("nested_pk")
     return Spec("nested_pk", NESTED_COLUMNS,
@@ -787,6 +827,10 @@ def all_specs():
                 kinds=("+I", "+I", "+I", "-D")),
         orc_types(),
         orc_append(),
+        # Avro tables (`file.format = avro`): read and written as Avro.
+        pk_base("avro_pk", {"file.format": "avro"}, kinds=("+I", "+I", "+I", "-D")),
+        avro_types(),
+        avro_append(),
         aggregation_more(),
         aggregation_collections(),
         sequence_field(),
@@ -1161,10 +1205,12 @@ def test_new_files_are_named_and_encoded_as_the_options_ask(run):
 
 
 @pytest.mark.parametrize("name,max_level_format", [
-    ("orc_pk", "orc"), ("orc_types", "orc"), ("orc_append", "orc"), ("level0_orc", "parquet")])
+    ("orc_pk", "orc"), ("orc_types", "orc"), ("orc_append", "orc"), ("level0_orc", "parquet"),
+    ("avro_pk", "avro"), ("avro_types", "avro"), ("avro_append", "avro")])
 def test_our_files_are_in_the_format_their_level_asks_for(run, name, max_level_format):
-    """ORC tables stay ORC: every file of our compaction is an ORC file (magic, postscript,
-    and pyarrow's ORC reader opening it with the rows its manifest entry counts), and
+    """ORC and Avro tables stay so: every file of our compaction is an ORC file (magic,
+    postscript, and pyarrow's ORC reader opening it with the rows its manifest entry counts)
+    or an Avro container (magic and fastavro counting its records), and
     `file.format.per.level = '0:orc'` writes the higher levels as Parquet."""
     import pyarrow.orc as po
     import pyarrow.parquet as pq
@@ -1180,6 +1226,13 @@ def test_our_files_are_in_the_format_their_level_asks_for(run, name, max_level_f
             with open(path, "rb") as h:
                 assert h.read(3) == b"ORC", f
             assert po.ORCFile(path).nrows == f["rowCount"], f
+        elif max_level_format == "avro":
+            import fastavro
+
+            with open(path, "rb") as h:
+                assert h.read(4) == b"Obj\x01", f
+                h.seek(0)
+                assert sum(1 for _ in fastavro.reader(h)) == f["rowCount"], f
         else:
             assert pq.ParquetFile(path).metadata.num_rows == f["rowCount"], f
 

@@ -46,6 +46,7 @@ use crate::parquet_io::dictionary::DictConfig;
 use crate::parquet_io::footer::{read_footer, FooterPolicy};
 use crate::parquet_io::read::{IoCounters, BATCH_SIZE};
 use crate::parquet_io::writer::FileSpec;
+use crate::rewrite::avro_output::AvroSpec;
 use crate::rewrite::rolling::OutputFormat;
 use crate::rewrite::writer_settings;
 use crate::rewrite::RewriteInput;
@@ -272,16 +273,17 @@ fn check_request(
         inputs.iter().map(|i| i.meta.level),
     )?;
     let format = options.file_format_for_level(req.output_level.get());
-    if !matches!(format, "parquet" | "orc") {
+    if !matches!(format, "parquet" | "orc" | "avro") {
         return Err(Error::unsupported(format!(
-            "the merge rewriter writes Parquet and ORC; level {} is configured as '{format}'",
+            "the merge rewriter writes Parquet, ORC and Avro; level {} is configured as \
+             '{format}'",
             req.output_level
         )));
     }
     let changelog_format = options.format_for(req.output_level.get(), true);
-    if mode.produces_changelog() && !matches!(changelog_format, "parquet" | "orc") {
+    if mode.produces_changelog() && !matches!(changelog_format, "parquet" | "orc" | "avro") {
         return Err(Error::unsupported(format!(
-            "the merge rewriter writes Parquet and ORC; changelog files of level {} are \
+            "the merge rewriter writes Parquet, ORC and Avro; changelog files of level {} are \
              configured as '{changelog_format}' (changelog-file.format)",
             req.output_level
         )));
@@ -492,6 +494,19 @@ fn open_outputs<'s>(
                         codec,
                         key,
                         &req.column_types,
+                    )?),
+                }
+            }
+            "avro" => {
+                let (codec, key) = options.compression_for(level, changelog);
+                OutputFormat::Avro {
+                    schema: schema.clone(),
+                    spec: Arc::new(AvroSpec::new(
+                        options,
+                        schema,
+                        &req.column_types,
+                        codec,
+                        key,
                     )?),
                 }
             }

@@ -60,9 +60,11 @@ fn append_blocker(
     task: &[usize],
 ) -> Result<Option<String>> {
     let format = table.options.file_format_for_level(0);
-    if !matches!(format, "parquet" | "orc") {
+    let avro_ok = super::merge_tree::flat_avro(table);
+    if !(matches!(format, "parquet" | "orc") || format == "avro" && avro_ok) {
         return Ok(Some(format!(
-            "the append rewriter writes Parquet and ORC; the table's file.format is '{format}'"
+            "the append rewriter writes Parquet, ORC and flat Avro; the table's file.format is \
+             '{format}'"
         )));
     }
     // Files that need schema evolution, and ORC and Avro files (read through a Parquet

@@ -223,10 +223,9 @@ fn postpone_plan(
 }
 
 /// Why a merge-tree task cannot run here because of a file format, if it cannot: the merge
-/// writes Parquet and ORC and reads Parquet, ORC and flat Avro, and a lookup table's task may
-/// read any file of the bucket. Decided before anything is read, so a table written with
-/// another format (an output level asked to be Avro) gets the reason instead of a misleading
-/// corrupt-footer error.
+/// writes Parquet, ORC and flat Avro and reads Parquet, ORC and flat Avro, and a lookup
+/// table's task may read any file of the bucket. Decided before anything is read, so a table
+/// written with another format gets the reason instead of a misleading corrupt-footer error.
 fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) -> Option<String> {
     let rewrites = decision
         .task
@@ -234,6 +233,9 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .iter()
         .any(|a| matches!(a, TaskAction::Rewrite { .. }));
     let reads_all = table.options.need_lookup();
+    // Avro files (`file.format.per.level = '0:avro'`) are read and written when every
+    // column is flat (`rewrite::avro_data`, `rewrite::avro_output`); ORC files of every type.
+    let avro_ok = flat_avro(table);
     if rewrites || reads_all {
         let max_level = table.options.num_levels.saturating_sub(1);
         let outputs = decision.task.actions.iter().filter_map(|a| match a {
@@ -245,13 +247,20 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
             let changelog_too = table.options.changelog_producer != ChangelogProducer::None;
             for changelog in [false, true].into_iter().filter(|c| !c || changelog_too) {
                 let format = table.options.format_for(level, changelog);
-                if !matches!(format, "parquet" | "orc") {
-                    return Some(format!(
-                        "unsupported: level {level} is written as '{format}' (file.format / \
-                         file.format.per.level / changelog-file.format) and this build writes \
-                         Parquet and ORC; the bucket is left as it is"
-                    ));
-                }
+                let why = match format {
+                    "parquet" | "orc" => continue,
+                    "avro" if avro_ok => continue,
+                    "avro" => {
+                        "and the table has nested columns, which this build does not \
+                               write to Avro"
+                    }
+                    _ => "which this build does not write",
+                };
+                return Some(format!(
+                    "unsupported: level {level} is written as '{format}' (file.format / \
+                     file.format.per.level / changelog-file.format) {why}; the bucket is left \
+                     as it is"
+                ));
             }
         }
     }
@@ -262,13 +271,6 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .flat_map(|a| a.inputs())
         .map(|f| f.file_name.clone())
         .collect();
-    // Avro inputs (`file.format.per.level = '0:avro'`) are read when every column is flat
-    // (`rewrite::avro_data`); ORC inputs of every type.
-    let avro_ok = table.schema.fields.iter().all(|f| {
-        f.data_type
-            .to_arrow()
-            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
-    });
     b.files
         .iter()
         .map(|l| &l.entry.file.file_name)
@@ -286,6 +288,15 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
             };
             format!("unsupported: file '{name}' {why}; the bucket is left as it is")
         })
+}
+
+/// Whether every column of `table` can be read from and written to Avro here (flat types).
+pub(crate) fn flat_avro(table: &Table) -> bool {
+    table.schema.fields.iter().all(|f| {
+        f.data_type
+            .to_arrow()
+            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
+    })
 }
 
 /// A merge reads its inputs (and, for lookup tables, the bucket's other files) as rows of the

@@ -5,7 +5,7 @@
 //! here, if it cannot. Reads only.
 
 mod append;
-mod merge_tree;
+pub(super) mod merge_tree;
 
 pub(super) use merge_tree::plan_merge_tree_bucket;
 

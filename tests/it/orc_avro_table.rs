@@ -1,9 +1,10 @@
-//! Tables stored as ORC (`file.format = orc`), compacted natively: the demo writer's level-0
-//! Parquet files are merged into ORC files, which the next compaction reads back (through its
-//! Parquet copies) with new level-0 files; rows stay those of the model. A failure at any
-//! storage call leaves the table as it was with nothing left behind, and a corrupt ORC file
-//! is a typed error naming it. (Tables Java writes as ORC, read back by Java, through the
-//! component too: `tests/java_interop`, tables `orc_*`.)
+//! Tables stored as ORC or Avro (`file.format = orc | avro`), compacted natively: the demo
+//! writer's level-0 Parquet files are merged into ORC or Avro files, which the next compaction
+//! reads back (through its Parquet copies) with new level-0 files; rows stay those of the
+//! model. A failure at any storage call leaves the table as it was with nothing left behind,
+//! and a corrupt ORC file is a typed error naming it. (Tables Java writes as ORC and Avro,
+//! read back by Java, through the component too: `tests/java_interop`, tables `orc_*`,
+//! `avro_*`.)
 #![cfg(feature = "rewrite")]
 
 use crate::table_support;
@@ -87,36 +88,49 @@ fn live_files(st: &dyn Storage) -> Vec<String> {
         .collect()
 }
 
-/// A table whose compacted levels are ORC, with Parquet level-0 files on top.
-fn orc_table(pk: bool) -> MemoryStorage {
+/// A table whose compacted levels are `format` (`orc` or `avro`), with Parquet level-0
+/// files on top.
+fn format_table(pk: bool, format: &str) -> MemoryStorage {
     let st = MemoryStorage::new();
-    create(&st, pk, &[("bucket", "2"), ("file.format", "orc")]);
+    create(&st, pk, &[("bucket", "2"), ("file.format", format)]);
     commit(&st, pk, 0, 4);
     let before = read_rows(&st, "t");
     compact_table(&st, "t", &opts(1, true)).unwrap();
     assert_eq!(read_rows(&st, "t"), before);
     let files = live_files(&st);
+    let ext = format!(".{format}");
     assert!(
-        !files.is_empty() && files.iter().all(|f| f.ends_with(".orc")),
+        !files.is_empty() && files.iter().all(|f| f.ends_with(&ext)),
         "{files:?}"
     );
-    for p in st.paths().iter().filter(|p| p.ends_with(".orc")) {
-        assert_eq!(&st.get(p).unwrap()[..3], b"ORC", "{p}");
+    let magic: &[u8] = if format == "orc" { b"ORC" } else { b"Obj\x01" };
+    for p in st.paths().iter().filter(|p| p.ends_with(&ext)) {
+        assert_eq!(&st.get(p).unwrap()[..magic.len()], magic, "{p}");
     }
     commit(&st, pk, 4, 6);
     st
 }
 
+fn orc_table(pk: bool) -> MemoryStorage {
+    format_table(pk, "orc")
+}
+
 #[test]
-fn orc_files_are_written_and_read_back_by_the_next_compaction() {
-    for pk in [true, false] {
-        let st = orc_table(pk);
+fn orc_and_avro_files_are_written_and_read_back_by_the_next_compaction() {
+    for (pk, format) in [
+        (true, "orc"),
+        (false, "orc"),
+        (true, "avro"),
+        (false, "avro"),
+    ] {
+        let st = format_table(pk, format);
         let before = read_rows(&st, "t");
         let report = compact_table(&st, "t", &opts(2, true)).unwrap();
         assert!(report.totals.rewrites >= 1, "{:?}", report.totals);
-        assert_eq!(read_rows(&st, "t"), before, "pk={pk}");
+        assert_eq!(read_rows(&st, "t"), before, "pk={pk} {format}");
         let files = live_files(&st);
-        assert!(files.iter().all(|f| f.ends_with(".orc")), "{files:?}");
+        let ext = format!(".{format}");
+        assert!(files.iter().all(|f| f.ends_with(&ext)), "{files:?}");
         // The Parquet copies of the ORC inputs are gone.
         assert!(
             st.paths().iter().all(|p| !p.ends_with("-copy.parquet")),
@@ -127,8 +141,14 @@ fn orc_files_are_written_and_read_back_by_the_next_compaction() {
 }
 
 #[test]
-fn a_failure_at_any_storage_call_of_an_orc_compaction_leaves_the_table_unchanged() {
-    let base = orc_table(true);
+fn a_failure_at_any_storage_call_of_an_orc_or_avro_compaction_leaves_the_table_unchanged() {
+    for format in ["orc", "avro"] {
+        failures_leave_the_table_unchanged(format);
+    }
+}
+
+fn failures_leave_the_table_unchanged(format: &str) {
+    let base = format_table(true, format);
     let before = read_rows(&base, "t");
     let probe = FaultyStorage::new(clone_of(&base), None);
     compact_table(&probe, "t", &opts(3, true)).unwrap();
