@@ -26,7 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 REPO = ROOT.parent.parent
 sys.path.insert(0, str(ROOT))
-import table as pk_table  # noqa: E402  (its venv and commit helper)
+import postpone  # noqa: E402  (its table generator)
+import table as pk_table  # noqa: E402  (its venv helper)
 
 
 def log(msg):
@@ -34,34 +35,9 @@ def log(msg):
 
 
 def generate(warehouse: Path, rows: int, commits: int, options) -> None:
-    import numpy as np
-    import pyarrow as pa
-    from pypaimon import CatalogFactory, Schema
-
-    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("ts", pa.int64()),
-                        ("qty", pa.int32()), ("price", pa.float64()),
-                        ("category", pa.string()), ("note", pa.string())])
-    catalog = CatalogFactory.create({"warehouse": str(warehouse)})
-    catalog.create_database("db", True)
-    catalog.create_table("db.t", Schema.from_pyarrow_schema(
-        schema, primary_keys=["k"],
-        options={"bucket": "2", "write-only": "true", **options}), False)
-    table = catalog.get_table("db.t")
-    rng = np.random.default_rng(11)
-    per = rows // commits
-    keys = rows * 3 // 4
-    categories = np.array([f"category-{i:02d}" for i in range(40)], dtype=object)
-    for c in range(commits):
-        k = np.unique(rng.integers(0, keys, per, dtype=np.int64))
-        batch = pa.table({
-            "k": pa.array(k), "ts": pa.array(k * 10 + c),
-            "qty": pa.array(rng.integers(0, 100, len(k), dtype=np.int32)),
-            "price": pa.array(np.round(rng.random(len(k)) * 1000, 2)),
-            "category": pa.array(categories[rng.integers(0, 40, len(k))], pa.string()),
-            "note": pa.array([f"note-{c}-{x:012d}" for x in k.tolist()], pa.string()),
-        }, schema=schema)
-        pk_table.commit_batch(table, batch)
-        log(f"  commit {c + 1}/{commits}: {len(k)} rows")
+    # The postpone bench's table, in fixed buckets and write-only.
+    postpone.generate(warehouse, rows, commits,
+                      {"bucket": "2", "write-only": "true", **options}, seed=11)
 
 
 def read_back(warehouse: Path) -> tuple:

@@ -46,7 +46,10 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-def generate(warehouse: Path, rows: int, commits: int, options) -> int:
+def generate(warehouse: Path, rows: int, commits: int, options, seed: int = 7) -> int:
+    """pypaimon writes the 6-column primary-key table `db.t` in `commits` commits of
+    `rows / commits` rows (a quarter updating earlier keys); `options` are the table's, over a
+    postpone bucket's defaults. Also used by `orc.py`."""
     import numpy as np
     import pyarrow as pa
     from pypaimon import CatalogFactory, Schema
@@ -60,7 +63,7 @@ def generate(warehouse: Path, rows: int, commits: int, options) -> int:
         schema, primary_keys=["k"],
         options={"bucket": "-2", "postpone.default-bucket-num": "4", **options}), False)
     table = catalog.get_table("db.t")
-    rng = np.random.default_rng(7)
+    rng = np.random.default_rng(seed)
     per = rows // commits
     keys = rows * 3 // 4  # a quarter of the rows update earlier keys
     categories = np.array([f"category-{i:02d}" for i in range(40)], dtype=object)

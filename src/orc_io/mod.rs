@@ -10,7 +10,7 @@
 //! * [`write`] — batches as a file, with stripe and file statistics.
 //!
 //! The format is ORC v1 as Apache ORC's specification describes it; what a Paimon table
-//! needs of it, and what is refused, is in `docs/format.md` (§ ORC data files).
+//! needs of it, and what is refused, is in `docs/format.md` §8.1.
 
 pub(crate) mod compression;
 pub(crate) mod proto;

@@ -280,34 +280,9 @@ impl Run<'_> {
             self.ids.next_uuid()
         );
         // ORC and Avro inputs are read through Parquet copies of their schema version.
-        let mut copies = Vec::new();
-        for (input, &i) in inputs.iter_mut().zip(task) {
-            if !DataFormat::is_foreign(&input.path) {
-                continue;
-            }
-            let schema_id = b.files[i].entry.file.schema_id;
-            let fields = match evolved_schema(self.storage, self.table, schema_id)? {
-                Some(old) => old.fields.clone(),
-                None => latest.fields.clone(),
-            };
-            let schema = crate::types::arrow_schema(&fields)?;
-            let dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
-            let copy = format!("{dir}/data-{}-copy.parquet", self.ids.next_uuid());
-            self.written.track(&copy);
-            copies.push(copy.clone());
-            let done = crate::rewrite::foreign_data::transcode_to_parquet(
-                self.storage,
-                &input.path,
-                &copy,
-                &schema,
-                input.meta.row_count,
-            );
-            if let Err(e) = done {
-                self.written.delete_now(self.storage, &copies);
-                return Err(e);
-            }
-            input.path = copy;
-        }
+        let copies = self.parquet_copies(b, inputs.iter_mut(), |s| {
+            crate::types::arrow_schema(&s.fields)
+        })?;
         let req = AppendRewrite {
             inputs,
             table_schema,
@@ -585,6 +560,7 @@ impl Run<'_> {
                 .flatten()
                 .flatten()
                 .chain(higher_levels.iter_mut()),
+            super::merge::kv_schema,
         )?;
         let r = self.merge_inputs(b, merge, write_data, sections, higher_levels, m);
         // The copies are read; they go whatever happened (a failed deletion leaves an orphan
@@ -595,19 +571,22 @@ impl Run<'_> {
 
     /// Replaces each Avro or ORC input (`file.format = 'orc'`, `file.format.per.level =
     /// '0:avro'`) by a Parquet copy next to the outputs, tracked as written; returns the
-    /// copies' paths. The merge reads Parquet: a copy keeps the rows and their order, so
-    /// deletion vectors still apply by position.
+    /// copies' paths. The rewriters read Parquet: a copy keeps the rows and their order, so
+    /// deletion vectors still apply by position. `row_type` is the Arrow row type of a file
+    /// of the given schema version (the data-file row type for a merge, the table's columns
+    /// for an append rewrite).
     fn parquet_copies<'i>(
         &mut self,
         b: &BucketState,
         inputs: impl Iterator<Item = &'i mut RewriteInput>,
+        row_type: impl Fn(&super::schema::TableSchema) -> Result<arrow_schema::SchemaRef>,
     ) -> Result<Vec<String>> {
         let mut copies = Vec::new();
         for input in inputs.filter(|i| DataFormat::is_foreign(&i.path)) {
             let schema_id = live_file(b, &input.meta.file_name)?.entry.file.schema_id;
             let schema = match evolved_schema(self.storage, self.table, schema_id)? {
-                Some(old) => super::merge::kv_schema(&old)?,
-                None => super::merge::kv_schema(&self.table.schema)?,
+                Some(old) => row_type(&old)?,
+                None => row_type(&self.table.schema)?,
             };
             let dir = self.table.paths.bucket_dir(&b.partition_path, b.bucket);
             let copy = format!("{dir}/data-{}-copy.parquet", self.ids.next_uuid());
