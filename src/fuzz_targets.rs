@@ -74,6 +74,10 @@ pub const TARGETS: &[Target] = &[
         run: orc_data,
     },
     Target {
+        name: "avro_data",
+        run: avro_data,
+    },
+    Target {
         name: "avro_metadata",
         run: avro_metadata,
     },
@@ -306,6 +310,149 @@ fn has_unencodable_time(batch: &arrow_array::RecordBatch) -> bool {
         A::List(_) | A::Map(..) | A::Struct(_) => true,
         _ => false,
     })
+}
+
+/// The columns `avro_data` reads a file as: every family of flat type Paimon writes to Avro.
+fn avro_fuzz_schema() -> arrow_schema::SchemaRef {
+    use arrow_schema::{DataType as A, Field, Schema, TimeUnit};
+    Arc::new(Schema::new(vec![
+        Field::new("k", A::Int64, false),
+        Field::new("s", A::Utf8, true),
+        Field::new("n", A::Int32, true),
+        Field::new("d", A::Decimal128(12, 3), true),
+        Field::new("ts", A::Timestamp(TimeUnit::Microsecond, None), true),
+        Field::new("day", A::Date32, true),
+        Field::new("raw", A::Binary, true),
+    ]))
+}
+
+/// Input: a row count (4 bytes, big-endian: what a manifest would say of the file) and an
+/// Avro data file, read as [`avro_fuzz_schema`]'s columns (matched by name, the file's own
+/// writer schema resolving them). A file that reads is written back by this crate's Avro
+/// writer, which must accept it, and read again, which must give the same rows.
+pub fn avro_data(data: &[u8]) {
+    use crate::rewrite::avro_data::read_avro_batches;
+    use crate::rewrite::avro_output::{AvroFileWriter, AvroSpec};
+    contained_panics_unwind();
+    const PATH: &str = "t/bucket-0/data-input.avro";
+    let Some((head, file)) = data.split_first_chunk::<4>() else {
+        return;
+    };
+    let rows = u64::from(u32::from_be_bytes(*head));
+    let schema = avro_fuzz_schema();
+    let storage = MemoryStorage::new();
+    storage.put(PATH, file.to_vec());
+    let mut batches = Vec::new();
+    let read = read_avro_batches(&storage, PATH, &schema, rows, |b| {
+        batches.push(b);
+        Ok(())
+    });
+    if read.is_err() {
+        return;
+    }
+    let Ok(options) =
+        CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, std::iter::empty())
+    else {
+        return;
+    };
+    let spec = match AvroSpec::new(&options, &schema, &[], "zstd", "file.compression") {
+        Ok(s) => Arc::new(s),
+        Err(e) => panic!("the Avro writer refuses the fuzz schema: {e}"),
+    };
+    let mut writer = AvroFileWriter::new(spec, [3; 16]);
+    let mut bytes = Vec::new();
+    let mut out = |b: &[u8]| {
+        bytes.extend_from_slice(b);
+        Ok(())
+    };
+    for b in &batches {
+        if let Err(e) = writer.write(b, &mut out) {
+            panic!("the Avro writer refuses rows the reader produced: {e}");
+        }
+    }
+    if let Err(e) = writer.finish(&mut out) {
+        panic!("the Avro writer cannot finish: {e}");
+    }
+    let back = MemoryStorage::new();
+    back.put(PATH, bytes);
+    let mut again = Vec::new();
+    if let Err(e) = read_avro_batches(&back, PATH, &schema, rows, |b| {
+        again.push(b);
+        Ok(())
+    }) {
+        panic!("this crate cannot read the Avro file it wrote: {e}");
+    }
+    let concat = |b: &[arrow_array::RecordBatch]| arrow_select::concat::concat_batches(&schema, b);
+    match (concat(&batches), concat(&again)) {
+        (Ok(a), Ok(b)) => assert!(a == b, "the Avro file reads back other rows"),
+        (a, b) => panic!("concatenating the batches: {:?} {:?}", a.err(), b.err()),
+    }
+}
+
+/// Avro data files of this crate's writer for `avro_data`: nulls in every nullable column,
+/// zstd and uncompressed, prefixed with their row count.
+fn avro_seeds() -> Vec<Vec<u8>> {
+    use crate::rewrite::avro_output::{AvroFileWriter, AvroSpec};
+    use arrow_array::{
+        ArrayRef, BinaryArray, Date32Array, Decimal128Array, Int32Array, Int64Array, RecordBatch,
+        StringArray, TimestampMicrosecondArray,
+    };
+    let n = 200usize;
+    let schema = avro_fuzz_schema();
+    let Ok(decimals) = Decimal128Array::from_iter(
+        (0..n).map(|i| (i % 7 != 2).then_some(i as i128 * 1_001 - 90_000)),
+    )
+    .with_precision_and_scale(12, 3) else {
+        return Vec::new();
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from_iter_values(
+            (0..n).map(|i| i as i64 * 3 - 100),
+        )),
+        Arc::new(StringArray::from_iter(
+            (0..n).map(|i| (i % 5 != 1).then(|| format!("s{i}"))),
+        )),
+        Arc::new(Int32Array::from_iter(
+            (0..n).map(|i| (i % 4 != 0).then_some(i as i32)),
+        )),
+        Arc::new(decimals),
+        Arc::new(TimestampMicrosecondArray::from_iter((0..n).map(|i| {
+            (i % 6 != 3).then_some((i as i64 - 100) * 86_400_000_001)
+        }))),
+        Arc::new(Date32Array::from_iter(
+            (0..n).map(|i| (i % 3 != 1).then_some(i as i32 * 50 - 3_000)),
+        )),
+        Arc::new(BinaryArray::from_iter(
+            (0..n).map(|i| (i % 8 != 5).then(|| vec![i as u8; i % 3])),
+        )),
+    ];
+    let Ok(batch) = RecordBatch::try_new(schema.clone(), columns) else {
+        return Vec::new();
+    };
+    let Ok(options) =
+        CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, std::iter::empty())
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for codec in ["zstd", "none"] {
+        let Ok(spec) = AvroSpec::new(&options, &schema, &[], codec, "file.compression") else {
+            continue;
+        };
+        let mut w = AvroFileWriter::new(Arc::new(spec), [9; 16]);
+        let mut bytes = (n as u32).to_be_bytes().to_vec();
+        let mut sink = |b: &[u8]| {
+            bytes.extend_from_slice(b);
+            Ok(())
+        };
+        if w.write(&batch, &mut sink)
+            .and_then(|()| w.finish(&mut sink))
+            .is_ok()
+        {
+            out.push(bytes);
+        }
+    }
+    out
 }
 
 /// ORC files of this crate's writer: flat and nested columns with nulls, uncompressed and
@@ -737,6 +884,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         }
     }
     out.extend(orc_seeds().into_iter().map(|f| ("orc_data", f)));
+    out.extend(avro_seeds().into_iter().map(|f| ("avro_data", f)));
     for (which, piece) in [
         (0u8, "/manifest/manifest-"),
         (1, "/manifest/manifest-list-"),
