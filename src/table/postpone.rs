@@ -121,24 +121,20 @@ pub(super) fn blocker(
                 .to_string(),
         ));
     }
+    let flat = super::plan::merge_tree::flat_avro(table);
     for level in 0..table.options.num_levels {
         let format = table.options.file_format_for_level(level);
-        if !matches!(format, "parquet" | "orc") {
+        if !(matches!(format, "parquet" | "orc") || format == "avro" && flat) {
             return Ok(Some(format!(
                 "unsupported: level {level} is written as '{format}' (file.format / \
-                 file.format.per.level) and this build writes Parquet and ORC; the postpone \
-                 files are left"
+                 file.format.per.level), which this build does not write for this table; the \
+                 postpone files are left"
             )));
         }
     }
     if let Err(e) = BucketAssigner::new(table, 1) {
         return Ok(Some(e.to_string()));
     }
-    let flat = table.schema.fields.iter().all(|f| {
-        f.data_type
-            .to_arrow()
-            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
-    });
     for l in &postpone.files {
         let f = &l.entry.file;
         if DataFormat::of(&f.file_name) == Some(DataFormat::Avro) && !flat {

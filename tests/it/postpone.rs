@@ -210,6 +210,44 @@ fn postpone_rows_reach_the_bucket_of_their_key_in_one_compact_snapshot() {
 }
 
 #[test]
+fn a_table_writing_level_0_as_avro_gets_its_replayed_buckets_in_avro() {
+    // `file.format.per.level = '0:avro'`, Java's setting for faster writes: the replay writes
+    // its level-0 files as Avro (the bucket's compaction may then upgrade them as they are),
+    // and a full compaction writes the top level as Parquet.
+    let st = MemoryStorage::new();
+    let options = [
+        ("postpone.default-bucket-num", "2"),
+        ("file.format.per.level", "0:avro"),
+    ];
+    postpone_table(&st, &options, 3);
+    let report = compact_table(&st, "t", &opts(5)).unwrap();
+    assert!(report.snapshot_after.is_some(), "{report:?}");
+    assert_eq!(read_rows(&st, "t"), model(3));
+    let state = scan(&st, "t").unwrap();
+    let replayed: Vec<String> = state
+        .buckets
+        .values()
+        .filter(|b| b.bucket >= 0)
+        .flat_map(|b| b.files.iter())
+        .map(|l| l.entry.file.file_name.clone())
+        .collect();
+    assert!(
+        !replayed.is_empty() && replayed.iter().all(|f| f.ends_with(".avro")),
+        "{replayed:?}"
+    );
+    let mut full = opts(6);
+    full.full = true;
+    compact_table(&st, "t", &full).unwrap();
+    assert_eq!(read_rows(&st, "t"), model(3));
+    let state = scan(&st, "t").unwrap();
+    assert!(state
+        .buckets
+        .values()
+        .flat_map(|b| b.files.iter())
+        .all(|l| l.entry.file.level > 0 && l.entry.file.file_name.ends_with(".parquet")));
+}
+
+#[test]
 fn a_failure_at_any_storage_call_of_a_postpone_compaction_leaves_the_table_unchanged() {
     let base = MemoryStorage::new();
     // A replay buffer of 1 KB: every batch read becomes a run of each bucket, so the flush
