@@ -553,7 +553,8 @@ pub fn rewrite_append(
         .file_index
         .as_ref()
         .map(|spec| spec.builder(&schema))
-        .transpose()?;
+        .transpose()?
+        .flatten();
     let recorder = AppendFiles {
         index,
         storage: storage.clone(),

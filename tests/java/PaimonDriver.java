@@ -588,6 +588,9 @@ public class PaimonDriver {
             o.put("fileSource", e.file().fileSource().map(Enum::name).orElse(null));
             byte[] index = e.file().embeddedIndex();
             o.put("embeddedIndexBytes", index == null ? 0 : index.length);
+            if (index != null) {
+                o.put("embeddedIndex", java.util.Base64.getEncoder().encodeToString(index));
+            }
             o.put("extraFiles", e.file().extraFiles().size());
             out.add(o);
         }

@@ -17,11 +17,12 @@ import json
 import os
 import random
 import shutil
+import sys
 
 import pytest
 
-from conftest import (Compaction, JavaRun, java, pypaimon_read, pypaimon_write, snapshot_files,
-                      sort_rows)
+from conftest import (REPO, Compaction, JavaRun, java, pypaimon_read, pypaimon_write,
+                      snapshot_files, sort_rows)
 
 DB = "db"
 
@@ -695,6 +696,34 @@ def file_index_pk():
                 filters=[("v", "eq", 100 * 37 % 997)], rolls=True)
 
 
+def file_index_bitmap():
+    """`file-index.bitmap.columns` on an append table: names and timestamps of one residue of
+    the id mod 8 per commit (statistics cannot prune an equality), and a low-cardinality
+    column with nulls; the indexes are embedded (a high threshold), so Java's scan can skip
+    files by them and its reader keeps only the rows the bitmaps name. (This Java build has
+    no `bsi` index: Rust tests cover ours.)"""
+    rng = _rng("file_index_bitmap")
+
+    def rows(c, n):
+        out = []
+        for i in range(n):
+            k = i * 8 + c % 8
+            out.append({"id": k, "name": f"n{k}", "cat": None if k % 5 == 0 else k % 7,
+                        "ts": f"2024-03-{1 + k % 28:02d}T{k % 24:02d}:00:00.{k % 1000:03d}",
+                        "pad": "".join(rng.choice("0123456789abcdef") for _ in range(120))})
+        return out
+
+    return Spec("file_index_bitmap", [["id", "BIGINT"], ["name", "STRING"], ["cat", "INT"],
+                                      ["ts", "TIMESTAMP(3)"], ["pad", "STRING"]],
+                [rows(c, 40) for c in range(8)], [rows(c, 10) for c in range(3)],
+                options={"bucket": "1", "bucket-key": "id",
+                         "file-index.bitmap.columns": "name,cat,ts",
+                         "file-index.in-manifest-threshold": "64 kb",
+                         "target-file-size": "12 kb"},
+                filters=[("name", "eq", "n42"), ("ts", "eq", "2024-03-18T17:00:00.017000"),
+                         ("cat", "eq", 3), ("cat", "lt", 2)], rolls=True)
+
+
 def append_unaware():
     rng = _rng("append_unaware")
 
@@ -844,6 +873,7 @@ def all_specs():
         append_fixed(),
         file_index_append(),
         file_index_pk(),
+        file_index_bitmap(),
         append_unaware(),
         evolved_pk(),
         evolved_append(),
@@ -1254,6 +1284,61 @@ def test_java_skips_our_files_by_the_bloom_filters_we_write(run, name):
         assert sort_rows(step["rows"]) == [r for r in every if r[field] == value]
         if name == "file_index_append":
             assert 1 <= step["planned_files"] < len(files), (field, step["planned_files"], files)
+
+
+def test_our_bitmap_indexes_name_each_value_rows_in_the_file(run):
+    """Each bitmap of our embedded indexes, decoded here from Paimon's format on its own,
+    names exactly the positions of the rows that hold its value in the data file (this Java
+    build prunes files by the bitmaps but does not filter rows with them, so this is where a
+    wrong row number shows)."""
+    import base64
+    import datetime
+
+    import pyarrow.parquet as pq
+
+    sys.path.insert(0, os.path.join(REPO, "tests", "format_readers"))
+    import paimon_file_index
+
+    name = "file_index_bitmap"
+    require_round1(run, name)
+    table = run.table_dir(run.dirs["B"], name)
+    files = run.java_b.ok("files", name, "ours1")["files"]
+    epoch = datetime.datetime(1970, 1, 1)
+    for f in files:
+        data = pq.read_table(os.path.join(table, f"bucket-{f['bucket']}", f["file"]))
+        bodies = paimon_file_index.bodies(base64.b64decode(f["embeddedIndex"]))
+        assert {c for c, _ in bodies} == {"name", "cat", "ts"}, bodies.keys()
+        for column, kind in (("name", "string"), ("cat", ">i"), ("ts", ">q")):
+            body = bodies[(column, "bitmap")]
+            assert body[0] == 1  # version 1, which every Paimon reader reads
+            rows, index = paimon_file_index.bitmap(body, kind)
+            assert rows == data.num_rows == f["rowCount"]
+            want = {}
+            for i, v in enumerate(data.column(column).to_pylist()):
+                if column == "ts" and v is not None:
+                    v = (v - epoch) // datetime.timedelta(milliseconds=1)
+                want.setdefault(v, set()).add(i)
+            assert index == want, (f["file"], column)
+
+
+def test_java_skips_our_files_and_rows_by_the_bitmap_indexes_we_write(run):
+    """Our compacted files carry bitmap indexes in their manifest entries:
+    Java's scan skips the files whose bitmaps hold no row of an equality (value statistics
+    alone prune none here), and its reader keeps the rows the bitmaps name, so a wrong row
+    number shows as missing rows."""
+    name = "file_index_bitmap"
+    require_round1(run, name)
+    files = run.java_b.ok("files", name, "ours1")["files"]
+    assert len(files) >= 3, files
+    assert all(f["embeddedIndexBytes"] > 0 and f["extraFiles"] == 0 for f in files), files
+    every = sort_rows(run.java_b.ok("read", name, "ours1")["rows"])
+    ops = {"eq": lambda a, b: a == b, "lt": lambda a, b: a < b}
+    for i, (field, op, value) in enumerate(BY_NAME[name].filters):
+        step = run.java_b.ok("read", name, f"ours1-filter-{i}")
+        want = [r for r in every if r[field] is not None and ops[op](r[field], value)]
+        assert want and sort_rows(step["rows"]) == want, (field, op, value)
+        if field in ("name", "ts"):
+            assert 1 <= step["planned_files"] < len(files), (field, step["planned_files"])
 
 
 @pytest.mark.parametrize("name", [s.name for s in SPECS if s.filters])

@@ -210,7 +210,8 @@ impl<'s> RollingOutput<'s> {
             .file_index
             .as_ref()
             .map(|spec| spec.builder(schema))
-            .transpose()?;
+            .transpose()?
+            .flatten();
         let files = MergeFiles {
             settings: settings.clone(),
             converters,
