@@ -331,6 +331,65 @@ def aggregation_collections():
                          "fields.rbm.ignore-retract": "true"})
 
 
+def theta(hashes, theta=None, ordered=True):
+    """A serialized compact theta sketch (DataSketches serial version 3, default seed) holding
+    `hashes` (those under `theta`, when given: estimation mode), as lower-case hex: the union
+    only moves hashes, so any positive 63-bit values make valid sketches."""
+    import struct
+    theta_long = (1 << 63) - 1 if theta is None else theta
+    hs = sorted(h for h in set(hashes) if h < theta_long)
+    if not ordered:
+        hs = hs[1::2] + hs[0::2]
+    if not hs and theta is None:
+        return bytes([1, 3, 3, 0, 0, 0x1E, 0, 0]).hex()
+    if len(hs) == 1 and theta is None:
+        return (bytes([1, 3, 3, 0, 0, 0x3A]) + struct.pack("<Hq", 0x93CC, hs[0])).hex()
+    pre_longs = 2 if theta is None else 3
+    flags = 0x1A if ordered else 0x0A
+    out = bytes([pre_longs, 3, 3, 0, 0, flags]) + struct.pack("<Hif", 0x93CC, len(hs), 1.0)
+    if theta is not None:
+        out += struct.pack("<q", theta)
+    return (out + struct.pack(f"<{len(hs)}q", *hs)).hex()
+
+
+def aggregation_sketches():
+    """`theta_sketch`, merged by Java and by us and compared byte for byte: exact sketches from
+    a shared pool of hashes (so unions overlap), single items, empty sketches, unordered ones,
+    sketches in estimation mode, and keys whose unions pass the 4 096 nominal entries and the
+    union's rebuild at 7 681 hashes."""
+    rng = _rng("aggregation_sketches")
+    pool = [rng.randrange(1, 1 << 63) for _ in range(400)]
+
+    def sketch(big=False):
+        roll = rng.random()
+        if big:
+            return theta(rng.randrange(1, 1 << 63) for _ in range(rng.randrange(2500, 3500)))
+        if roll < 0.1:
+            return theta([])
+        if roll < 0.2:
+            return theta([rng.choice(pool)])
+        if roll < 0.3:
+            return theta(rng.sample(pool, 30), theta=rng.randrange(1 << 61, 1 << 63))
+        return theta(rng.sample(pool, rng.randrange(2, 40)), ordered=roll > 0.4)
+
+    def rows(c, n):
+        out = []
+        for _ in range(n):
+            k = rng.randrange(10)
+            r = {"k": k, "n": c}
+            if rng.random() < 0.85:
+                r["s"] = sketch(big=k < 2)
+            out.append(r)
+        return out
+
+    return Spec("aggregation_sketches", [["k", "INT NOT NULL"], ["n", "INT"], ["s", "BYTES"]],
+                [rows(c, 8) for c in range(6)], [rows(100 + c, 6) for c in range(2)],
+                primary_keys=["k"],
+                options={"bucket": "1", "merge-engine": "aggregation",
+                         "fields.n.aggregate-function": "sum",
+                         "fields.s.aggregate-function": "theta_sketch"})
+
+
 # Record-level expiry: a time in 2001 has expired, one in 2036 has not (both within INT, where
 # Paimon 1.0 computes the expiry; 1.0 also fails on a null time, so there is none here: the
 # Rust tests cover it).
@@ -874,6 +933,7 @@ def all_specs():
         file_index_append(),
         file_index_pk(),
         file_index_bitmap(),
+        aggregation_sketches(),
         append_unaware(),
         evolved_pk(),
         evolved_append(),

@@ -24,6 +24,7 @@ use arrow_schema::DataType;
 
 use super::collection::{CollectionFunc, NestedUpdate, NullKeys, Out};
 use super::product;
+use super::theta_sketch;
 use super::{Cell, Columns, Merged, Record, Values};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
@@ -55,6 +56,9 @@ pub(crate) enum Func {
     /// `rbm32`: the union of 32-bit RoaringBitmaps in RoaringBitmap's portable serialization,
     /// run-optimized before it is written, as Paimon's `RoaringBitmap32` writes it.
     Rbm32,
+    /// `theta_sketch`: the union of serialized Apache DataSketches theta sketches, byte for
+    /// byte as Paimon's `ThetaSketch.union` writes it (`merge_engine::theta_sketch`).
+    ThetaSketch,
 }
 
 impl Func {
@@ -74,6 +78,7 @@ impl Func {
             Func::ListAgg { .. } => "listagg",
             Func::Collection(c) => c.name(),
             Func::Rbm32 => "rbm32",
+            Func::ThetaSketch => "theta_sketch",
         }
     }
 
@@ -110,12 +115,13 @@ impl Func {
                      this build does not reproduce"
                 )))
             }
-            "theta_sketch" | "hll_sketch" => {
+            "theta_sketch" => Func::ThetaSketch,
+            "hll_sketch" => {
                 return Err(Error::unsupported(format!(
-                    "aggregate function '{name}' of field '{field}': the union of Apache \
-                     DataSketches sketches in their serialized form is not implemented by this \
-                     build, and an approximate stand-in would change the sketches Paimon's \
-                     readers estimate from"
+                    "aggregate function 'hll_sketch' of field '{field}': the union of Apache \
+                     DataSketches HLL sketches (its HLL_4 result, with the estimator state it \
+                     carries) is not reproduced by this build, and an approximate stand-in \
+                     would change the sketches Paimon's readers estimate from"
                 )))
             }
             "nested_update" => Func::Collection(CollectionFunc::NestedUpdate(nested_update(
@@ -149,7 +155,7 @@ impl Func {
                      merge rewriter (supported: sum, product, min, max, last_value, \
                      last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, \
                      listagg, collect, merge_map, merge_map_with_keytime, nested_update, \
-                     nested_partial_update, rbm32)"
+                     nested_partial_update, rbm32, theta_sketch)"
                 )))
             }
         })
@@ -183,7 +189,9 @@ impl Func {
             Func::BoolAnd | Func::BoolOr => matches!(t, DataType::Boolean),
             Func::ListAgg { .. } => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
             Func::Collection(c) => c.accepts(t),
-            Func::Rbm32 => matches!(t, DataType::Binary | DataType::LargeBinary),
+            Func::Rbm32 | Func::ThetaSketch => {
+                matches!(t, DataType::Binary | DataType::LargeBinary)
+            }
             _ => true,
         }
     }
@@ -603,7 +611,7 @@ fn step(
             }
         }
         Func::Collection(_) => unreachable!("collections are folded above"),
-        Func::Rbm32 => {
+        Func::Rbm32 | Func::ThetaSketch => {
             if retract {
                 return Err(no_retract(f, cols, r));
             }
@@ -613,10 +621,17 @@ fn step(
                 acc
             } else {
                 let (a, b) = (acc.datum(cols, j)?, input.datum(cols, j)?);
-                Cell::Val(Datum::Bytes(rbm32_union(&a, &b).map_err(|why| {
+                let merged = match &f.func {
+                    Func::Rbm32 => rbm32_union(&a, &b),
+                    _ => match (&a, &b) {
+                        (Datum::Bytes(a), Datum::Bytes(b)) => theta_sketch::union(a, b),
+                        _ => Err("not a binary value".to_string()),
+                    },
+                };
+                Cell::Val(Datum::Bytes(merged.map_err(|why| {
                     Error::corrupt(
                         Some(cols.file_of(r)),
-                        format!("field '{}' (rbm32): {why}", f.name),
+                        format!("field '{}' ({}): {why}", f.name, f.func.name()),
                     )
                 })?))
             }
