@@ -541,8 +541,8 @@ impl StripeData<'_> {
                 )
             }
             (TypeKind::Timestamp | TypeKind::TimestampInstant, DataType::Timestamp(unit, tz)) => {
-                self.check_utc()?;
-                let v = self.timestamps(c, values, *unit)?;
+                let zone = self.writer_zone(t.kind)?;
+                let v = self.timestamps(c, values, *unit, zone.as_ref())?;
                 let v = spread(v, nulls.as_ref(), 0);
                 match unit {
                     TimeUnit::Second => timestamp::<TimestampSecondType>(v, nulls, tz),
@@ -734,30 +734,46 @@ impl StripeData<'_> {
         Ok(out)
     }
 
-    /// A TIMESTAMP column counts seconds from 2015-01-01 in the writer's time zone, and Paimon
-    /// reads its values as wall-clock times in that zone; Paimon 1.0's writers also shift
-    /// TIMESTAMP_LTZ values by the writer's zone (`orc.timestamp-ltz.legacy.type`). Without a
-    /// time-zone database, only files written in UTC are read here (Paimon's Java writers use
-    /// the JVM's zone; run them with `-Duser.timezone=UTC`). Other zones are refused, never
-    /// read shifted.
-    fn check_utc(&self) -> Result<()> {
-        match self.footer.writer_timezone.as_deref() {
+    /// A TIMESTAMP column counts seconds from 2015-01-01 in the writer's time zone, and Java's
+    /// readers turn its values back into wall clocks of that zone (Paimon 1.0's writers store
+    /// TIMESTAMP and legacy TIMESTAMP_LTZ columns so). Paimon's Java writers use the JVM's
+    /// zone: `None` when that is UTC (or the file names none), else the zone's rules from the
+    /// bundled IANA database, by which `timestamps` recovers those wall clocks. ORC's
+    /// instant type (`timestamp with local time zone`) is stored against UTC whatever the
+    /// writer's zone, and read as stored (`None`): what a reader in UTC reads, which our
+    /// writer stores back the same way, so readers in every zone read our files as before.
+    /// A zone the database does not know is refused, never read shifted.
+    fn writer_zone(&self, kind: TypeKind) -> Result<Option<jiff::tz::TimeZone>> {
+        let zone = match self.footer.writer_timezone.as_deref() {
             None
             | Some(
                 "UTC" | "Etc/UTC" | "GMT" | "Etc/GMT" | "Z" | "UCT" | "Etc/UCT" | "Zulu"
                 | "Etc/Zulu" | "Universal" | "Etc/Universal" | "GMT0" | "Etc/GMT0" | "Etc/GMT+0"
                 | "Etc/GMT-0" | "Greenwich" | "Etc/Greenwich",
-            ) => Ok(()),
-            Some(zone) => Err(Error::unsupported(format!(
-                "an ORC TIMESTAMP column written in time zone '{zone}' (this build reads \
-                 timestamps of files written in UTC only)"
-            ))),
-        }
+            ) => return Ok(None),
+            Some(_) if kind == TypeKind::TimestampInstant => return Ok(None),
+            Some(zone) => zone,
+        };
+        jiff::tz::db().get(zone).map(Some).map_err(|e| {
+            Error::unsupported(format!(
+                "an ORC TIMESTAMP column written in time zone '{zone}', which the bundled \
+                 time-zone database does not know ({e})"
+            ))
+        })
     }
 
     /// `values` timestamps in `unit` since the epoch: seconds from ORC's base plus the
-    /// SECONDARY stream's nanoseconds (with their trailing-zero packing).
-    fn timestamps(&self, c: usize, values: usize, unit: TimeUnit) -> Result<Vec<i64>> {
+    /// SECONDARY stream's nanoseconds (with their trailing-zero packing). With the writer's
+    /// `zone` (not UTC), the base is 2015-01-01 00:00 in that zone, and each instant becomes
+    /// the wall clock a Java reader gets: the instant plus the zone's offset at it (ORC's
+    /// `SerializationUtils.convertBetweenTimezones` to a UTC reader), as a UTC-based value.
+    fn timestamps(
+        &self,
+        c: usize,
+        values: usize,
+        unit: TimeUnit,
+        zone: Option<&jiff::tz::TimeZone>,
+    ) -> Result<Vec<i64>> {
         let seconds = self.ints(c, StreamKind::Data, true, values)?;
         let nanos = self.ints(c, StreamKind::Secondary, false, values)?;
         let per_second: i64 = match unit {
@@ -766,23 +782,38 @@ impl StripeData<'_> {
             TimeUnit::Microsecond => 1_000_000,
             TimeUnit::Nanosecond => 1_000_000_000,
         };
+        let base = match zone {
+            None => ORC_EPOCH_SECONDS,
+            Some(zone) => jiff::civil::date(2015, 1, 1)
+                .at(0, 0, 0, 0)
+                .to_zoned(zone.clone())
+                .map_err(|e| bad(format!("column {c}: the writer zone's 2015-01-01: {e}")))?
+                .timestamp()
+                .as_second(),
+        };
+        let out_of_range = || bad(format!("column {c} has a timestamp out of range"));
         seconds
             .into_iter()
             .zip(nanos)
             .map(|(s, n)| {
                 let n = unpack_nanos(n as u64)
                     .ok_or_else(|| bad(format!("column {c} has nanoseconds out of range")))?;
-                let mut s = s
-                    .checked_add(ORC_EPOCH_SECONDS)
-                    .ok_or_else(|| bad(format!("column {c} has seconds out of range")))?;
+                let mut s = s.checked_add(base).ok_or_else(out_of_range)?;
                 // Writers before ORC-763 truncated negative seconds toward zero; their
-                // readers, and ORC's today, step back a second for such values.
+                // readers, and ORC's today, step back a second for such values (judged on
+                // the instant in the writer's zone, as Java's reader judges it).
                 if s < 0 && n > 999_999 {
                     s -= 1;
                 }
+                if let Some(zone) = zone {
+                    let at = jiff::Timestamp::from_second(s).map_err(|_| out_of_range())?;
+                    s = s
+                        .checked_add(i64::from(zone.to_offset(at).seconds()))
+                        .ok_or_else(out_of_range)?;
+                }
                 s.checked_mul(per_second)
                     .and_then(|v| v.checked_add(n / (1_000_000_000 / per_second)))
-                    .ok_or_else(|| bad(format!("column {c} has a timestamp out of range")))
+                    .ok_or_else(out_of_range)
             })
             .collect()
     }

@@ -284,6 +284,25 @@ fn timestamps_around_the_epoch_decode_as_orc_readers_decode_them() {
 }
 
 #[test]
+fn a_time_in_the_second_before_the_epoch_is_refused_not_written_a_second_late() {
+    // ORC's readers would read -1 ms written in UTC as +999 ms; so would Java's UTC writer.
+    for v in [-1i64, -999] {
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "t",
+            DataType::Timestamp(TimeUnit::Millisecond, None),
+            false,
+        )]));
+        let a = TimestampMillisecondArray::from(vec![5_000, v]);
+        let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(a)]).unwrap();
+        let s = settings(CompressionKind::None, 1 << 20, &schema);
+        let mut w = OrcFileWriter::new(&schema, &s).unwrap();
+        let e = w.write(&b, &mut |_: &[u8]| Ok(())).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::Unsupported, "{e}");
+        assert!(e.message.contains("before 1970"), "{e}");
+    }
+}
+
+#[test]
 fn low_cardinality_strings_are_written_with_a_sorted_dictionary() {
     use super::proto::{EncodingKind, StripeFooter};
     let rows = 1000;

@@ -633,7 +633,14 @@ impl ColumnEncoder {
                     t => return Err(Error::internal(format!("ORC timestamp column of type {t}"))),
                 };
                 for i in (0..n).filter(|&i| keep(i)) {
-                    let (s, frac) = encode_timestamp(raw[i], per_second);
+                    let (s, frac) = encode_timestamp(raw[i], per_second).ok_or_else(|| {
+                        Error::unsupported(format!(
+                            "an ORC TIMESTAMP within the second before 1970-01-01 \
+                             ({} s after it): ORC's readers read such a time written in UTC \
+                             one second late",
+                            raw[i] as f64 / per_second as f64
+                        ))
+                    })?;
                     seconds.push(s);
                     nanos.push(frac as i64);
                     self.stats
@@ -845,15 +852,20 @@ fn dictionary_of(lengths: &[i64], data: &[u8]) -> Option<Dictionary> {
 /// negative time with a millisecond or more of fraction back one second (writers truncate
 /// toward zero), so such a time is written one second up from its floor. A time in the
 /// second before the epoch with that much fraction cannot be written so that ORC's readers
-/// get it back; it is written as ORC's own writer writes it.
-fn encode_timestamp(v: i64, per_second: i64) -> (i64, u64) {
+/// get it back (ORC's own writer in UTC turns it into a time one second later): `None`, and
+/// the caller refuses it. Java's writers only store such a time correctly in a zone where
+/// it is not within a second before their epoch, and our files are written in UTC.
+fn encode_timestamp(v: i64, per_second: i64) -> Option<(i64, u64)> {
     let mut secs = v.div_euclid(per_second);
     let frac = v.rem_euclid(per_second);
     let nanos = (frac * (1_000_000_000 / per_second)) as u32;
     if secs < 0 && nanos > 999_999 {
         secs += 1;
+        if secs == 0 {
+            return None;
+        }
     }
-    (secs.wrapping_sub(ORC_EPOCH_SECONDS), pack_nanos(nanos))
+    Some((secs.wrapping_sub(ORC_EPOCH_SECONDS), pack_nanos(nanos)))
 }
 
 /// The mask of child values that belong to shown, valid list entries (a null list's range

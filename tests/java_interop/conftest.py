@@ -43,7 +43,7 @@ def classpath():
 class JavaRun:
     """One driver run in the background: `start` now, `results` when needed."""
 
-    def __init__(self, workdir, name, warehouse, steps):
+    def __init__(self, workdir, name, warehouse, steps, jvm_args=()):
         os.makedirs(workdir, exist_ok=True)
         self.script = os.path.join(workdir, f"{name}.json")
         self.out = os.path.join(workdir, f"{name}.out.json")
@@ -54,7 +54,7 @@ class JavaRun:
         with open(self.err, "w") as err:
             # Small heap and few JIT threads: the machine has 2 cores and the CLI runs beside.
             self.proc = subprocess.Popen(
-                ["java", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                ["java", "-Xmx1g", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *jvm_args,
                  "-cp", classpath(), "PaimonDriver", self.script, self.out],
                 stdout=subprocess.DEVNULL, stderr=err)
 
@@ -81,9 +81,10 @@ def java_split(workdir, name, warehouse, steps, jvms=2, timeout=600):
     return Results(items)
 
 
-def java(workdir, name, warehouse, steps, timeout=600):
-    """Runs the driver on `steps` and waits for its results."""
-    return JavaRun(workdir, name, warehouse, steps).results(timeout)
+def java(workdir, name, warehouse, steps, timeout=600, jvm_args=()):
+    """Runs the driver on `steps` and waits for its results (`jvm_args`: such as
+    `-Duser.timezone=<zone>`, the zone Paimon's ORC writer stores wall clocks in)."""
+    return JavaRun(workdir, name, warehouse, steps, jvm_args).results(timeout)
 
 
 class Results:

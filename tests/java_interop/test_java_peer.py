@@ -1381,6 +1381,85 @@ def test_our_bitmap_indexes_name_each_value_rows_in_the_file(run):
             assert index == want, (f["file"], column)
 
 
+@pytest.mark.parametrize("zone", ["Asia/Shanghai", "America/New_York"])
+def test_orc_timestamps_written_in_a_jvm_zone_read_the_same_after_our_compaction(tmp_path, zone):
+    """Paimon's ORC writer stores TIMESTAMP and TIMESTAMP_LTZ values as wall clocks of its JVM's
+    zone. Java writes in `zone` (Shanghai had summer time in 1986-1991; New York's changes
+    twice a year), we compact (our files are written in UTC), and Java reads exactly the rows
+    it read before, in that zone and in UTC; then Java writes on top and reads them all."""
+    name = "orc_zone"
+    rng = _rng(f"orc_zone {zone}")
+    columns = [["k", "INT NOT NULL"], ["ts", "TIMESTAMP(3)"], ["ts9", "TIMESTAMP(9)"],
+               ["ltz", "TIMESTAMP_LTZ(6)"], ["day", "DATE"]]
+    keep = {c for c, _ in columns}
+    # Times around transitions: a spring gap, an autumn overlap, Shanghai's 1988 summer.
+    edges = ["1988-04-10T01:30:00", "1988-07-01T12:00:00", "1988-09-11T00:30:00",
+             "2024-03-10T01:59:59.999", "2024-07-04T12:00:00", "2024-11-03T01:30:00",
+             "1969-12-31T23:59:58.500", "2037-06-01T00:00:00"]
+
+    def rows(c, n):
+        out = [{key: v for key, v in orc_row(rng, rng.randrange(40), c, i).items() if key in keep}
+               for i in range(n)]
+        for i, t in enumerate(edges):
+            out.append({"k": 100 + c * 10 + i, "ts": t,
+                        "ts9": t if "." in t else t + ".000000123", "ltz": t,
+                        "day": "2024-01-01"})
+        return out
+
+    w = tmp_path / "W"
+    zone_jvm = [f"-Duser.timezone={zone}"]
+    steps = [{"op": "create", "table": name, "columns": columns, "primary_keys": ["k"],
+              "partition_keys": [], "options": {"bucket": "1", "file.format": "orc",
+                                                "write-only": "true"}},
+             {"op": "write", "table": name, "commits": [rows(c, 12) for c in range(4)]},
+             {"op": "read", "table": name, "label": "orig"},
+             # A wall clock in UTC's second before 1970, which no file written in UTC holds
+             # for ORC's readers: refused, the table left as it was.
+             {"op": "create", "table": "edge", "columns": columns[:2], "primary_keys": ["k"],
+              "partition_keys": [], "options": {"bucket": "1", "file.format": "orc",
+                                                "write-only": "true"}},
+             {"op": "write", "table": "edge", "commits": [[{"k": 1, "ts": "1969-12-31T23:59:59.999"}],
+                                                          [{"k": 2, "ts": "2024-01-01T00:00:00"}]]}]
+    orig = sort_rows(java(tmp_path, "1-build", w, steps, jvm_args=zone_jvm)
+                     .ok("read", name, "orig")["rows"])
+    edge = os.path.join(str(w), f"{DB}.db", "edge")
+    edge_files = sorted(os.listdir(os.path.join(edge, "bucket-0")))
+    refused = Compaction(edge, "--full")
+    assert not refused.ok and "before 1970" in refused.message(), refused.message()
+    assert refused.report["error"]["kind"] == "unsupported"
+    assert sorted(os.listdir(os.path.join(edge, "bucket-0"))) == edge_files
+    table = os.path.join(str(w), f"{DB}.db", name)
+    # Paimon 1.0 reads TIMESTAMP_LTZ from ORC in the reader's zone, so a UTC reader sees other
+    # LTZ values than the writer's zone; each reader must see after our compaction what it
+    # saw before.
+    utc_jvm = ["-Duser.timezone=UTC"]
+    utc_orig = sort_rows(java(tmp_path, "1-read-UTC", w, [{"op": "read", "table": name,
+                                                          "label": "orig"}], jvm_args=utc_jvm)
+                         .ok("read", name, "orig")["rows"])
+    assert [{k: v for k, v in r.items() if k != "ltz"} for r in utc_orig] == \
+        [{k: v for k, v in r.items() if k != "ltz"} for r in orig]
+    before = set(os.listdir(os.path.join(table, "bucket-0")))
+    Compaction(table, "--full").check()
+    assert set(os.listdir(os.path.join(table, "bucket-0"))) != before
+    for reader, jvm, want in ((zone, zone_jvm, orig), ("UTC", utc_jvm, utc_orig)):
+        got = java(tmp_path, f"2-read-{reader.replace('/', '_')}", w,
+                   [{"op": "read", "table": name, "label": "ours"}], jvm_args=jvm)
+        assert sort_rows(got.ok("read", name, "ours")["rows"]) == want, reader
+    more = rows(9, 6)
+    res = java(tmp_path, "3-more", w, [{"op": "write", "table": name, "commits": [more]},
+                                       {"op": "read", "table": name, "label": "all"}],
+               jvm_args=zone_jvm)
+    merged = {r["k"]: r for r in orig}
+    merged.update({r["k"]: r for r in sort_rows(
+        java(tmp_path, "3-more-alone", tmp_path / "W2",
+             [{"op": "create", "table": name, "columns": columns, "primary_keys": ["k"],
+               "partition_keys": [], "options": {"bucket": "1", "file.format": "orc"}},
+              {"op": "write", "table": name, "commits": [more]},
+              {"op": "read", "table": name, "label": "alone"}], jvm_args=zone_jvm)
+        .ok("read", name, "alone")["rows"])})
+    assert sort_rows(res.ok("read", name, "all")["rows"]) == sort_rows(merged.values())
+
+
 def test_java_skips_our_files_and_rows_by_the_bitmap_indexes_we_write(run):
     """Our compacted files carry bitmap indexes in their manifest entries:
     Java's scan skips the files whose bitmaps hold no row of an equality (value statistics
