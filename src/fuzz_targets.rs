@@ -82,6 +82,10 @@ pub const TARGETS: &[Target] = &[
         run: avro_metadata,
     },
     Target {
+        name: "theta_sketch",
+        run: theta_sketch,
+    },
+    Target {
         name: "json_metadata",
         run: json_metadata,
     },
@@ -646,6 +650,32 @@ pub fn binary_row(data: &[u8]) {
     }
 }
 
+/// Input: the first sketch's length (big-endian `u16`), the first sketch, the second. Two
+/// serialized theta sketches unioned as the `theta_sketch` aggregate unions them; a union
+/// that succeeds is a sketch the union takes back unchanged (its union with itself).
+pub fn theta_sketch(data: &[u8]) {
+    use crate::rewrite::merge::merge_engine::theta_sketch::union;
+    contained_panics_unwind();
+    let Some(len) = data
+        .get(0..2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    else {
+        return;
+    };
+    let rest = &data[2..];
+    let (a, b) = rest.split_at(len.min(rest.len()));
+    let Ok(out) = union(a, b) else {
+        return;
+    };
+    match union(&out, &out) {
+        Ok(again) => assert_eq!(
+            again, out,
+            "a union's result changes when unioned with itself"
+        ),
+        Err(e) => panic!("a union's result is not a sketch: {e}"),
+    }
+}
+
 /// Input: the vector's offset and length in the index file (big-endian `i32`s) and the index
 /// file's bytes. A vector that reads must encode into an index file that reads back equal.
 pub fn deletion_vector(data: &[u8]) {
@@ -885,6 +915,28 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     out.extend(orc_seeds().into_iter().map(|f| ("orc_data", f)));
     out.extend(avro_seeds().into_iter().map(|f| ("avro_data", f)));
+    {
+        use crate::rewrite::merge::merge_engine::theta_sketch::{from_hex, JAVA_SKETCHES};
+        let sketch = |i: usize| from_hex(JAVA_SKETCHES[i]);
+        let pair =
+            |a: Vec<u8>, b: Vec<u8>| [(a.len() as u16).to_be_bytes().to_vec(), a, b].concat();
+        // Exact, single and empty sketches; an estimation-mode union past the rebuild.
+        out.push(("theta_sketch", pair(sketch(0), sketch(1))));
+        out.push(("theta_sketch", pair(sketch(2), sketch(3))));
+        let big = |from: i64| {
+            let mut hashes: Vec<i64> = (from..from + 5000).map(|i| i * 1_000_003).collect();
+            hashes.sort_unstable();
+            let mut s = vec![2u8, 3, 3, 0, 0, 0x1A, 0xCC, 0x93];
+            s.extend_from_slice(&(hashes.len() as i32).to_le_bytes());
+            s.extend_from_slice(&1.0f32.to_le_bytes());
+            hashes
+                .iter()
+                .for_each(|h| s.extend_from_slice(&h.to_le_bytes()));
+            s
+        };
+        let (a, b) = (big(1), big(3000));
+        out.push(("theta_sketch", pair(a, b)));
+    }
     for (which, piece) in [
         (0u8, "/manifest/manifest-"),
         (1, "/manifest/manifest-list-"),

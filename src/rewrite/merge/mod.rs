@@ -38,7 +38,7 @@ mod dictionary_reads;
 mod heap;
 pub mod kv_format;
 mod lookup;
-mod merge_engine;
+pub(crate) mod merge_engine;
 mod merge_tree;
 mod output;
 mod pending;

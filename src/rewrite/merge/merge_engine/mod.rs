@@ -12,7 +12,7 @@ mod first_row;
 mod partial_update;
 mod product;
 mod sequence_group;
-mod theta_sketch;
+pub(crate) mod theta_sketch;
 
 use arrow_array::{Array, ArrayRef};
 

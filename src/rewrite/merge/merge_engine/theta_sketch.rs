@@ -31,7 +31,7 @@ const SERIAL_VERSION: u8 = 3;
 
 /// The union of two serialized sketches, serialized as Paimon's `ThetaSketch.union` returns
 /// it; `Err` says why an input is not a sketch Java's union accepts.
-pub(super) fn union(a: &[u8], b: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn union(a: &[u8], b: &[u8]) -> Result<Vec<u8>, String> {
     let mut u = Union::new();
     u.add(a)?;
     u.add(b)?;
@@ -229,25 +229,37 @@ impl Union {
     }
 }
 
+/// Sketches Paimon 1.0's `ThetaSketch.sketchOf` wrote (jshell on the peer's jar, DataSketches
+/// 4.2.0): 1, 2, 3; 3, 4; 7 (a single item); none (empty). Unit tests and fuzz seeds.
+pub(crate) const JAVA_SKETCHES: [&str; 4] = [
+    "02030300001acc93030000000000803f15f97dcbbd86a105c397fc1281709d1eba40b3c1da06695d",
+    "02030300001acc93020000000000803f40de2ee1c9db3d08ba40b3c1da06695d",
+    "01030300003acc93e0f48bea9983c37c",
+    "01030300001e0000",
+];
+
+/// Decodes lower-case hex (of the constants above).
+pub(crate) fn from_hex(s: &str) -> Vec<u8> {
+    (0..s.len() / 2)
+        .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn hex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        from_hex(s)
     }
 
     // Paimon 1.0's `ThetaSketch.sketchOf` and `ThetaSketch.union`, run in jshell on the
     // peer's jar (DataSketches 4.2.0).
-    const OF_123: &str = "02030300001acc93030000000000803f15f97dcbbd86a105c397fc1281709d1e\
-                          ba40b3c1da06695d";
-    const OF_34: &str = "02030300001acc93020000000000803f40de2ee1c9db3d08ba40b3c1da06695d";
-    const OF_7: &str = "01030300003acc93e0f48bea9983c37c";
+    const OF_123: &str = JAVA_SKETCHES[0];
+    const OF_34: &str = JAVA_SKETCHES[1];
+    const OF_7: &str = JAVA_SKETCHES[2];
     const OF_5: &str = "01030300003acc93bd3273724691cc14";
-    const EMPTY: &str = "01030300001e0000";
+    const EMPTY: &str = JAVA_SKETCHES[3];
 
     #[test]
     fn unions_are_javas_byte_for_byte() {
