@@ -57,5 +57,7 @@ pub mod table;
 pub mod types;
 #[cfg(feature = "rewrite")]
 pub mod value;
+#[cfg(feature = "rewrite")]
+pub(crate) mod varint;
 
 pub use error::{Error, ErrorKind, NotCompactable, Result};

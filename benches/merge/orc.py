@@ -10,6 +10,9 @@ read this Java build's manifests; Java's live files must hold one row per key); 
 bytes of the live files are summed from the files Java lists.
 
     python benches/merge/orc.py --rows 2000000 --commits 10
+    # The same comparison on a Parquet table of about 1 GB (Java's run included):
+    python benches/merge/orc.py --rows 45000000 --commits 10 --formats parquet \
+        --java parquet --work target/java-1gb-bench
 
 Needs the Java peer's classpath (`target/java-peer/classpath`, built by
 `tests/java/setup.sh`, or $PAIMON_JAVA_CLASSPATH).
@@ -85,6 +88,10 @@ def main():
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--commits", type=int, default=10)
     ap.add_argument("--work", default="target/orc-bench")
+    ap.add_argument("--formats", default="orc,parquet",
+                    help="the table formats to write and compact, comma-separated")
+    ap.add_argument("--java", default="orc",
+                    help="the formats Paimon Java also compacts, comma-separated")
     ap.add_argument("--cli", default=str(Path(os.environ.get("CARGO_TARGET_DIR", "target"))
                                          / "release" / "paimon-compact"))
     args = ap.parse_args()
@@ -95,8 +102,8 @@ def main():
     cli = str(Path(args.cli).resolve())
     pk_table.in_venv(work)
     results = {}
-    for variant, options in (("orc", {"file.format": "orc"}),
-                             ("parquet", {"file.format": "parquet"})):
+    formats = args.formats.split(",")
+    for variant, options in ((f, {"file.format": f}) for f in formats):
         source = work / f"source-{variant}"
         if not source.exists():
             log(f"writing the {variant} table")
@@ -104,7 +111,7 @@ def main():
         n, size, _ = live_files(classpath, source, work, f"files-source-{variant}")
         log(f"{variant}: {n} files, {size / 1e6:.1f} MB before")
         runs = [("ours native", "native"), ("ours component", "wasm")]
-        if variant == "orc":
+        if variant in args.java.split(","):
             runs.append(("Java 1.0", None))
         for label, engine in runs:
             copy = work / f"run-{variant}-{engine or 'java'}"

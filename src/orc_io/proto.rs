@@ -64,14 +64,10 @@ impl<'a> Value<'a> {
 
 /// Decodes a base-128 varint at the start of `b`: the value and the bytes it took.
 fn varint(b: &[u8]) -> Result<(u64, usize)> {
-    let mut v = 0u64;
-    for (i, byte) in b.iter().enumerate().take(10) {
-        v |= u64::from(byte & 0x7f) << (7 * i);
-        if byte & 0x80 == 0 {
-            return Ok((v, i + 1));
-        }
-    }
-    Err(bad("a varint is truncated or longer than ten bytes"))
+    let mut pos = 0;
+    let v = crate::varint::read_u64(b, &mut pos)
+        .ok_or_else(|| bad("a varint is truncated or longer than ten bytes"))?;
+    Ok((v, pos))
 }
 
 /// The fields of one encoded message, in order.
@@ -744,12 +740,8 @@ struct Writer {
 }
 
 impl Writer {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.buf.push((v as u8) | 0x80);
-            v >>= 7;
-        }
-        self.buf.push(v as u8);
+    fn varint(&mut self, v: u64) {
+        crate::varint::write_u64(v, &mut self.buf);
     }
 
     fn key(&mut self, field: u32, wire: u64) {

@@ -853,23 +853,8 @@ pub(crate) fn pack_nanos(nanos: u32) -> u64 {
 
 /// One zigzag base-128 varint of up to 128 bits.
 fn read_varint_i128(data: &[u8], pos: &mut usize) -> Result<i128> {
-    let mut v = 0u128;
-    let mut shift = 0;
-    loop {
-        let b = *data
-            .get(*pos)
-            .ok_or_else(|| bad("a decimal value is truncated"))?;
-        *pos += 1;
-        if shift >= 128 {
-            return Err(bad("a decimal value is longer than 128 bits"));
-        }
-        v |= u128::from(b & 0x7f) << shift;
-        shift += 7;
-        if b & 0x80 == 0 {
-            break;
-        }
-    }
-    Ok(((v >> 1) as i128) ^ -((v & 1) as i128))
+    crate::varint::read_zigzag_i128(data, pos)
+        .ok_or_else(|| bad("a decimal value is truncated or longer than 128 bits"))
 }
 
 /// `n` fixed-width little-endian values from the start of `data`.

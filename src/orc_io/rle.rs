@@ -88,38 +88,15 @@ fn next_bytes<'a>(input: &'a [u8], pos: &mut usize, n: usize, encoding: &str) ->
 /// At most 10 bytes are read; bits past the 64th in the tenth byte are dropped, as the Java
 /// reader does.
 pub(crate) fn read_uvarint(input: &[u8], pos: &mut usize) -> Result<u64> {
-    let mut value = 0u64;
-    for group in 0..10 {
-        let byte = *input
-            .get(*pos)
-            .ok_or_else(|| corrupt("varint", "stream ends inside a varint"))?;
-        *pos += 1;
-        value |= u64::from(byte & 0x7f) << (7 * group);
-        if byte & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err(corrupt("varint", "varint is longer than 10 bytes"))
+    crate::varint::read_u64(input, pos).ok_or_else(|| {
+        corrupt(
+            "varint",
+            "stream ends inside a varint, or it is longer than 10 bytes",
+        )
+    })
 }
 
-/// Writes `v` as an unsigned base-128 varint (1 to 10 bytes).
-pub(crate) fn write_uvarint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Maps signed to unsigned so small magnitudes stay small: 0, -1, 1, -2 → 0, 1, 2, 3.
-pub(crate) fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-/// Inverse of [`zigzag`]; total over `u64`.
-pub(crate) fn unzigzag(v: u64) -> i64 {
-    ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
+pub(crate) use crate::varint::{unzigzag, write_u64 as write_uvarint, zigzag};
 
 /// Decodes byte RLE: a header `h` in 0..=127 is a run of `h + 3` copies of the next byte; a
 /// negative header (as `i8`) announces `-h` literal bytes. Appends exactly `count` bytes and

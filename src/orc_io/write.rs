@@ -595,7 +595,7 @@ impl ColumnEncoder {
                 let scale = i64::from(a.scale());
                 self.stats.scale = a.scale();
                 for i in (0..n).filter(|&i| keep(i)) {
-                    write_varint_i128(a.value(i), data);
+                    crate::varint::write_zigzag_i128(a.value(i), data);
                     scales.push(scale);
                     self.stats.decimal(a.value(i));
                 }
@@ -908,16 +908,6 @@ fn and_nulls(shown: Option<&NullBuffer>, own: Option<&NullBuffer>, n: usize) -> 
             Some(NullBuffer::new(b.finish()))
         }
     }
-}
-
-/// A zigzag base-128 varint of up to 128 bits (ORC's decimal DATA stream).
-fn write_varint_i128(v: i128, out: &mut Vec<u8>) {
-    let mut z = ((v << 1) ^ (v >> 127)) as u128;
-    while z >= 0x80 {
-        out.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    out.push(z as u8);
 }
 
 /// ORC column statistics being gathered for one column.

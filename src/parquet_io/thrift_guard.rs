@@ -422,15 +422,7 @@ impl Walk<'_> {
     }
 
     fn varint(&mut self) -> Result<u64, Stop> {
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            value |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(Stop::Unfollowed)
+        crate::varint::read_u64(self.bytes, &mut self.at).ok_or(Stop::Unfollowed)
     }
 
     fn binary(&mut self) -> Result<(), Stop> {

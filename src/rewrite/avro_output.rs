@@ -319,12 +319,7 @@ impl AvroFileWriter {
 
 /// Avro's `long`: a zigzag varint.
 fn long(v: i64, out: &mut Vec<u8>) {
-    let mut z = ((v << 1) ^ (v >> 63)) as u64;
-    while z >= 0x80 {
-        out.push((z as u8) | 0x80);
-        z >>= 7;
-    }
-    out.push(z as u8);
+    crate::varint::write_u64(crate::varint::zigzag(v), out);
 }
 
 /// Appends the value of `column` at `row` in Avro's binary encoding.

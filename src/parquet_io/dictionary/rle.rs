@@ -38,7 +38,7 @@ pub(crate) fn encode_hybrid(values: &[u32], bit_width: u8, out: &mut Vec<u8>) {
     while i < n {
         let run = run_len(i, usize::MAX);
         if run >= 8 {
-            put_uleb((run as u64) << 1, out);
+            crate::varint::write_u64((run as u64) << 1, out);
             out.extend_from_slice(&values[i].to_le_bytes()[..value_bytes]);
             i += run;
             continue;
@@ -53,7 +53,7 @@ pub(crate) fn encode_hybrid(values: &[u32], bit_width: u8, out: &mut Vec<u8>) {
                 break;
             }
         }
-        put_uleb(((groups as u64) << 1) | 1, out);
+        crate::varint::write_u64(((groups as u64) << 1) | 1, out);
         bit_pack(
             &values[start..n.min(start + groups * 8)],
             groups * 8,
@@ -89,18 +89,6 @@ fn bit_pack(values: &[u32], count: usize, bit_width: u8, out: &mut Vec<u8>) {
     }
     if bits > 0 {
         out.push(acc as u8);
-    }
-}
-
-fn put_uleb(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
     }
 }
 

@@ -230,7 +230,9 @@ impl Union {
 }
 
 /// Sketches Paimon 1.0's `ThetaSketch.sketchOf` wrote (jshell on the peer's jar, DataSketches
-/// 4.2.0): 1, 2, 3; 3, 4; 7 (a single item); none (empty). Unit tests and fuzz seeds.
+/// 4.2.0): 1, 2, 3; 3, 4; 7 (a single item); none (empty). Unit tests and fuzz seeds (the
+/// fuzz targets are not built for wasm).
+#[cfg(any(test, not(target_family = "wasm")))]
 pub(crate) const JAVA_SKETCHES: [&str; 4] = [
     "02030300001acc93030000000000803f15f97dcbbd86a105c397fc1281709d1eba40b3c1da06695d",
     "02030300001acc93020000000000803f40de2ee1c9db3d08ba40b3c1da06695d",
@@ -239,6 +241,7 @@ pub(crate) const JAVA_SKETCHES: [&str; 4] = [
 ];
 
 /// Decodes lower-case hex (of the constants above).
+#[cfg(any(test, not(target_family = "wasm")))]
 pub(crate) fn from_hex(s: &str) -> Vec<u8> {
     (0..s.len() / 2)
         .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
