@@ -22,8 +22,7 @@ use paimon_compact::table::scan::scan;
 use paimon_compact::table::schema::DataType;
 use paimon_compact::table::snapshot::{latest_snapshot_id, read_snapshot, CommitKind};
 use paimon_compact::table::{compact_table, plan_table, CompactOptions, PlanRequest};
-use paimon_compact::ErrorKind;
-use table_support::{clone_of, open_live_file, read_rows, FaultyStorage};
+use table_support::{clone_of, fail_each_storage_call, open_live_file, read_rows, FaultyStorage};
 
 const NOW: i64 = 1_750_000_000_000;
 
@@ -261,39 +260,15 @@ fn a_failure_at_any_storage_call_of_a_postpone_compaction_leaves_the_table_uncha
     // The second replay into existing buckets also compacts them.
     compact_table(&base, "t", &opts(7)).unwrap();
     append_commits(&base, 3, 2);
-    let before = read_rows(&base, "t");
     let after = model(5);
-    let probe = FaultyStorage::new(clone_of(&base), None);
     let mut full = opts(1);
     full.full = true;
+    let probe = FaultyStorage::new(clone_of(&base), None);
     let report = compact_table(&probe, "t", &full).unwrap();
     assert!(report.totals.rewrites >= 2, "{:?}", report.totals);
-    let total = probe.calls.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(total > 40, "{total} calls");
-    let initial: BTreeSet<String> = base.paths().into_iter().collect();
-    let (mut ok, mut failed) = (0, 0);
-    for k in 0..total {
-        let mem = clone_of(&base);
-        let st = FaultyStorage::new(mem.clone(), Some(k));
-        match compact_table(&st, "t", &full) {
-            Ok(_) => {
-                ok += 1;
-                assert_eq!(read_rows(&mem, "t"), after, "k={k}");
-            }
-            Err(e) => {
-                failed += 1;
-                assert!(matches!(e.kind, ErrorKind::Io { .. }), "k={k}: {e}");
-                let now: BTreeSet<String> = mem.paths().into_iter().collect();
-                assert_eq!(
-                    now.difference(&initial).collect::<Vec<_>>(),
-                    Vec::<&String>::new(),
-                    "k={k}: a failed run left files ({e})"
-                );
-                assert_eq!(read_rows(&mem, "t"), before, "k={k}");
-            }
-        }
-    }
-    assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
+    fail_each_storage_call(&base, "t", 40, &after, |st| {
+        compact_table(st, "t", &full).map(|_| ())
+    });
 }
 
 #[test]

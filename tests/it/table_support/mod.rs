@@ -226,6 +226,54 @@ pub fn open_live_file(
     )
 }
 
+/// Runs `job` (a compaction of `table`) on fresh copies of `base`, first to count its storage
+/// calls (at least `min_calls`), then once with each call failing in turn. A run that fails
+/// must end in an `Io` error, add no file and leave the table's rows as in `base`; a run that
+/// survives its fault must leave `after`. Returns how many runs survived and how many failed,
+/// both at least one.
+#[allow(dead_code, reason = "not every test binary injects faults this way")]
+pub fn fail_each_storage_call(
+    base: &MemoryStorage,
+    table: &str,
+    min_calls: usize,
+    after: &[String],
+    job: impl Fn(&FaultyStorage) -> paimon_compact::Result<()>,
+) -> (usize, usize) {
+    use std::collections::BTreeSet;
+    let before = read_rows(base, table);
+    let probe = FaultyStorage::new(clone_of(base), None);
+    job(&probe).expect("the run without a fault");
+    let total = probe.calls.load(Ordering::SeqCst);
+    assert!(total > min_calls, "{total} calls");
+    let initial: BTreeSet<String> = base.paths().into_iter().collect();
+    let (mut ok, mut failed) = (0, 0);
+    for k in 0..total {
+        let mem = clone_of(base);
+        match job(&FaultyStorage::new(mem.clone(), Some(k))) {
+            Ok(()) => {
+                ok += 1;
+                assert_eq!(read_rows(&mem, table), after, "k={k}");
+            }
+            Err(e) => {
+                failed += 1;
+                assert!(
+                    matches!(e.kind, paimon_compact::ErrorKind::Io { .. }),
+                    "k={k}: {e}"
+                );
+                let now: BTreeSet<String> = mem.paths().into_iter().collect();
+                assert_eq!(
+                    now.difference(&initial).collect::<Vec<_>>(),
+                    Vec::<&String>::new(),
+                    "k={k}: a failed run left files ({e})"
+                );
+                assert_eq!(read_rows(&mem, table), before, "k={k}");
+            }
+        }
+    }
+    assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
+    (ok, failed)
+}
+
 /// Every visible row of the table at its latest snapshot, each as `v1|v2|...`, sorted.
 /// Independent of the job: reads the Parquet files directly, applies deletion vectors, and for
 /// primary-key tables keeps the newest record of each key and drops retracted keys.
