@@ -656,5 +656,19 @@ mod tests {
         );
         assert_eq!(zone_offset_ms("k", "UTC+8").unwrap(), 8 * 3_600_000);
         assert!(zone_offset_ms("k", "Asia/Shanghai").is_err());
+        // Regions come from the bundled database, with their offset at each instant.
+        use crate::options::maintenance::TimeZoneOption;
+        let shanghai = TimeZoneOption::parse("k", "Asia/Shanghai").unwrap();
+        assert_eq!(shanghai.offset_ms_at(0), 8 * 3_600_000);
+        let ny = TimeZoneOption::parse("k", " America/New_York ").unwrap();
+        let july_2023 = time::days_from_civil(2023, 7, 1) * time::DAY_MS;
+        let jan_2024 = time::days_from_civil(2024, 1, 1) * time::DAY_MS;
+        assert_eq!(ny.offset_ms_at(july_2023), -4 * 3_600_000);
+        assert_eq!(ny.offset_ms_at(jan_2024), -5 * 3_600_000);
+        assert_eq!(
+            TimeZoneOption::parse("k", "+08:00").unwrap(),
+            TimeZoneOption::Offset(8 * 3_600_000)
+        );
+        assert!(TimeZoneOption::parse("k", "Mars/Olympus_Mons").is_err());
     }
 }

@@ -274,10 +274,11 @@ declare_options! {
             default TagPeriodFormatter::WithDashes;
         /// Negative counts read as zero.
         num_retained_max: Option<usize> = "tag.num-retained-max" => java_int_at_least_zero;
-        /// See [`TagOptions::watermark_offset_ms`].
-        watermark_offset_ms: i64 = "sink.watermark-time-zone" => zone_offset_ms, default 0;
-        /// See [`TagOptions::process_offset_ms`].
-        process_offset_ms: Option<i64> = "sink.process-time-zone" => zone_offset_ms;
+        /// See [`TagOptions::watermark_zone`].
+        watermark_zone: TimeZoneOption = "sink.watermark-time-zone" => TimeZoneOption::parse,
+            default TimeZoneOption::Offset(0);
+        /// See [`TagOptions::process_zone`].
+        process_zone: Option<TimeZoneOption> = "sink.process-time-zone" => TimeZoneOption::parse;
         /// See [`TagOptions::period_duration_ms`].
         period_duration_ms: Option<i64> = "tag.creation-period-duration" => positive_millis;
         /// See [`TagOptions::delay_ms`].
@@ -319,10 +320,10 @@ pub struct TagOptions {
     /// `tag.automatic-completion`: name a new tag after the next missing period rather than
     /// the period before the snapshot's own.
     pub automatic_completion: bool,
-    /// `sink.watermark-time-zone` as an offset from UTC.
-    pub watermark_offset_ms: i64,
-    /// `sink.process-time-zone` as an offset; `None`: the host's zone.
-    pub process_offset_ms: Option<i64>,
+    /// `sink.watermark-time-zone` (default UTC): the zone whose wall clock names tags.
+    pub watermark_zone: TimeZoneOption,
+    /// `sink.process-time-zone`; `None`: the host's zone.
+    pub process_zone: Option<TimeZoneOption>,
 }
 
 impl TagOptions {
@@ -340,8 +341,8 @@ impl TagOptions {
             default_time_retained_ms: d.default_time_retained_ms,
             time_expire_enabled: d.time_expire_enabled,
             automatic_completion: d.automatic_completion,
-            watermark_offset_ms: d.watermark_offset_ms,
-            process_offset_ms: d.process_offset_ms,
+            watermark_zone: d.watermark_zone,
+            process_zone: d.process_zone,
         })
     }
 }
@@ -397,9 +398,58 @@ fn int_and_text(min: i64) -> impl Fn(&str, &str) -> Result<(i32, String)> {
     move |key, v| Ok((int(min, I32_MAX)(key, v)?, v.to_string()))
 }
 
-/// A zone as an offset from UTC: `UTC`, `GMT`, `UT`, `Z`, or a fixed offset (`+08:00`,
-/// `-0530`, `+8`, `UTC+8`, `GMT+08:00`). Region zones need a time-zone database this build
-/// does not carry: they are an error rather than a guess.
+/// A time zone option (`sink.watermark-time-zone`, `sink.process-time-zone`): a fixed offset,
+/// or, in builds with the table layer, a region of the IANA database bundled with it (such as
+/// `Asia/Shanghai`), whose offset changes with the date as Java's `ZoneId` rules say.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TimeZoneOption {
+    /// Milliseconds east of UTC.
+    Offset(i64),
+    /// A region of the bundled database, by its name.
+    #[cfg(feature = "rewrite")]
+    Region(String),
+}
+
+impl TimeZoneOption {
+    /// A fixed offset ([`zone_offset_ms`]), else a region name the bundled database knows.
+    pub fn parse(key: &str, text: &str) -> Result<Self> {
+        let fixed = zone_offset_ms(key, text);
+        #[cfg(feature = "rewrite")]
+        if fixed.is_err() {
+            let name = text.trim();
+            if jiff::tz::db().get(name).is_ok() {
+                return Ok(TimeZoneOption::Region(name.to_string()));
+            }
+            return Err(Error::invalid_option(
+                key,
+                text,
+                "expected UTC, a fixed offset such as +08:00, or a region such as Asia/Shanghai",
+            ));
+        }
+        fixed.map(TimeZoneOption::Offset)
+    }
+
+    /// The zone's offset from UTC at the instant `utc_ms`, in milliseconds (Java's
+    /// `ZoneId.getRules().getOffset(instant)`); a region the database no longer knows (only
+    /// after deserializing another build's options) counts as UTC.
+    pub fn offset_ms_at(&self, utc_ms: i64) -> i64 {
+        #[cfg(not(feature = "rewrite"))]
+        let _ = utc_ms;
+        match self {
+            TimeZoneOption::Offset(ms) => *ms,
+            #[cfg(feature = "rewrite")]
+            TimeZoneOption::Region(name) => jiff::tz::db()
+                .get(name)
+                .ok()
+                .zip(jiff::Timestamp::from_millisecond(utc_ms).ok())
+                .map(|(zone, t)| i64::from(zone.to_offset(t).seconds()) * 1000)
+                .unwrap_or(0),
+        }
+    }
+}
+
+/// A zone as a fixed offset from UTC: `UTC`, `GMT`, `UT`, `Z`, or an offset (`+08:00`,
+/// `-0530`, `+8`, `UTC+8`, `GMT+08:00`). Region names are [`TimeZoneOption`]'s.
 pub fn zone_offset_ms(key: &str, text: &str) -> Result<i64> {
     let t = text.trim();
     let upper = t.to_ascii_uppercase();
@@ -410,13 +460,7 @@ pub fn zone_offset_ms(key: &str, text: &str) -> Result<i64> {
     if rest.is_empty() || rest == "Z" {
         return Ok(0);
     }
-    let bad = || {
-        Error::invalid_option(
-            key,
-            text,
-            "only UTC and fixed offsets such as +08:00 are supported (no time-zone database)",
-        )
-    };
+    let bad = || Error::invalid_option(key, text, "expected UTC or a fixed offset such as +08:00");
     let (sign, digits) = match rest.as_bytes().first() {
         Some(b'+') => (1, &rest[1..]),
         Some(b'-') => (-1, &rest[1..]),

@@ -735,6 +735,52 @@ fn watermark_tags_follow_the_watermark_and_skip_missing_ones() {
     );
 }
 
+#[test]
+fn a_region_watermark_zone_names_tags_by_its_wall_clock_in_summer_and_winter() {
+    // `sink.watermark-time-zone = America/New_York`: UTC-4 in July, UTC-5 in January, as
+    // Java's `ZoneId` rules say (a fixed offset could only be right for one of them).
+    for (mark, tag) in [
+        (at(2023, 7, 18, 16, 30), "2023-07-18 11"),
+        (at(2024, 1, 18, 16, 30), "2024-01-18 10"),
+    ] {
+        let st = MemoryStorage::new();
+        new_table(
+            &st,
+            "w",
+            false,
+            &[
+                ("tag.automatic-creation", "watermark"),
+                ("tag.creation-period", "hourly"),
+                ("sink.watermark-time-zone", "America/New_York"),
+            ],
+        );
+        let wall = at(2030, 1, 1, 0, 0);
+        write(&st, "w", 1, &[(Some("x"), None)], wall);
+        set_watermark(&st, "w", 1, Some(mark));
+        let table = Table::load(&st, "w").unwrap();
+        let r = auto_create_tags(&st, &table, &ctx(wall + HOUR)).unwrap();
+        let names: Vec<String> = r.created.into_iter().map(|c| c.name).collect();
+        assert_eq!(names, vec![tag.to_string()]);
+    }
+    // A name the bundled database does not know is an invalid option naming its key.
+    let st = MemoryStorage::new();
+    new_table(
+        &st,
+        "bad",
+        false,
+        &[
+            ("tag.automatic-creation", "watermark"),
+            ("sink.watermark-time-zone", "Mars/Olympus_Mons"),
+        ],
+    );
+    let table = Table::load(&st, "bad").unwrap();
+    let e = auto_create_tags(&st, &table, &ctx(at(2030, 1, 1, 0, 0))).unwrap_err();
+    assert!(
+        matches!(&e.kind, paimon_compact::ErrorKind::InvalidOption { key, .. } if key == "sink.watermark-time-zone"),
+        "{e}"
+    );
+}
+
 /// Deletes snapshot files below `keep_from` and points EARLIEST at it, as snapshot expiration
 /// leaves the snapshot directory (its other deletions are not needed here).
 fn drop_snapshot_files(st: &MemoryStorage, path: &str, keep_from: i64) {

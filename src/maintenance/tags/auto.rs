@@ -11,6 +11,7 @@ use super::{
     TagPeriodHandler, TagReport,
 };
 use crate::error::{Error, Result};
+use crate::options::maintenance::TimeZoneOption;
 use crate::storage::Storage;
 use crate::table::scan::Table;
 use crate::table::snapshot::Snapshot;
@@ -23,7 +24,9 @@ pub struct TagAutoCreation {
     pub options: TagOptions,
     handler: TagPeriodHandler,
     /// Added to a snapshot's time or watermark to get the local time of the period zone.
-    offset_ms: i64,
+    /// The zone whose wall clock names tags; `None`: the host's offset (`ctx.utc_offset_ms`).
+    zone: Option<TimeZoneOption>,
+    host_offset_ms: i64,
     /// The next snapshot id to look at: the one after the newest auto tag's snapshot, or the
     /// earliest snapshot when there is no auto tag.
     pub next_snapshot: i64,
@@ -32,6 +35,15 @@ pub struct TagAutoCreation {
 }
 
 impl TagAutoCreation {
+    /// The wall clock, as local milliseconds, of the instant `utc_ms` in the tag's zone.
+    fn local(&self, utc_ms: i64) -> i64 {
+        let offset = match &self.zone {
+            Some(zone) => zone.offset_ms_at(utc_ms),
+            None => self.host_offset_ms,
+        };
+        utc_ms.saturating_add(offset)
+    }
+
     /// Builds the state from the tags on storage; `None` when the table does not create tags
     /// in maintenance (`none`, or `batch`, which Paimon's batch writer handles).
     pub fn new(
@@ -40,9 +52,9 @@ impl TagAutoCreation {
         ctx: &MaintenanceContext,
     ) -> Result<Option<Self>> {
         let options = TagOptions::from_options(&table.schema.options)?;
-        let offset_ms = match options.mode {
-            TagCreationMode::ProcessTime => options.process_offset_ms.unwrap_or(ctx.utc_offset_ms),
-            TagCreationMode::Watermark => options.watermark_offset_ms,
+        let zone = match options.mode {
+            TagCreationMode::ProcessTime => options.process_zone.clone(),
+            TagCreationMode::Watermark => Some(options.watermark_zone.clone()),
             TagCreationMode::None | TagCreationMode::Batch => return Ok(None),
         };
         let handler = options.period_handler();
@@ -75,7 +87,8 @@ impl TagAutoCreation {
         Ok(Some(TagAutoCreation {
             options,
             handler,
-            offset_ms,
+            zone,
+            host_offset_ms: ctx.utc_offset_ms,
             next_snapshot,
             next_tag,
         }))
@@ -137,10 +150,10 @@ impl TagAutoCreation {
         report: &mut TagReport,
     ) -> Result<()> {
         let time = match self.options.mode {
-            TagCreationMode::ProcessTime => snapshot.time_millis.saturating_add(self.offset_ms),
+            TagCreationMode::ProcessTime => self.local(snapshot.time_millis),
             TagCreationMode::Watermark => match snapshot.watermark {
                 None | Some(i64::MIN) => return Ok(()),
-                Some(w) => w.saturating_add(self.offset_ms),
+                Some(w) => self.local(w),
             },
             TagCreationMode::None | TagCreationMode::Batch => return Ok(()),
         };
