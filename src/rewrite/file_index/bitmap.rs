@@ -78,36 +78,36 @@ impl BitmapIndex {
         self.rows = self.rows.checked_add(1).ok_or_else(|| {
             Error::unsupported("a bitmap file index over more than 2^32 rows".to_string())
         })?;
-        let slot = match key {
+        let fixed = match key {
             None => {
                 self.nulls.insert(row);
                 return Ok(());
             }
-            Some(Key::Bytes(b)) => match self.bytes.get(b) {
-                Some(&i) => i,
-                None => {
-                    self.bytes.insert(b.to_vec(), self.values.len());
-                    self.values
-                        .push((Owned::Bytes(b.to_vec()), RoaringBitmap::new()));
-                    self.values.len() - 1
-                }
-            },
-            Some(k) => {
-                let v = match k {
-                    Key::Bool(b) => b as u64,
-                    Key::Int(v) => v as u64,
-                    Key::Float(bits) => bits as u64,
-                    Key::Double(bits) => bits,
-                    Key::Bytes(_) => unreachable!("handled above"),
-                };
-                match self.fixed.get(&v) {
+            Some(Key::Bytes(b)) => {
+                let slot = match self.bytes.get(b) {
                     Some(&i) => i,
                     None => {
-                        self.fixed.insert(v, self.values.len());
-                        self.values.push((Owned::Fixed(v), RoaringBitmap::new()));
+                        self.bytes.insert(b.to_vec(), self.values.len());
+                        self.values
+                            .push((Owned::Bytes(b.to_vec()), RoaringBitmap::new()));
                         self.values.len() - 1
                     }
-                }
+                };
+                self.values[slot].1.insert(row);
+                return Ok(());
+            }
+            Some(Key::Bool(b)) => b as u64,
+            Some(Key::Int(v)) => v as u64,
+            Some(Key::Float(bits)) => bits as u64,
+            Some(Key::Double(bits)) => bits,
+        };
+        let slot = match self.fixed.get(&fixed) {
+            Some(&i) => i,
+            None => {
+                self.fixed.insert(fixed, self.values.len());
+                self.values
+                    .push((Owned::Fixed(fixed), RoaringBitmap::new()));
+                self.values.len() - 1
             }
         };
         self.values[slot].1.insert(row);

@@ -119,8 +119,10 @@ impl Union {
             ));
         }
         let long_at = |i: usize| -> Result<i64, String> {
-            mem.get(i * 8..i * 8 + 8)
-                .map(|b| i64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+            i.checked_mul(8)
+                .and_then(|at| mem.get(at..at.checked_add(8)?))
+                .and_then(|b| b.try_into().ok())
+                .map(i64::from_le_bytes)
                 .ok_or_else(|| format!("a theta sketch cut short at {} bytes", mem.len()))
         };
         if pre_longs == 1 {
