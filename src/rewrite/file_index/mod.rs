@@ -29,7 +29,7 @@ use crate::storage::Storage;
 use bitmap::{BitmapIndex, BitmapVersion};
 use bloom::BloomFilter64;
 use bsi::BsiIndex;
-use keys::{for_each_key, key_type};
+use keys::{for_each_key, key_type, Key};
 
 const THRESHOLD_KEY: &str = "file-index.in-manifest-threshold";
 const DEFAULT_THRESHOLD: u64 = 500;
@@ -195,6 +195,7 @@ impl FileIndexSpec {
             columns.push(Column {
                 name: name.clone(),
                 index,
+                kind: kind.name(),
                 state,
             });
         }
@@ -237,11 +238,17 @@ enum IndexState {
 }
 
 impl IndexState {
-    fn name(&self) -> &'static str {
+    /// Records the next row's value (bloom filters skip nulls).
+    fn add(&mut self, key: Option<Key<'_>>) -> Result<()> {
         match self {
-            IndexState::Bloom(_) => BLOOM_FILTER,
-            IndexState::Bitmap(_) => BITMAP,
-            IndexState::Bsi(_) => BSI,
+            IndexState::Bloom(f) => {
+                if let Some(k) = key {
+                    f.add(k);
+                }
+                Ok(())
+            }
+            IndexState::Bitmap(b) => b.add(key),
+            IndexState::Bsi(b) => b.add(key),
         }
     }
 
@@ -258,6 +265,8 @@ impl IndexState {
 struct Column {
     name: String,
     index: usize,
+    /// The index type's name in the format (`IndexKind::name`).
+    kind: &'static str,
     state: IndexState,
 }
 
@@ -307,25 +316,13 @@ impl FileIndexBuilder {
     /// Adds the values of a batch about to be written (rows numbered on from the last batch).
     pub(crate) fn add(&mut self, batch: &RecordBatch) -> Result<()> {
         for c in &mut self.columns {
-            let col = batch.column(c.index).as_ref();
+            let state = &mut c.state;
             let mut failed = None;
-            match &mut c.state {
-                IndexState::Bloom(f) => for_each_key(col, &mut |k| {
-                    if let Some(k) = k {
-                        f.add(k)
-                    }
-                })?,
-                IndexState::Bitmap(b) => for_each_key(col, &mut |k| {
-                    if let Err(e) = b.add(k) {
-                        failed.get_or_insert(e);
-                    }
-                })?,
-                IndexState::Bsi(b) => for_each_key(col, &mut |k| {
-                    if let Err(e) = b.add(k) {
-                        failed.get_or_insert(e);
-                    }
-                })?,
-            }
+            for_each_key(batch.column(c.index).as_ref(), &mut |k| {
+                if failed.is_none() {
+                    failed = state.add(k).err();
+                }
+            })?;
             if let Some(e) = failed {
                 return Err(e);
             }
@@ -360,7 +357,7 @@ impl FileIndexBuilder {
         // Columns in first-listed order, each with its indexes.
         let mut grouped: Vec<(&str, Vec<IndexBody>)> = Vec::new();
         for c in &self.columns {
-            let body = (c.state.name(), c.state.serialize()?);
+            let body = (c.kind, c.state.serialize()?);
             match grouped.iter_mut().find(|(n, _)| *n == c.name) {
                 Some((_, v)) => v.push(body),
                 None => grouped.push((&c.name, vec![body])),

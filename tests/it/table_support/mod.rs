@@ -229,20 +229,20 @@ pub fn open_live_file(
 /// Runs `job` (a compaction of `table`) on fresh copies of `base`, first to count its storage
 /// calls (at least `min_calls`), then once with each call failing in turn. A run that fails
 /// must end in an `Io` error, add no file and leave the table's rows as in `base`; a run that
-/// survives its fault must leave `after`. Returns how many runs survived and how many failed,
-/// both at least one.
+/// survives its fault must leave `after`; at least one run survives and one fails. Returns
+/// the fault-free run's result.
 #[allow(dead_code, reason = "not every test binary injects faults this way")]
-pub fn fail_each_storage_call(
+pub fn fail_each_storage_call<T>(
     base: &MemoryStorage,
     table: &str,
     min_calls: usize,
     after: &[String],
-    job: impl Fn(&FaultyStorage) -> paimon_compact::Result<()>,
-) -> (usize, usize) {
+    job: impl Fn(&FaultyStorage) -> paimon_compact::Result<T>,
+) -> T {
     use std::collections::BTreeSet;
     let before = read_rows(base, table);
     let probe = FaultyStorage::new(clone_of(base), None);
-    job(&probe).expect("the run without a fault");
+    let result = job(&probe).expect("the run without a fault");
     let total = probe.calls.load(Ordering::SeqCst);
     assert!(total > min_calls, "{total} calls");
     let initial: BTreeSet<String> = base.paths().into_iter().collect();
@@ -250,7 +250,7 @@ pub fn fail_each_storage_call(
     for k in 0..total {
         let mem = clone_of(base);
         match job(&FaultyStorage::new(mem.clone(), Some(k))) {
-            Ok(()) => {
+            Ok(_) => {
                 ok += 1;
                 assert_eq!(read_rows(&mem, table), after, "k={k}");
             }
@@ -271,7 +271,7 @@ pub fn fail_each_storage_call(
         }
     }
     assert!(ok > 0 && failed > 0, "ok {ok}, failed {failed}");
-    (ok, failed)
+    result
 }
 
 /// Every visible row of the table at its latest snapshot, each as `v1|v2|...`, sorted.

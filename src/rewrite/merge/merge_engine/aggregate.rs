@@ -621,12 +621,12 @@ fn step(
                 acc
             } else {
                 let (a, b) = (acc.datum(cols, j)?, input.datum(cols, j)?);
-                let merged = match &f.func {
-                    Func::Rbm32 => rbm32_union(&a, &b),
-                    _ => match (&a, &b) {
-                        (Datum::Bytes(a), Datum::Bytes(b)) => theta_sketch::union(a, b),
-                        _ => Err("not a binary value".to_string()),
+                let merged = match (&a, &b) {
+                    (Datum::Bytes(a), Datum::Bytes(b)) => match &f.func {
+                        Func::Rbm32 => rbm32_union(a, b),
+                        _ => theta_sketch::union(a, b),
                     },
+                    _ => Err("not a binary value".to_string()),
                 };
                 Cell::Val(Datum::Bytes(merged.map_err(|why| {
                     Error::corrupt(
@@ -812,11 +812,10 @@ fn keytime_field(field: &str, data_type: &DataType, options: &CoreOptions) -> Re
 /// The union of two serialized 32-bit RoaringBitmaps, serialized again after the run
 /// optimization Paimon applies (RoaringBitmap's portable format, which the `roaring` crate
 /// reads and writes as the Java library does).
-fn rbm32_union(a: &Datum, b: &Datum) -> std::result::Result<Vec<u8>, String> {
-    let read = |d: &Datum| match d {
-        Datum::Bytes(x) => roaring::RoaringBitmap::deserialize_from(&x[..])
-            .map_err(|e| format!("not a serialized RoaringBitmap: {e}")),
-        _ => Err("not a binary value".to_string()),
+fn rbm32_union(a: &[u8], b: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let read = |x: &[u8]| {
+        roaring::RoaringBitmap::deserialize_from(x)
+            .map_err(|e| format!("not a serialized RoaringBitmap: {e}"))
     };
     let mut acc = read(a)?;
     acc |= read(b)?;
