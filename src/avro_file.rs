@@ -3,6 +3,8 @@
 //! metadata files ([`crate::table::avro`]) and its Avro data files
 //! ([`crate::rewrite::avro_data`]) are both read through here.
 
+use std::io::Read;
+
 use apache_avro::types::Value;
 use apache_avro::Reader;
 
@@ -18,19 +20,36 @@ pub fn read_records<T>(
     file: &str,
     mut convert: impl FnMut(&Value) -> Result<T>,
 ) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    let mut source = bytes;
+    each_record(&mut source, file, &mut |v| {
+        out.push(convert(v)?);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Hands the records of the container file read from `source` to `each`, one at a time and in
+/// order, holding one block of the file (at most [`MAX_AVRO_LENGTH`]) and one record: a data
+/// file is read through here from storage without being held whole. `dyn` on purpose: one
+/// instance of apache-avro's reader serves metadata and data files, in the component too.
+pub fn each_record(
+    source: &mut dyn Read,
+    file: &str,
+    each: &mut dyn FnMut(&Value) -> Result<()>,
+) -> Result<()> {
     limit_allocations();
     contain(file, "Avro", || {
-        let reader = Reader::new(bytes).map_err(|e| {
+        let reader = Reader::new(source).map_err(|e| {
             Error::corrupt(Some(file), format!("not a readable Avro file: {e}")).with_source(e)
         })?;
-        reader
-            .map(|r| {
-                let value = r.map_err(|e| {
-                    Error::corrupt(Some(file), format!("bad Avro record: {e}")).with_source(e)
-                })?;
-                convert(&value)
-            })
-            .collect()
+        for r in reader {
+            let value = r.map_err(|e| {
+                Error::corrupt(Some(file), format!("bad Avro record: {e}")).with_source(e)
+            })?;
+            each(&value)?;
+        }
+        Ok(())
     })
 }
 

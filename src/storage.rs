@@ -154,6 +154,73 @@ pub trait Storage: Send + Sync {
     }
 }
 
+/// A file read front to back through ranged reads of `window` bytes, as an [`std::io::Read`]:
+/// for decoders that take a reader (apache-avro's) over a data file, which may be larger than
+/// the memory a job has, so [`Storage::read_all`] is not for it. A failed read is kept
+/// ([`SequentialRead::take_error`]) so the caller reports the storage's typed error rather
+/// than the decoder's rewording of it.
+pub struct SequentialRead<'a> {
+    storage: &'a dyn Storage,
+    path: &'a str,
+    size: u64,
+    offset: u64,
+    window: u64,
+    buf: Vec<u8>,
+    at: usize,
+    error: Option<StorageError>,
+}
+
+impl<'a> SequentialRead<'a> {
+    /// Reads `path`, `window` bytes per storage call (at least one).
+    pub fn new(storage: &'a dyn Storage, path: &'a str, window: u64) -> StorageResult<Self> {
+        let size = storage.size(path)?;
+        Ok(SequentialRead {
+            storage,
+            path,
+            size,
+            offset: 0,
+            window: window.max(1),
+            buf: Vec::new(),
+            at: 0,
+            error: None,
+        })
+    }
+
+    /// The storage failure that ended the reading, if one did.
+    pub fn take_error(&mut self) -> Option<StorageError> {
+        self.error.take()
+    }
+}
+
+impl std::io::Read for SequentialRead<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.at == self.buf.len() {
+            if self.offset >= self.size || out.is_empty() {
+                return Ok(0);
+            }
+            let len = self.window.min(self.size - self.offset);
+            match self.storage.read_range(self.path, self.offset, len) {
+                // A store that returns nothing before the size it reported: the file shrank.
+                Ok(b) if b.is_empty() => return Ok(0),
+                Ok(b) => {
+                    self.offset += b.len() as u64;
+                    self.buf = b;
+                    self.at = 0;
+                }
+                Err(e) => {
+                    let io = std::io::Error::other(e.to_string());
+                    self.error = Some(e);
+                    return Err(io);
+                }
+            }
+        }
+        let n = out.len().min(self.buf.len() - self.at);
+        out[..n].copy_from_slice(&self.buf[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
 /// Files in memory: the reference storage for tests, benchmarks and the browser. Cloning shares
 /// the same files.
 #[derive(Clone, Default, Debug)]
@@ -288,5 +355,75 @@ mod tests {
         assert_eq!(s.list("t/").unwrap().len(), 2);
         s.delete("t/a").unwrap();
         assert_eq!(s.list("t/").unwrap().len(), 1);
+    }
+
+    /// A storage whose reads past `fail_from` fail.
+    struct FailingReads {
+        inner: MemoryStorage,
+        fail_from: u64,
+    }
+
+    impl Storage for FailingReads {
+        fn size(&self, path: &str) -> StorageResult<u64> {
+            self.inner.size(path)
+        }
+        fn read_range(&self, path: &str, offset: u64, len: u64) -> StorageResult<Vec<u8>> {
+            if offset >= self.fail_from {
+                return Err(StorageError::new(
+                    StorageErrorKind::Io,
+                    path,
+                    "connection reset",
+                ));
+            }
+            self.inner.read_range(path, offset, len)
+        }
+        fn list(&self, prefix: &str) -> StorageResult<Vec<ObjectMeta>> {
+            self.inner.list(prefix)
+        }
+        fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
+            self.inner.create_writer(path)
+        }
+        fn delete(&self, path: &str) -> StorageResult<()> {
+            self.inner.delete(path)
+        }
+        fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+            self.inner.create_if_absent(path, bytes)
+        }
+    }
+
+    #[test]
+    fn a_sequential_read_returns_the_file_across_windows_and_keeps_a_failure_typed() {
+        use std::io::Read;
+        let s = MemoryStorage::new();
+        let data: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        s.put("f", data.clone());
+        s.put("empty", Vec::new());
+        for window in [0, 1, 3, 999, 1000, 4096] {
+            let mut out = Vec::new();
+            SequentialRead::new(&s, "f", window)
+                .unwrap()
+                .read_to_end(&mut out)
+                .unwrap();
+            assert_eq!(out, data, "window {window}");
+        }
+        let mut out = Vec::new();
+        let mut r = SequentialRead::new(&s, "empty", 8).unwrap();
+        assert_eq!(r.read_to_end(&mut out).unwrap(), 0);
+        assert_eq!(
+            SequentialRead::new(&s, "missing", 8).err().map(|e| e.kind),
+            Some(StorageErrorKind::NotFound)
+        );
+        // A read that fails after the first window: the decoder sees an I/O error, and the
+        // storage's own error is kept for the caller to report.
+        let failing = FailingReads {
+            inner: s,
+            fail_from: 300,
+        };
+        let mut r = SequentialRead::new(&failing, "f", 256).unwrap();
+        let mut out = Vec::new();
+        assert!(r.read_to_end(&mut out).is_err());
+        assert_eq!(out, data[..512], "two windows read before the failing one");
+        let e = r.take_error().unwrap();
+        assert_eq!((e.kind, e.path.as_str()), (StorageErrorKind::Io, "f"));
     }
 }

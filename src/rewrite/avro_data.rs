@@ -19,11 +19,15 @@ use arrow_schema::{DataType, SchemaRef, TimeUnit};
 
 use super::merge::kv_format::array_of;
 use crate::error::{Error, Result};
-use crate::storage::Storage;
+use crate::storage::{SequentialRead, Storage};
 use crate::value::Datum;
 
 /// Rows per batch handed to the caller.
 const BATCH_ROWS: usize = 8192;
+
+/// Bytes of the file fetched per storage call: the file is read front to back, never held
+/// whole (a data file may be larger than the job's memory).
+const READ_WINDOW: u64 = 4 << 20;
 
 /// Reads the Avro data file `path` as batches of `schema`, handing each to `each`; the file
 /// must hold `rows` records, as its metadata records.
@@ -44,7 +48,7 @@ pub(crate) fn read_avro_batches(
             )));
         }
     }
-    let bytes = storage.read_all(path)?;
+    let mut source = SequentialRead::new(storage, path, READ_WINDOW)?;
     let width = schema.fields().len();
     let mut columns: Vec<Vec<Datum>> = vec![Vec::with_capacity(BATCH_ROWS); width];
     let mut slots: Vec<Option<usize>> = Vec::new();
@@ -66,7 +70,7 @@ pub(crate) fn read_avro_batches(
             .map_err(|e| Error::corrupt(Some(path), format!("Avro rows as Arrow: {e}")))?;
         each(batch)
     };
-    crate::avro_file::read_records(&bytes, path, |record| {
+    let decoded = crate::avro_file::each_record(&mut source, path, &mut |record| {
         // Paimon's Java writers make the top-level schema a union of null and the record.
         let record = match record {
             Value::Union(_, inner) => inner.as_ref(),
@@ -110,7 +114,13 @@ pub(crate) fn read_avro_batches(
             flush(&mut columns)?;
         }
         Ok(())
-    })?;
+    });
+    // A failed read reaches apache-avro as an I/O error it words as a bad file: report the
+    // storage's own typed error instead.
+    if let Some(e) = source.take_error() {
+        return Err(e.into());
+    }
+    decoded?;
     if width > 0 {
         flush(&mut columns)?;
     }

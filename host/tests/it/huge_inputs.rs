@@ -113,7 +113,7 @@ fn compact(engine: &Compactor, storage: &MemoryStorage, path: &str) -> MemorySto
     );
     assert!(
         report.compaction.snapshot_after.is_some(),
-        "{}: committed",
+        "{}: committed: {report:?}",
         engine.name()
     );
     copy
@@ -382,4 +382,109 @@ fn a_backlog_of_500_level0_runs_merges_within_256_mib() {
         .compact_table(Arc::new(copy_of(&storage)), path, &unbounded, None)
         .unwrap_err();
     assert!(e.to_string().contains("memory limit"), "{e}");
+}
+
+/// Whether the live files of the table at `path` all end with `ext` (`.avro`).
+fn all_live_files_end_with(storage: &MemoryStorage, path: &str, ext: &str) -> bool {
+    let state = scan(storage, path).unwrap();
+    state
+        .buckets
+        .values()
+        .flat_map(|b| b.files.iter())
+        .all(|f| f.entry.file.file_name.ends_with(ext))
+}
+
+/// Avro and ORC data files larger than the component's whole memory (Paimon's `file.format =
+/// avro | orc`), in primary-key and append tables: an Avro file is read front to back in
+/// windows, an ORC file a stripe at a time, and both are copied to Parquet through storage as
+/// they are decoded, so each compacts inside the limit. Held whole, as reading them once did,
+/// the file alone would not fit. (ORC's memory follows its stripes, written here at
+/// `orc.stripe.size = 4 mb`; Java's default is 64 MB.)
+#[test]
+fn avro_and_orc_files_larger_than_the_components_memory_compact() {
+    const LIMIT: usize = 64 << 20;
+    // 800 000 rows of a 96-character hex string: about 90 MB of uncompressed Avro.
+    let rows: Vec<(RowKind, Vec<Datum>)> = (0..800_000i64)
+        .map(|i| {
+            let h = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            (
+                RowKind::Insert,
+                vec![
+                    Datum::BigInt(i),
+                    Datum::String(format!(
+                        "{h:032x}{:032x}{:032x}",
+                        h.rotate_left(17) ^ 0x5555,
+                        h.rotate_left(41)
+                    )),
+                    Datum::BigInt(i * 7),
+                ],
+            )
+        })
+        .collect();
+    for (path, keys, options) in [
+        (
+            "w/db.db/avro_pk",
+            &["k"][..],
+            &[("bucket", "1"), ("file.format", "avro")][..],
+        ),
+        (
+            "w/db.db/avro_append",
+            &[][..],
+            &[
+                ("bucket", "1"),
+                ("bucket-key", "k"),
+                ("file.format", "avro"),
+            ][..],
+        ),
+        (
+            "w/db.db/orc_pk",
+            &["k"][..],
+            &[
+                ("bucket", "1"),
+                ("file.format", "orc"),
+                ("orc.stripe.size", "4 mb"),
+            ][..],
+        ),
+    ] {
+        let mut options = options.to_vec();
+        options.extend([("file.compression", "none"), ("target-file-size", "1 gb")]);
+        let storage = table(path, &kv_columns(), &[], keys, &options, &rows, 200_000);
+        // The native engine makes one Avro (ORC) file of the four Parquet files the writer left.
+        let foreign = compact(&Compactor::Native, &storage, path);
+        let ext = if path.contains("orc") {
+            ".orc"
+        } else {
+            ".avro"
+        };
+        assert!(all_live_files_end_with(&foreign, path, ext));
+        let largest = foreign
+            .paths()
+            .iter()
+            .filter(|p| p.contains("/bucket-0/data-"))
+            .map(|p| foreign.get(p).unwrap().len())
+            .max()
+            .unwrap();
+        assert!(
+            largest > LIMIT,
+            "{path}: the file ({largest} bytes) exceeds the limit"
+        );
+        // Two more files on top, so the next full compaction merges the large file with them
+        // (an append table's needs three files).
+        let mut writer = TableWriter::new(&foreign, path, [6; 16]);
+        writer.commit(&kv_rows(1_000), NOW + 10).unwrap();
+        writer.commit(&kv_rows(500), NOW + 11).unwrap();
+        let component = wasm(Limits {
+            max_memory_bytes: LIMIT,
+            timeout: None,
+        });
+        let after = compact(&component, &foreign, path);
+        let native = compact(&Compactor::Native, &foreign, path);
+        assert_eq!(layout(&after, path), layout(&native, path), "{path}");
+        let expected_rows = if keys.is_empty() { 801_500 } else { 800_000 };
+        assert_eq!(
+            layout(&after, path),
+            vec![(String::new(), 0, 1, expected_rows)],
+            "{path}"
+        );
+    }
 }
