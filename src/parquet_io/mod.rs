@@ -13,7 +13,9 @@
 //!   vectors as row selections;
 //! * [`page_stream`] — page-by-page reads with read-ahead, for readers that keep many files
 //!   open;
-//! * [`host_decompression`] — page readers that hand zstd pages to the host's codec.
+//! * [`host_decompression`] — page readers that hand zstd pages to the host's codec;
+//! * [`thrift_guard`] and [`page_guard`] — footers, page indexes and page headers checked for
+//!   what arrow-rs would loop on or over-allocate for, before it reads them.
 //!
 //! Writing (a stream of files of about a target size is [`crate::rewrite::rolling`]):
 //! * [`writer`] — one file, row group by row group (arrow-rs's `ArrowWriter` loop, with this
@@ -30,6 +32,7 @@ pub(crate) mod column_chunk;
 pub(crate) mod dictionary;
 pub(crate) mod footer;
 pub(crate) mod host_decompression;
+pub(crate) mod page_guard;
 pub(crate) mod page_spill;
 pub(crate) mod page_stream;
 pub(crate) mod read;

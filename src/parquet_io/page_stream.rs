@@ -35,6 +35,7 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use super::footer::InputFile;
 use super::host_decompression::{self, OffloadedRowGroups};
+use super::page_guard::{self, ChunkMap};
 use super::read::{corrupt, IoCounters, BATCH_SIZE};
 use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
@@ -68,6 +69,11 @@ struct Inner {
     read_ahead: u64,
     /// Byte ranges of the file's column chunks (start, end, leaf), sorted by start.
     chunks: Vec<(u64, u64, usize)>,
+    /// The column chunks' codecs, for the page-header checks ([`super::page_guard`]).
+    codecs: ChunkMap,
+    /// Where pages start, sorted, when the file has an offset index: arrow-rs then reads each
+    /// page (header and body) with one `get_bytes` at its start.
+    page_starts: Option<Vec<u64>>,
 }
 
 impl Inner {
@@ -171,20 +177,63 @@ impl ChunkReader for Chunks {
             inner: self.0.clone(),
             offset: start,
             buf: Bytes::new(),
+            checked: false,
         })
     }
 
     fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<Bytes> {
-        self.0.read(start, length as u64)
+        let bytes = self.0.read(start, length as u64)?;
+        // With an offset index, a read at a page's start is the whole page, header first.
+        let at_page = self
+            .0
+            .page_starts
+            .as_ref()
+            .is_some_and(|s| s.binary_search(&start).is_ok());
+        if let (true, Some((_, codec))) = (at_page, self.0.codecs.at(start)) {
+            page_guard::check_pages(&bytes, codec).map_err(refused)?;
+        }
+        Ok(bytes)
     }
 }
 
+/// A page header [`page_guard`] refused, as the reader error arrow-rs passes on.
+fn refused(why: String) -> ParquetError {
+    ParquetError::General(why)
+}
+
 /// A `Read` from an offset of the file, fetching [`HEADER_FETCH`] bytes at a time (arrow-rs
-/// parses page headers from it; page bodies come through `get_bytes`).
+/// parses page headers from it; page bodies come through `get_bytes`). arrow-rs also asks for
+/// one where it will not read (at a page's body, when it peeked at the header before), so the
+/// page header is checked ([`page_guard`]) at the first read, not when it is made.
 struct HeaderRead {
     inner: Arc<Inner>,
     offset: u64,
     buf: Bytes,
+    checked: bool,
+}
+
+impl HeaderRead {
+    /// The first bytes at `offset`, where arrow-rs is about to parse a page header: fetched
+    /// and checked.
+    fn first_fetch(&mut self) -> std::io::Result<Bytes> {
+        self.checked = true;
+        let start = self.offset;
+        match self.inner.codecs.at(start) {
+            Some((end, codec)) => {
+                let bytes = self
+                    .inner
+                    .read(start, HEADER_FETCH.min(end - start))
+                    .map_err(std::io::Error::other)?;
+                page_guard::check_page(&bytes, end - start, codec)
+                    .map_err(|why| std::io::Error::other(refused(why)))?;
+                Ok(bytes)
+            }
+            None => self
+                .inner
+                .read(start, HEADER_FETCH)
+                .map_err(std::io::Error::other),
+        }
+    }
 }
 
 impl Read for HeaderRead {
@@ -193,10 +242,13 @@ impl Read for HeaderRead {
             if self.offset >= self.inner.size || out.is_empty() {
                 return Ok(0);
             }
-            self.buf = self
-                .inner
-                .read(self.offset, HEADER_FETCH)
-                .map_err(std::io::Error::other)?;
+            self.buf = if self.checked {
+                self.inner
+                    .read(self.offset, HEADER_FETCH)
+                    .map_err(std::io::Error::other)?
+            } else {
+                self.first_fetch()?
+            };
             self.offset += self.buf.len() as u64;
         }
         let n = out.len().min(self.buf.len());
@@ -236,9 +288,33 @@ impl PageStream {
             })
             .collect();
         chunks.sort_unstable();
+        let meta = metadata.metadata();
+        let page_starts = meta
+            .page_index()
+            .filter(|index| index.has_offset_indexes())
+            .map(|index| {
+                let mut starts: Vec<u64> = chunks.iter().map(|c| c.0).collect();
+                for (g, rg) in meta.row_groups().iter().enumerate() {
+                    for c in 0..rg.num_columns() {
+                        if let Some(offsets) = index.offset_index(g, c) {
+                            starts.extend(
+                                offsets
+                                    .page_locations()
+                                    .iter()
+                                    .filter_map(|p| u64::try_from(p.offset).ok()),
+                            );
+                        }
+                    }
+                }
+                starts.sort_unstable();
+                starts.dedup();
+                starts
+            });
         let inner = Arc::new(Inner {
             read_ahead,
             chunks,
+            codecs: ChunkMap::of(metadata.metadata()),
+            page_starts,
             storage: storage.clone(),
             path: input.path.clone(),
             size: input.size,

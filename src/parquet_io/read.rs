@@ -20,6 +20,7 @@ use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder
 use parquet::DecodeResult;
 
 use super::footer::InputFile;
+use super::page_guard::{self, ChunkMap};
 use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
@@ -99,6 +100,8 @@ pub(crate) fn reader_metadata(input: &InputFile, schema: SchemaRef) -> Result<Ar
 /// Decoded batches of one input file, one row group's bytes in memory at a time.
 pub(crate) struct BatchStream {
     decoder: ParquetPushDecoder,
+    /// The column chunks' codecs, for the page-header checks ([`super::page_guard`]).
+    codecs: ChunkMap,
 }
 
 impl BatchStream {
@@ -107,13 +110,14 @@ impl BatchStream {
         metadata: ArrowReaderMetadata,
         selection: Option<RowSelection>,
     ) -> Result<Self> {
+        let codecs = ChunkMap::of(metadata.metadata());
         let mut builder =
             ParquetPushDecoderBuilder::new_with_metadata(metadata).with_batch_size(BATCH_SIZE);
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);
         }
         let decoder = builder.build().map_err(|e| corrupt_from(&input.path, e))?;
-        Ok(BatchStream { decoder })
+        Ok(BatchStream { decoder, codecs })
     }
 
     /// The next batch, fetching the ranges the decoder asks for.
@@ -129,7 +133,10 @@ impl BatchStream {
             })?;
             match decoded {
                 DecodeResult::NeedsData(ranges) => {
-                    let (ranges, buffers) = fetch(storage, path, &ranges, io)?;
+                    let (merged, buffers) = fetch(storage, path, &ranges, io)?;
+                    check_page_headers(&self.codecs, &ranges, &merged, &buffers)
+                        .map_err(|why| corrupt(path, why))?;
+                    let ranges = merged;
                     contain(path, "Parquet", || {
                         self.decoder
                             .push_ranges(ranges, buffers)
@@ -141,6 +148,33 @@ impl BatchStream {
             }
         }
     }
+}
+
+/// Checks the page headers of every range the push decoder asked for (a column chunk, or the
+/// pages an offset index locates: whole pages, each starting with its header) in the bytes
+/// fetched for it, before the decoder reads them ([`super::page_guard`]).
+fn check_page_headers(
+    codecs: &ChunkMap,
+    asked: &[Range<u64>],
+    merged: &[Range<u64>],
+    buffers: &[Bytes],
+) -> std::result::Result<(), String> {
+    for r in asked.iter().filter(|r| r.end > r.start) {
+        let Some((_, codec)) = codecs.at(r.start) else {
+            continue;
+        };
+        let i = merged.partition_point(|m| m.start <= r.start);
+        let Some((m, bytes)) = i.checked_sub(1).map(|i| (&merged[i], &buffers[i])) else {
+            continue;
+        };
+        let (from, to) = ((r.start - m.start) as usize, (r.end - m.start) as usize);
+        if let Some(pages) = bytes.get(from..to) {
+            page_guard::check_pages(pages, codec)
+                .map(|_| ())
+                .map_err(|why| format!("{why}, in the column chunk at byte {}", r.start))?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks a file's deletion vector: strictly ascending positions, each below its `rows` rows.

@@ -24,8 +24,10 @@
 //! What the walk cannot follow (a truncated varint, nesting deeper than [`MAX_DEPTH`], a field
 //! id that overflows) is left to arrow-rs, whose reader fails on the same bytes at once.
 //!
-//! Page headers are not walked: arrow-rs decodes them inside its page reader, and no hook sees
-//! their bytes first (`fuzz/README.md`).
+//! Page headers are walked too ([`check_page_header`], called by [`super::page_guard`] where
+//! this crate hands a column chunk's bytes to arrow-rs). There the walk also knows how many
+//! bytes of the column chunk follow, and refuses a binary value declared longer than that:
+//! arrow-rs reads a page header from a stream and reserves the declared length before reading.
 
 /// Nesting beyond this is left to arrow-rs (which stops skipping at the same depth).
 const MAX_DEPTH: usize = 64;
@@ -379,6 +381,59 @@ pub(crate) static OFFSET_INDEX: Def = Def {
     ],
 };
 
+static DATA_PAGE_HEADER: Def = Def {
+    name: "DataPageHeader",
+    fields: &[
+        (1, Ty::I32),
+        (2, Ty::I32),
+        (3, Ty::I32),
+        (4, Ty::I32),
+        (5, Ty::Struct(&STATISTICS)),
+    ],
+};
+static DICTIONARY_PAGE_HEADER: Def = Def {
+    name: "DictionaryPageHeader",
+    fields: &[(1, Ty::I32), (2, Ty::I32), (3, Ty::Bool)],
+};
+static DATA_PAGE_HEADER_V2: Def = Def {
+    name: "DataPageHeaderV2",
+    fields: &[
+        (1, Ty::I32),
+        (2, Ty::I32),
+        (3, Ty::I32),
+        (4, Ty::I32),
+        (5, Ty::I32),
+        (6, Ty::I32),
+        (7, Ty::Bool),
+        (8, Ty::Struct(&STATISTICS)),
+    ],
+};
+/// A page's header, in front of every page of a column chunk.
+static PAGE_HEADER: Def = Def {
+    name: "PageHeader",
+    fields: &[
+        (1, Ty::I32),
+        (2, Ty::I32),
+        (3, Ty::I32),
+        (4, Ty::I32),
+        (5, Ty::Struct(&DATA_PAGE_HEADER)),
+        (6, Ty::Struct(&EMPTY)),
+        (7, Ty::Struct(&DICTIONARY_PAGE_HEADER)),
+        (8, Ty::Struct(&DATA_PAGE_HEADER_V2)),
+    ],
+};
+
+/// What a page header walked whole declares about its page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PageSizes {
+    /// Bytes of the header itself.
+    pub header: u64,
+    /// `uncompressed_page_size`, as arrow-rs reads it (`None`: absent).
+    pub uncompressed: Option<i32>,
+    /// `compressed_page_size`, the bytes of the page after its header.
+    pub compressed: Option<i32>,
+}
+
 /// Why the walk stopped early.
 enum Stop {
     /// Something arrow-rs would loop on, or read apart from the walk.
@@ -392,9 +447,36 @@ enum Stop {
 /// relative to `bytes`); `Ok` means nothing was found that arrow-rs 60.1 would loop on or read
 /// differently (not that the struct is valid).
 pub(crate) fn check_struct(bytes: &[u8], def: &'static Def) -> Result<(), String> {
-    let mut walk = Walk { bytes, at: 0 };
+    let mut walk = Walk::new(bytes, None);
     match walk.read_struct(Some(def), 0) {
         Ok(()) | Err(Stop::Unfollowed) => Ok(()),
+        Err(Stop::Refused(why)) => Err(why),
+    }
+}
+
+/// Checks the page header at the start of `bytes`, of which `available` bytes (at least
+/// `bytes.len()`) exist in its column chunk from the header's first byte on. `Ok(Some)`: the
+/// header was walked whole, with what it declares; `Ok(None)`: the walk could not follow it to
+/// its end (its bytes end first, for one), which leaves it to arrow-rs; `Err`: what was
+/// refused, as for [`check_struct`], or a binary value declared longer than the column chunk.
+pub(crate) fn check_page_header(bytes: &[u8], available: u64) -> Result<Option<PageSizes>, String> {
+    let mut walk = Walk::new(bytes, Some(available.max(bytes.len() as u64)));
+    match walk.read_struct(Some(&PAGE_HEADER), 0) {
+        Ok(()) => {
+            let field = |id| {
+                walk.top_i32
+                    .iter()
+                    .rev()
+                    .find(|(f, _)| *f == id)
+                    .map(|(_, v)| *v)
+            };
+            Ok(Some(PageSizes {
+                header: walk.at as u64,
+                uncompressed: field(2),
+                compressed: field(3),
+            }))
+        }
+        Err(Stop::Unfollowed) => Ok(None),
         Err(Stop::Refused(why)) => Err(why),
     }
 }
@@ -402,9 +484,24 @@ pub(crate) fn check_struct(bytes: &[u8], def: &'static Def) -> Result<(), String
 struct Walk<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// Bytes that exist from the start of `bytes` on, where known to be more than `bytes`
+    /// (a page header read from its column chunk): a binary value longer than what is left of
+    /// them is refused.
+    available: Option<u64>,
+    /// The `I32` fields of the outermost struct, as arrow-rs reads them (id, value).
+    top_i32: Vec<(i16, i32)>,
 }
 
-impl Walk<'_> {
+impl<'a> Walk<'a> {
+    fn new(bytes: &'a [u8], available: Option<u64>) -> Self {
+        Walk {
+            bytes,
+            at: 0,
+            available,
+            top_i32: Vec::new(),
+        }
+    }
+
     fn byte(&mut self) -> Result<u8, Stop> {
         let b = *self.bytes.get(self.at).ok_or(Stop::Unfollowed)?;
         self.at += 1;
@@ -426,7 +523,17 @@ impl Walk<'_> {
     }
 
     fn binary(&mut self) -> Result<(), Stop> {
+        let start = self.at;
         let len = self.varint()?;
+        if let Some(available) = self.available {
+            let left = available.saturating_sub(self.at as u64);
+            if len > left {
+                return Err(Stop::Refused(format!(
+                    "a Thrift binary at byte {start} declares {len} bytes, but only {left} \
+                     bytes of the column chunk follow"
+                )));
+            }
+        }
         self.skip(usize::try_from(len).map_err(|_| Stop::Unfollowed)?)
     }
 
@@ -503,7 +610,14 @@ impl Walk<'_> {
                             want.name()
                         )));
                     }
-                    self.typed(want, depth + 1)?;
+                    if depth == 0 && matches!(want, Ty::I32) {
+                        // A zigzag varint, truncated to 32 bits as arrow-rs reads an i32.
+                        let v = self.varint()?;
+                        let value = ((v >> 1) as i64 ^ -((v & 1) as i64)) as i32;
+                        self.top_i32.push((id, value));
+                    } else {
+                        self.typed(want, depth + 1)?;
+                    }
                 }
                 None => self.skipped(ty, depth + 1)?,
             }

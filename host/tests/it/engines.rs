@@ -660,6 +660,15 @@ fn the_compiled_component_is_cached_for_a_warm_start() {
 
 /// A demo table in memory and a full-compaction job of it carrying `options` in its scope.
 fn demo_job(engine: &Compactor, options: &[(&str, &str)]) -> (MemoryStorage, String, TableJob) {
+    demo_job_of(engine, "/orders", options)
+}
+
+/// The demo table whose path ends with `name`, and a full-compaction job of it.
+fn demo_job_of(
+    engine: &Compactor,
+    name: &str,
+    options: &[(&str, &str)],
+) -> (MemoryStorage, String, TableJob) {
     let mut job = TableJob {
         full: true,
         ..TableJob::now()
@@ -672,8 +681,8 @@ fn demo_job(engine: &Compactor, options: &[(&str, &str)]) -> (MemoryStorage, Str
     let tables = engine
         .write_demo_tables(Arc::new(storage.clone()), "wh", job.now_ms - 60_000, 42)
         .unwrap();
-    let orders = tables.into_iter().find(|t| t.ends_with("/orders")).unwrap();
-    (storage, orders, job)
+    let table = tables.into_iter().find(|t| t.ends_with(name)).unwrap();
+    (storage, table, job)
 }
 
 /// Compacts `table` with `engine`, asserting that it fails as corrupt input naming `file`;
@@ -838,6 +847,78 @@ fn an_impossible_page_index_is_corrupt_input_of_the_file_in_both_engines() {
             engine.name()
         );
     }
+}
+
+/// A data file whose first data page header holds an unknown field declaring 2^31 - 1
+/// booleans (arrow-rs skips such a list element by element, for seconds, and a list of such
+/// lists for ever) is refused before arrow-rs parses the header, in both engines and on both
+/// read paths (the merge's page-at-a-time reader, the append rewrite's push decoder), as
+/// corrupt input naming the file; the failed job leaves the table as it was.
+#[test]
+fn a_hostile_page_header_is_corrupt_input_of_the_file_in_both_engines() {
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        for name in ["/orders", "/metrics"] {
+            let (storage, table, job) = demo_job_of(&engine, name, &[]);
+            let (file, at) = storage
+                .paths()
+                .into_iter()
+                .filter(|p| p.starts_with(&format!("{table}/bucket-")) && p.ends_with(".parquet"))
+                .find_map(|p| {
+                    let bytes = storage.get(&p)?;
+                    let footer = ParquetMetaDataReader::new()
+                        .parse_and_finish(&bytes::Bytes::from(bytes.to_vec()))
+                        .ok()?;
+                    let page = footer.row_group(0).column(0).data_page_offset() as usize;
+                    Some((p, data_page_header_at(&bytes, page)))
+                })
+                .expect("a demo data file");
+            let mut bytes = storage.get(&file).unwrap().to_vec();
+            // Field 20 (long form), a list of 2^31 - 1 booleans, over the data page header's
+            // first fields.
+            let hostile = [0x09, 0x28, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07];
+            bytes[at..at + hostile.len()].copy_from_slice(&hostile);
+            storage.put(&file, bytes);
+            let before = storage.paths();
+            let t0 = std::time::Instant::now();
+            let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
+            assert!(
+                core.message.contains("holds 2147483647 booleans"),
+                "{}, {name}: {err}",
+                engine.name()
+            );
+            assert!(!core.message.contains('\n'), "one line: {err}");
+            eprintln!("{}, {name}: refused in {:?}", engine.name(), t0.elapsed());
+            assert_eq!(
+                storage.paths(),
+                before,
+                "{}, {name}: the table as it was",
+                engine.name()
+            );
+        }
+    }
+}
+
+/// Where the `DataPageHeader` struct of the page header at `page` starts: past the page
+/// header's type and sizes (and checksum), at its field 5.
+fn data_page_header_at(bytes: &[u8], page: usize) -> usize {
+    let mut at = page;
+    let varint = |at: &mut usize| {
+        while bytes[*at] & 0x80 != 0 {
+            *at += 1;
+        }
+        *at += 1;
+    };
+    // Fields 1 to 3 (or 4), each an i32: header byte 0x15 and a varint.
+    while bytes[at] == 0x15 {
+        at += 1;
+        varint(&mut at);
+    }
+    assert!(
+        matches!(bytes[at], 0x2c | 0x1c),
+        "field 5, a struct, follows: {:#x}",
+        bytes[at]
+    );
+    at + 1
 }
 
 /// A table job (a method on the `compaction-job` resource) over its time limit reports the
