@@ -35,7 +35,7 @@ use crate::options::engine::PassthroughWriter;
 use crate::options::CoreOptions;
 use crate::orc_io::write::OrcWriteSettings;
 use crate::parquet_io::codec::PageCompressor;
-use crate::parquet_io::dictionary::{fell_back_to_plain, DictConfig, DictWriterCounters};
+use crate::parquet_io::dictionary::{DictConfig, DictWriterCounters};
 use crate::parquet_io::footer::{read_footer, FooterPolicy, InputFile};
 use crate::parquet_io::page_stream::PageStream;
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
@@ -539,25 +539,13 @@ pub fn rewrite_append(
             (true, PassthroughWriter::Arrow) => Forwarded::Arrow,
         })
         .collect();
-    // Columns the first input's writer gave up dictionary-encoding are written PLAIN from the
-    // start: hashing their values into a dictionary that fills and is dropped was a quarter
-    // of an append job on such tables (benches/README.md, "Whole tables against DuckDB").
-    let props = match fell_back_to_plain(&first_input.metadata) {
-        plain if plain.is_empty() => settings.props.clone(),
-        plain => plain
-            .into_iter()
-            .fold(settings.props.clone().into_builder(), |b, path| {
-                b.set_column_dictionary_enabled(path, false)
-            })
-            .build(),
-    };
     let spec = FileSpec {
         forwarded,
         spill_budget: settings.spill_threshold,
         ..FileSpec::new(
             schema.clone(),
             descr.clone(),
-            props,
+            settings.props.clone(),
             settings.dict_cfg.clone(),
         )
     };

@@ -616,40 +616,6 @@ fn passthrough_falls_back_to_plain_when_the_dictionary_outgrows_its_page() {
     assert!(name_pages[0].contains(&(PageType::DATA_PAGE, Encoding::RLE_DICTIONARY)));
 }
 
-/// A column whose inputs' writer gave up its dictionary in every row group (`name`, distinct
-/// in every row, past a 4 KiB dictionary page) is written PLAIN from its first page; the
-/// low-cardinality column keeps its dictionary, and the rows are the inputs'.
-#[test]
-fn a_column_whose_inputs_fell_back_to_plain_is_written_plain_from_the_start() {
-    let storage = MemoryStorage::new();
-    let small_dictionaries = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(4000))
-        .set_dictionary_page_size_limit(4096)
-        .build();
-    let inputs = put_inputs(&storage, 3, 4000, &small_dictionaries, 1);
-    let input_name = page_layout(&storage.get(&inputs[0].path).unwrap(), 3);
-    assert!(input_name[0].contains(&(PageType::DICTIONARY_PAGE, Encoding::PLAIN)));
-    assert!(input_name[0].contains(&(PageType::DATA_PAGE, Encoding::PLAIN)));
-    let result = rewrite_append(&storage, &request(&inputs), &opts(&[])).unwrap();
-    assert_rows_identical(&storage, &inputs, &result);
-    let bytes = storage.get(&result.outputs[0].path).unwrap();
-    for row_group in page_layout(&bytes, 3) {
-        assert!(
-            row_group
-                .iter()
-                .all(|p| *p == (PageType::DATA_PAGE, Encoding::PLAIN)),
-            "{row_group:?}"
-        );
-    }
-    let s_pages = page_layout(&bytes, 2);
-    assert!(
-        s_pages[0].contains(&(PageType::DATA_PAGE, Encoding::RLE_DICTIONARY)),
-        "{:?}",
-        s_pages[0]
-    );
-}
-
 /// Only in `bench-comparisons` builds, where arrow-rs's writer is a choice.
 #[cfg(feature = "bench-comparisons")]
 #[test]

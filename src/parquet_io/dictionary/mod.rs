@@ -92,44 +92,6 @@ impl DictConfig {
     }
 }
 
-/// The columns whose writer gave up on its dictionary in every row group of the file described
-/// by `metadata`: each chunk has a dictionary page and data pages in PLAIN (the dictionary
-/// outgrew its page limit and the rest of the chunk went PLAIN). Such a column is about as
-/// distinct in the next file written from it, so a writer that starts it PLAIN saves hashing
-/// every value into a dictionary it will throw away (benches/README.md, "Whole tables against
-/// DuckDB"). A column whose chunks record no page encodings, or were never dictionary-encoded
-/// (the writer's own setting), is not named.
-pub(crate) fn fell_back_to_plain(
-    metadata: &parquet::file::metadata::ParquetMetaData,
-) -> Vec<parquet::schema::types::ColumnPath> {
-    use parquet::basic::{Encoding, PageType};
-    let groups = metadata.row_groups();
-    let Some(first) = groups.first() else {
-        return Vec::new();
-    };
-    (0..first.num_columns())
-        .filter(|&c| {
-            groups.iter().all(|rg| {
-                rg.columns().get(c).is_some_and(|chunk| {
-                    // The reader keeps the data pages' encodings as a mask, or whole when asked.
-                    let plain_data = match chunk.page_encoding_stats_mask() {
-                        Some(mask) => mask.is_set(Encoding::PLAIN),
-                        None => chunk.page_encoding_stats().is_some_and(|stats| {
-                            stats.iter().any(|s| {
-                                matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2)
-                                    && s.encoding == Encoding::PLAIN
-                                    && s.count > 0
-                            })
-                        }),
-                    };
-                    chunk.dictionary_page_offset().is_some() && plain_data
-                })
-            })
-        })
-        .map(|c| first.column(c).column_path().clone())
-        .collect()
-}
-
 /// What the writer did, for the rewrite's metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct DictWriterCounters {
@@ -290,67 +252,4 @@ pub(crate) struct PageBounds {
     pub min: Option<Vec<u8>>,
     pub max: Option<Vec<u8>>,
     pub nans: Option<u64>,
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use arrow_array::{Int64Array, RecordBatch, StringArray};
-    use parquet::arrow::ArrowWriter;
-    use parquet::file::properties::WriterProperties;
-    use parquet::file::reader::{FileReader, SerializedFileReader};
-    use parquet::schema::types::ColumnPath;
-
-    use super::fell_back_to_plain;
-
-    #[test]
-    fn only_columns_whose_dictionary_overflowed_in_every_row_group_are_named() {
-        let n = 30_000i64;
-        let batch = RecordBatch::try_from_iter([
-            // Distinct in every row: its dictionary overflows the small limit below.
-            (
-                "id",
-                Arc::new(StringArray::from_iter_values(
-                    (0..n).map(|i| format!("{i:032x}")),
-                )) as _,
-            ),
-            // Ten values: dictionary-encoded throughout.
-            (
-                "category",
-                Arc::new(StringArray::from_iter_values(
-                    (0..n).map(|i| format!("c{}", i % 10)),
-                )) as _,
-            ),
-            ("n", Arc::new(Int64Array::from_iter_values(0..n)) as _),
-        ])
-        .unwrap();
-        let write = |props: WriterProperties| {
-            let mut file = Vec::new();
-            let mut w = ArrowWriter::try_new(&mut file, batch.schema(), Some(props)).unwrap();
-            w.write(&batch).unwrap();
-            w.close().unwrap();
-            let file = bytes::Bytes::from(file);
-            let masked = SerializedFileReader::new(file.clone()).unwrap();
-            // Read with the full page encoding statistics too, as the append rewrite reads.
-            let options = parquet::file::serialized_reader::ReadOptionsBuilder::new()
-                .with_encoding_stats_as_mask(false)
-                .build();
-            let full = SerializedFileReader::new_with_options(file, options).unwrap();
-            let named = fell_back_to_plain(masked.metadata());
-            assert_eq!(fell_back_to_plain(full.metadata()), named);
-            named
-        };
-        let small_dictionaries = || {
-            WriterProperties::builder()
-                .set_dictionary_page_size_limit(16 << 10)
-                .set_max_row_group_row_count(Some(10_000))
-        };
-        assert_eq!(
-            write(small_dictionaries().build()),
-            vec![ColumnPath::from("id"), ColumnPath::from("n")]
-        );
-        // Without dictionaries at all nothing fell back: the writer's own setting stands.
-        assert!(write(small_dictionaries().set_dictionary_enabled(false).build()).is_empty());
-    }
 }
