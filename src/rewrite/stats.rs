@@ -174,16 +174,22 @@ pub(crate) fn collect(metadata: &ParquetMetaData) -> Vec<ColumnStats> {
             let mut any_values = false;
             for rg in metadata.row_groups() {
                 let chunk = rg.column(leaf);
-                let Some(s) = chunk.statistics() else {
+                // Statistics that count more nulls than the chunk holds values are not
+                // statistics of it (a damaged or hostile footer, which a fast copy carries
+                // over unread): taken as absent, so no reader skips by them.
+                let values = u64::try_from(chunk.num_values()).unwrap_or(0);
+                let Some((s, non_null)) = chunk.statistics().and_then(|s| {
+                    let non_null = values.checked_sub(s.null_count_opt().unwrap_or(0))?;
+                    Some((s, non_null))
+                }) else {
                     complete = false;
                     nulls = None;
                     break;
                 };
                 nulls = match (nulls, s.null_count_opt()) {
-                    (Some(a), Some(b)) => Some(a + b),
+                    (Some(a), Some(b)) => a.checked_add(b),
                     _ => None,
                 };
-                let non_null = chunk.num_values() as u64 - s.null_count_opt().unwrap_or(0);
                 if non_null == 0 && s.null_count_opt().is_some() {
                     continue; // all nulls: no bounds to merge
                 }
@@ -377,5 +383,58 @@ fn stat_lt(a: &StatValue, b: &StatValue) -> bool {
         }
         (StatValue::Bytes(a), StatValue::Bytes(b)) => a < b,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use parquet::file::metadata::{
+        ColumnChunkMetaData, FileMetaData, ParquetMetaData, RowGroupMetaData,
+    };
+    use parquet::file::statistics::Statistics;
+    use parquet::schema::parser::parse_message_type;
+    use parquet::schema::types::SchemaDescriptor;
+
+    use super::*;
+
+    /// A file of one INT32 column `v` in one row group of `values` values, whose chunk
+    /// records `stats`.
+    fn metadata(values: i64, stats: Statistics) -> ParquetMetaData {
+        let schema = parse_message_type("message m { optional int32 v; }").unwrap();
+        let descr = Arc::new(SchemaDescriptor::new(Arc::new(schema)));
+        let chunk = ColumnChunkMetaData::builder(descr.column(0))
+            .set_num_values(values)
+            .set_statistics(stats)
+            .build()
+            .unwrap();
+        let rg = RowGroupMetaData::builder(descr.clone())
+            .set_num_rows(values)
+            .set_column_metadata(vec![chunk])
+            .build()
+            .unwrap();
+        let file = FileMetaData::new(1, values, None, None, descr, None);
+        ParquetMetaData::new(file, vec![rg])
+    }
+
+    #[test]
+    fn statistics_counting_more_nulls_than_values_are_taken_as_absent() {
+        // Found by the `parquet_append` fuzz target: a fast copy carries such a footer over
+        // unread, and the subtraction of the null count overflowed.
+        let lying = collect(&metadata(
+            5,
+            Statistics::int32(Some(1), Some(9), None, Some(7), false),
+        ));
+        assert_eq!(
+            (lying[0].null_count, &lying[0].min, &lying[0].max),
+            (None, &None, &None)
+        );
+        let honest = collect(&metadata(
+            5,
+            Statistics::int32(Some(1), Some(9), None, Some(2), false),
+        ));
+        assert_eq!(honest[0].null_count, Some(2));
+        assert_eq!(honest[0].min, Some(StatValue::Int(1)));
     }
 }
