@@ -22,35 +22,52 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::thrift_guard::{check_page_header, PageSizes};
 
-/// The column chunks of a file by byte range, with their codecs, to find the chunk a page
-/// read falls in.
+/// The column chunks of a file by byte range, to find the chunk a read falls in: for the
+/// page-header checks (its codec) and the page reader's read-ahead (its leaf column).
 pub(crate) struct ChunkMap {
-    /// (start, end, codec), sorted by start.
-    chunks: Vec<(u64, u64, Compression)>,
+    /// Sorted by start.
+    chunks: Vec<Chunk>,
+}
+
+/// One column chunk of a [`ChunkMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    pub start: u64,
+    pub end: u64,
+    /// The chunk's leaf column (its index in its row group).
+    pub leaf: usize,
+    pub codec: Compression,
 }
 
 impl ChunkMap {
     pub(crate) fn of(metadata: &ParquetMetaData) -> Self {
-        let mut chunks: Vec<(u64, u64, Compression)> = metadata
+        let mut chunks: Vec<Chunk> = metadata
             .row_groups()
             .iter()
-            .flat_map(|rg| rg.columns())
-            .map(|c| {
+            .flat_map(|rg| rg.columns().iter().enumerate())
+            .map(|(leaf, c)| {
                 let (start, len) = c.byte_range();
-                (start, start.saturating_add(len), c.compression())
+                Chunk {
+                    start,
+                    end: start.saturating_add(len),
+                    leaf,
+                    codec: c.compression(),
+                }
             })
             .collect();
-        chunks.sort_unstable_by_key(|c| (c.0, c.1));
+        chunks.sort_unstable_by_key(|c| (c.start, c.end, c.leaf));
         ChunkMap { chunks }
     }
 
-    /// The chunk that holds byte `offset`: its end and codec.
-    pub(crate) fn at(&self, offset: u64) -> Option<(u64, Compression)> {
-        let i = self.chunks.partition_point(|c| c.0 <= offset);
-        self.chunks[..i]
-            .last()
-            .filter(|c| offset < c.1)
-            .map(|c| (c.1, c.2))
+    /// The chunk that holds byte `offset`.
+    pub(crate) fn at(&self, offset: u64) -> Option<&Chunk> {
+        let i = self.chunks.partition_point(|c| c.start <= offset);
+        self.chunks[..i].last().filter(|c| offset < c.end)
+    }
+
+    /// Every chunk, by start.
+    pub(crate) fn chunks(&self) -> &[Chunk] {
+        &self.chunks
     }
 }
 
@@ -290,7 +307,8 @@ mod tests {
                     .flat_map(|rg| rg.columns())
                 {
                     let (start, len) = c.byte_range();
-                    assert_eq!(map.at(start), Some((start + len, codec)));
+                    let chunk = map.at(start).unwrap();
+                    assert_eq!((chunk.end, chunk.codec), (start + len, codec));
                     let pages = &file[start as usize..(start + len) as usize];
                     assert_eq!(
                         check_pages(pages, codec),

@@ -35,7 +35,7 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use super::footer::InputFile;
 use super::host_decompression::{self, OffloadedRowGroups};
-use super::page_guard::{self, ChunkMap};
+use super::page_guard::{self, Chunk, ChunkMap};
 use super::read::{corrupt, IoCounters, BATCH_SIZE};
 use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
@@ -67,10 +67,9 @@ struct Inner {
     size: u64,
     state: Mutex<ChunkState>,
     read_ahead: u64,
-    /// Byte ranges of the file's column chunks (start, end, leaf), sorted by start.
-    chunks: Vec<(u64, u64, usize)>,
-    /// The column chunks' codecs, for the page-header checks ([`super::page_guard`]).
-    codecs: ChunkMap,
+    /// The file's column chunks: each read's column (for its read-ahead window) and codec (for
+    /// the page-header checks, [`super::page_guard`]).
+    chunks: ChunkMap,
     /// Where pages start, sorted, when the file has an offset index: arrow-rs then reads each
     /// page (header and body) with one `get_bytes` at its start.
     page_starts: Option<Vec<u64>>,
@@ -86,11 +85,12 @@ impl Inner {
     /// it holds them, else through a fetch that becomes the column's new window.
     fn read(&self, offset: u64, len: u64) -> parquet::errors::Result<Bytes> {
         let len = len.min(self.size.saturating_sub(offset));
-        let Some(&(_, chunk_end, leaf)) = (self.read_ahead > 0)
-            .then(|| {
-                let i = self.chunks.partition_point(|c| c.0 <= offset);
-                self.chunks[..i].last().filter(|c| offset < c.1)
-            })
+        let Some(&Chunk {
+            end: chunk_end,
+            leaf,
+            ..
+        }) = (self.read_ahead > 0)
+            .then(|| self.chunks.at(offset))
             .flatten()
         else {
             return self.fetch(offset, len);
@@ -189,8 +189,8 @@ impl ChunkReader for Chunks {
             .page_starts
             .as_ref()
             .is_some_and(|s| s.binary_search(&start).is_ok());
-        if let (true, Some((_, codec))) = (at_page, self.0.codecs.at(start)) {
-            page_guard::check_pages(&bytes, codec).map_err(refused)?;
+        if let (true, Some(chunk)) = (at_page, self.0.chunks.at(start)) {
+            page_guard::check_pages(&bytes, chunk.codec).map_err(refused)?;
         }
         Ok(bytes)
     }
@@ -218,7 +218,7 @@ impl HeaderRead {
     fn first_fetch(&mut self) -> std::io::Result<Bytes> {
         self.checked = true;
         let start = self.offset;
-        match self.inner.codecs.at(start) {
+        match self.inner.chunks.at(start).map(|c| (c.end, c.codec)) {
             Some((end, codec)) => {
                 let bytes = self
                     .inner
@@ -277,23 +277,13 @@ impl PageStream {
         read_ahead: u64,
         offload: Option<&Arc<CodecOffload>>,
     ) -> Result<Self> {
-        let mut chunks: Vec<(u64, u64, usize)> = metadata
-            .metadata()
-            .row_groups()
-            .iter()
-            .flat_map(|rg| rg.columns().iter().enumerate())
-            .map(|(leaf, c)| {
-                let (start, len) = c.byte_range();
-                (start, start.saturating_add(len), leaf)
-            })
-            .collect();
-        chunks.sort_unstable();
         let meta = metadata.metadata();
+        let chunks = ChunkMap::of(meta);
         let page_starts = meta
             .page_index()
             .filter(|index| index.has_offset_indexes())
             .map(|index| {
-                let mut starts: Vec<u64> = chunks.iter().map(|c| c.0).collect();
+                let mut starts: Vec<u64> = chunks.chunks().iter().map(|c| c.start).collect();
                 for (g, rg) in meta.row_groups().iter().enumerate() {
                     for c in 0..rg.num_columns() {
                         if let Some(offsets) = index.offset_index(g, c) {
@@ -313,7 +303,6 @@ impl PageStream {
         let inner = Arc::new(Inner {
             read_ahead,
             chunks,
-            codecs: ChunkMap::of(metadata.metadata()),
             page_starts,
             storage: storage.clone(),
             path: input.path.clone(),

@@ -160,7 +160,7 @@ fn check_page_headers(
     buffers: &[Bytes],
 ) -> std::result::Result<(), String> {
     for r in asked.iter().filter(|r| r.end > r.start) {
-        let Some((_, codec)) = codecs.at(r.start) else {
+        let Some(codec) = codecs.at(r.start).map(|c| c.codec) else {
             continue;
         };
         let i = merged.partition_point(|m| m.start <= r.start);
