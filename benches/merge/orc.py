@@ -13,6 +13,10 @@ bytes of the live files are summed from the files Java lists.
     # The same comparison on a Parquet table of about 1 GB (Java's run included):
     python benches/merge/orc.py --rows 45000000 --commits 10 --formats parquet \
         --java parquet --work target/java-1gb-bench
+    # A table written by Paimon Java's own writer instead of pypaimon (the same columns and
+    # key distribution, rows made in the JVM; Java's write buffer decides the files):
+    python benches/merge/orc.py --rows 75000000 --commits 10 --formats parquet \
+        --java parquet --writer java --work target/java-writer-bench
 
 Needs the Java peer's classpath (`target/java-peer/classpath`, built by
 `tests/java/setup.sh`, or $PAIMON_JAVA_CLASSPATH).
@@ -41,6 +45,20 @@ def generate(warehouse: Path, rows: int, commits: int, options) -> None:
     # The postpone bench's table, in fixed buckets and write-only.
     postpone.generate(warehouse, rows, commits,
                       {"bucket": "2", "write-only": "true", **options}, seed=11)
+
+
+def generate_with_java(classpath: str, warehouse: Path, rows: int, commits: int, options,
+                       work: Path) -> None:
+    """Paimon Java's writer writes the same shape of table (the driver's `generate` step)."""
+    columns = [["k", "BIGINT NOT NULL"], ["ts", "BIGINT"], ["qty", "INT"],
+               ["price", "DOUBLE"], ["category", "STRING"], ["note", "STRING"]]
+    steps = [{"op": "create", "table": "t", "columns": columns, "primary_keys": ["k"],
+              "partition_keys": [],
+              "options": {"bucket": "2", "write-only": "true", **options}},
+             {"op": "generate", "table": "t", "rows": rows, "commits": commits, "seed": 11}]
+    _, r = java(classpath, warehouse, steps, work, "generate")
+    log(f"  Java wrote {rows} rows in {commits} commits: {r['wall']:.1f} s, "
+        f"{r['cpu']:.1f} CPU s")
 
 
 def read_back(warehouse: Path) -> tuple:
@@ -83,6 +101,19 @@ def live_files(classpath: str, warehouse: Path, work: Path, name: str) -> tuple:
     return len(files), size, sum(f["rowCount"] for f in files)
 
 
+def distinct_keys(classpath: str, warehouse: Path, work: Path, name: str) -> tuple:
+    """(rows, distinct keys) of the live data files, read with pyarrow."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    results, _ = java(classpath, warehouse, [{"op": "files", "table": "t"}], work, name)
+    table = warehouse / "db.db" / "t"
+    paths = [str(table / f"bucket-{f['bucket']}" / f["file"]) for f in results[0]["files"]]
+    fmt = "orc" if paths and paths[0].endswith(".orc") else "parquet"
+    keys = ds.dataset(paths, format=fmt).to_table(columns=["k"]).column("k")
+    return len(keys), pc.count_distinct(keys).as_py()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
@@ -92,6 +123,8 @@ def main():
                     help="the table formats to write and compact, comma-separated")
     ap.add_argument("--java", default="orc",
                     help="the formats Paimon Java also compacts, comma-separated")
+    ap.add_argument("--writer", choices=("pypaimon", "java"), default="pypaimon",
+                    help="who writes the source table")
     ap.add_argument("--cli", default=str(Path(os.environ.get("CARGO_TARGET_DIR", "target"))
                                          / "release" / "paimon-compact"))
     args = ap.parse_args()
@@ -107,7 +140,10 @@ def main():
         source = work / f"source-{variant}"
         if not source.exists():
             log(f"writing the {variant} table")
-            generate(source, args.rows, args.commits, options)
+            if args.writer == "java":
+                generate_with_java(classpath, source, args.rows, args.commits, options, work)
+            else:
+                generate(source, args.rows, args.commits, options)
         n, size, _ = live_files(classpath, source, work, f"files-source-{variant}")
         log(f"{variant}: {n} files, {size / 1e6:.1f} MB before")
         runs = [("ours native", "native"), ("ours component", "wasm")]
@@ -129,11 +165,11 @@ def main():
                               "--full", "--json"], work / f"time-{variant}-{engine}.txt")
             r["files"], r["bytes"], live_rows = live_files(classpath, copy, work,
                                                            f"files-{variant}-{label}")
-            if engine is None:
+            if engine is None or args.writer == "java":
                 # pypaimon 2.1 cannot read this Java build's manifests (no
-                # `_VALUE_STATS_COLS`): after a full compaction of a table without deletes,
-                # the live rows are the distinct keys.
-                rows = distinct = live_rows
+                # `_VALUE_STATS_COLS`): the live files are read directly instead, and after
+                # a full compaction of a table without deletes they hold each key once.
+                rows, distinct = distinct_keys(classpath, copy, work, f"keys-{variant}-{label}")
             else:
                 rows, distinct = read_back(copy)
             assert rows == distinct == live_rows, (variant, label, rows, distinct, live_rows)

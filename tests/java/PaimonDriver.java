@@ -18,6 +18,11 @@
  *   write     commits: [[row, ...], ...]: one BatchWriteBuilder commit per inner list; a row is
  *             an object by column name (absent = null) or an array by position; an optional
  *             "_kind" of "+I" / "-U" / "+U" / "-D". options: dynamic options (table.copy).
+ *   generate  rows, commits, seed: Java's own writer commits `commits` commits of rows/commits
+ *             rows of the benchmark shape (k BIGINT key, ts BIGINT, qty INT, price DOUBLE,
+ *             category STRING of 40 values, note STRING), keys drawn from [0, 3/4 rows), so a
+ *             quarter update earlier rows. The table must have those columns. Made in the JVM,
+ *             not from JSON, so a table of a gigabyte is written in minutes (benches/merge).
  *   alter     changes: [{"add_column": name, "type": T}, {"set_option": key, "value": v},
  *             {"remove_option": key}, {"rename_column": [from, to]}, {"drop_column": name},
  *             {"update_column_type": [name, T]}]
@@ -274,6 +279,9 @@ public class PaimonDriver {
             case "write":
                 write(id, step, result);
                 break;
+            case "generate":
+                generate(id, step, result);
+                break;
             case "alter":
                 alter(id, step);
                 break;
@@ -390,6 +398,39 @@ public class PaimonDriver {
         result.put("commits", commits);
         result.put("failed_attempts", failed);
         result.set("failures", failures);
+    }
+
+    /** The `generate` step (see the header): rows made here, written by Java's own writer. */
+    private void generate(Identifier id, JsonNode step, ObjectNode result) throws Exception {
+        Table table = catalog.getTable(id);
+        long rows = step.get("rows").asLong();
+        int commits = Math.max(1, step.path("commits").asInt(10));
+        java.util.SplittableRandom rng = new java.util.SplittableRandom(step.path("seed").asLong(11));
+        long perCommit = rows / commits;
+        long keys = Math.max(1, rows * 3 / 4);
+        BinaryString[] categories = new BinaryString[40];
+        for (int i = 0; i < categories.length; i++) {
+            categories[i] = BinaryString.fromString(String.format("category-%02d", i));
+        }
+        long written = 0;
+        for (int c = 0; c < commits; c++) {
+            BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (BatchTableWrite write = builder.newWrite();
+                    BatchTableCommit tableCommit = builder.newCommit()) {
+                write.withIOManager(ioManager);
+                for (long i = 0; i < perCommit; i++) {
+                    long k = rng.nextLong(keys);
+                    write.write(GenericRow.of(k, k * 10 + c, rng.nextInt(100),
+                            Math.round(rng.nextDouble() * 100000) / 100.0,
+                            categories[rng.nextInt(categories.length)],
+                            BinaryString.fromString(String.format("note-%d-%012d", c, k))));
+                }
+                tableCommit.commit(write.prepareCommit());
+            }
+            written += perCommit;
+        }
+        result.put("rows", written);
+        result.put("commits", commits);
     }
 
     private void alter(Identifier id, JsonNode step) throws Exception {
