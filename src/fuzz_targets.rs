@@ -330,10 +330,47 @@ fn avro_fuzz_schema() -> arrow_schema::SchemaRef {
     ]))
 }
 
+/// The nested columns `avro_data` also reads a file as: an array, a row holding an array, a
+/// string-keyed map (an Avro map) and an int-keyed one (an array of key/value records), as
+/// Paimon's writer lays them out.
+fn avro_nested_fuzz_schema() -> arrow_schema::SchemaRef {
+    use arrow_schema::{DataType as A, Field, Fields, Schema};
+    let list = |t: A| A::List(Arc::new(Field::new("element", t, true)));
+    let map = |k: A, v: A| {
+        A::Map(
+            Arc::new(Field::new(
+                "key_value",
+                A::Struct(Fields::from(vec![
+                    Field::new("key", k, false),
+                    Field::new("value", v, true),
+                ])),
+                false,
+            )),
+            false,
+        )
+    };
+    Arc::new(Schema::new(vec![
+        Field::new("k", A::Int64, false),
+        Field::new("arr", list(A::Int32), true),
+        Field::new("m", map(A::Utf8, A::Int32), true),
+        Field::new("mi", map(A::Int32, A::Utf8), true),
+        Field::new(
+            "r",
+            A::Struct(Fields::from(vec![
+                Field::new("a", A::Int32, true),
+                Field::new("tags", list(A::Utf8), true),
+            ])),
+            true,
+        ),
+    ]))
+}
+
 /// Input: a row count (4 bytes, big-endian: what a manifest would say of the file) and an
-/// Avro data file, read as [`avro_fuzz_schema`]'s columns (matched by name, the file's own
-/// writer schema resolving them). A file that reads is written back by this crate's Avro
-/// writer, which must accept it, and read again, which must give the same rows.
+/// Avro data file, read as [`avro_nested_fuzz_schema`]'s columns (a typed error or batches:
+/// this crate writes no nested Avro to round-trip through) and as [`avro_fuzz_schema`]'s
+/// (matched by name, the file's own writer schema resolving them). A file that reads as the
+/// flat columns is written back by this crate's Avro writer, which must accept it, and read
+/// again, which must give the same rows.
 pub fn avro_data(data: &[u8]) {
     use crate::rewrite::avro_data::read_avro_batches;
     use crate::rewrite::avro_output::{AvroFileWriter, AvroSpec};
@@ -346,6 +383,7 @@ pub fn avro_data(data: &[u8]) {
     let schema = avro_fuzz_schema();
     let storage = MemoryStorage::new();
     storage.put(PATH, file.to_vec());
+    let _ = read_avro_batches(&storage, PATH, &avro_nested_fuzz_schema(), rows, |_| Ok(()));
     let mut batches = Vec::new();
     let read = read_avro_batches(&storage, PATH, &schema, rows, |b| {
         batches.push(b);
@@ -391,6 +429,64 @@ pub fn avro_data(data: &[u8]) {
         (Ok(a), Ok(b)) => assert!(a == b, "the Avro file reads back other rows"),
         (a, b) => panic!("concatenating the batches: {:?} {:?}", a.err(), b.err()),
     }
+}
+
+/// An Avro data file of [`avro_nested_fuzz_schema`]'s columns as Paimon's writer lays them
+/// out (apache-avro writes it: this crate's writer writes flat columns only), prefixed with
+/// its row count.
+fn avro_nested_seed() -> Option<Vec<u8>> {
+    use apache_avro::types::{Record, Value};
+    let schema = apache_avro::Schema::parse_str(
+        r#"{"type": "record", "name": "record", "fields": [
+          {"name": "k", "type": "long"},
+          {"name": "arr", "type": ["null", {"type": "array", "items": ["null", "int"]}],
+           "default": null},
+          {"name": "m", "type": ["null", {"type": "map", "values": ["null", "int"]}],
+           "default": null},
+          {"name": "mi", "type": ["null", {"type": "array", "logicalType": "map",
+            "items": {"type": "record", "name": "record_mi", "fields": [
+              {"name": "key", "type": "int"},
+              {"name": "value", "type": ["null", "string"], "default": null}]}}],
+           "default": null},
+          {"name": "r", "type": ["null", {"type": "record", "name": "record_r", "fields": [
+              {"name": "a", "type": ["null", "int"], "default": null},
+              {"name": "tags", "type": ["null", {"type": "array",
+                "items": ["null", "string"]}], "default": null}]}], "default": null}]}"#,
+    )
+    .ok()?;
+    let some = |v: Value| Value::Union(1, Box::new(v));
+    let null = || Value::Union(0, Box::new(Value::Null));
+    let mut w = apache_avro::Writer::new(&schema, Vec::new());
+    let n = 40i64;
+    for k in 0..n {
+        let mut r = Record::new(&schema)?;
+        r.put("k", Value::Long(k));
+        // Every m-th row (from the first) leaves the column null.
+        let opt = |m: i64, v: Value| if k % m == 1 { null() } else { some(v) };
+        let arr = (0..k % 4).map(|i| match i {
+            2 => null(),
+            i => some(Value::Int(i as i32)),
+        });
+        r.put("arr", opt(5, Value::Array(arr.collect())));
+        let m = (0..k % 3).map(|i| (format!("m{i}"), some(Value::Int(i as i32))));
+        r.put("m", opt(6, Value::Map(m.collect())));
+        let kv = (0..k % 3).map(|i| {
+            Value::Record(vec![
+                ("key".into(), Value::Int(i as i32 - 1)),
+                ("value".into(), some(Value::String(format!("v{i}")))),
+            ])
+        });
+        r.put("mi", opt(7, Value::Array(kv.collect())));
+        let tags = some(Value::Array(vec![some(Value::String(format!("t{k}")))]));
+        let row = Value::Record(vec![
+            ("a".into(), opt(4, Value::Int(k as i32))),
+            ("tags".into(), tags),
+        ]);
+        r.put("r", opt(9, row));
+        w.append(r).ok()?;
+    }
+    let file = w.into_inner().ok()?;
+    Some([(n as u32).to_be_bytes().to_vec(), file].concat())
 }
 
 /// Avro data files of this crate's writer for `avro_data`: nulls in every nullable column,
@@ -915,6 +1011,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     }
     out.extend(orc_seeds().into_iter().map(|f| ("orc_data", f)));
     out.extend(avro_seeds().into_iter().map(|f| ("avro_data", f)));
+    out.extend(avro_nested_seed().map(|f| ("avro_data", f)));
     {
         use crate::rewrite::merge::merge_engine::theta_sketch::{from_hex, JAVA_SKETCHES};
         let sketch = |i: usize| from_hex(JAVA_SKETCHES[i]);
@@ -1039,4 +1136,29 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The nested seed is a file the nested reader reads whole, so the fuzzer starts from
+    /// inputs that reach every nested arm rather than from the first refusal.
+    #[test]
+    fn the_nested_avro_seed_reads_as_the_nested_columns() {
+        let seed = avro_nested_seed().unwrap();
+        let (head, file) = seed.split_first_chunk::<4>().unwrap();
+        let rows = u64::from(u32::from_be_bytes(*head));
+        let storage = MemoryStorage::new();
+        storage.put("f.avro", file.to_vec());
+        let mut got = 0;
+        let schema = avro_nested_fuzz_schema();
+        crate::rewrite::avro_data::read_avro_batches(&storage, "f.avro", &schema, rows, |b| {
+            assert!(b.columns().iter().skip(1).all(|c| c.null_count() > 0));
+            got += b.num_rows();
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(got, 40);
+    }
 }

@@ -140,7 +140,8 @@ pub(super) fn blocker(
         if DataFormat::of(&f.file_name) == Some(DataFormat::Avro) && !flat {
             return Ok(Some(format!(
                 "unsupported: postpone file '{}' is an Avro file of a table with nested \
-                 columns, which this build does not read from Avro; the postpone files are left",
+                 columns, which the postpone replay does not read (merges do); the postpone \
+                 files are left",
                 f.file_name
             )));
         }

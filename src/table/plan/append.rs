@@ -70,18 +70,18 @@ fn append_blocker(
     // Files that need schema evolution, and ORC and Avro files (read through a Parquet
     // copy), are read through the latest schema's Arrow form.
     let no_arrow_form = crate::types::arrow_schema(&table.schema.fields).err();
-    let flat = table.schema.fields.iter().all(|f| {
-        f.data_type
-            .to_arrow()
-            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
-    });
+    let avro_readable = super::merge_tree::avro_readable(table);
     for &i in task {
         let f = &b.files[i].entry.file;
         let why = match DataFormat::of(&f.file_name) {
             Some(DataFormat::Parquet) => None,
             Some(DataFormat::Orc) => no_arrow_form.as_ref().map(|e| e.to_string()),
-            Some(DataFormat::Avro) if flat => no_arrow_form.as_ref().map(|e| e.to_string()),
-            Some(DataFormat::Avro) => Some("an Avro file with nested columns".to_string()),
+            Some(DataFormat::Avro) if avro_readable => {
+                no_arrow_form.as_ref().map(|e| e.to_string())
+            }
+            Some(DataFormat::Avro) => {
+                Some("an Avro file with a column type Paimon does not write to Avro".to_string())
+            }
             None => Some("not Parquet, ORC or Avro".to_string()),
         };
         if let Some(why) = why {

@@ -236,6 +236,7 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
     // Avro files (`file.format.per.level = '0:avro'`) are read and written when every
     // column is flat (`rewrite::avro_data`, `rewrite::avro_output`); ORC files of every type.
     let avro_ok = flat_avro(table);
+    let avro_readable = avro_readable(table);
     if rewrites || reads_all {
         let max_level = table.options.num_levels.saturating_sub(1);
         let outputs = decision.task.actions.iter().filter_map(|a| match a {
@@ -277,12 +278,13 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .filter(|name| reads_all || inputs.contains(name.as_str()))
         .find(|name| match DataFormat::of(name) {
             Some(DataFormat::Parquet | DataFormat::Orc) => false,
-            Some(DataFormat::Avro) => !avro_ok,
+            Some(DataFormat::Avro) => !avro_readable,
             None => true,
         })
         .map(|name| {
             let why = if name.ends_with(".avro") {
-                "is an Avro file with nested columns, which this build does not read"
+                "is an Avro file with a column type Paimon does not write to Avro, which this \
+                 build does not read"
             } else {
                 "is not Parquet, ORC or Avro, the formats this build reads"
             };
@@ -290,12 +292,23 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         })
 }
 
-/// Whether every column of `table` can be read from and written to Avro here (flat types).
+/// Whether every column of `table` can be written to Avro here (flat types: the Avro writer's
+/// reach).
 pub(crate) fn flat_avro(table: &Table) -> bool {
     table.schema.fields.iter().all(|f| {
         f.data_type
             .to_arrow()
             .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
+    })
+}
+
+/// Whether every column of `table` can be read from Avro here (flat and nested types: the
+/// Avro reader's reach).
+pub(crate) fn avro_readable(table: &Table) -> bool {
+    table.schema.fields.iter().all(|f| {
+        f.data_type
+            .to_arrow()
+            .is_ok_and(|t| crate::rewrite::avro_data::is_readable(&t))
     })
 }
 
