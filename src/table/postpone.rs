@@ -122,9 +122,10 @@ pub(super) fn blocker(
         ));
     }
     let flat = super::plan::merge_tree::flat_avro(table);
+    let avro_ok = super::plan::merge_tree::avro_supported(table);
     for level in 0..table.options.num_levels {
         let format = table.options.file_format_for_level(level);
-        if !(matches!(format, "parquet" | "orc") || format == "avro" && flat) {
+        if !(matches!(format, "parquet" | "orc") || format == "avro" && avro_ok) {
             return Ok(Some(format!(
                 "unsupported: level {level} is written as '{format}' (file.format / \
                  file.format.per.level), which this build does not write for this table; the \

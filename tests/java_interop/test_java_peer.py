@@ -724,6 +724,26 @@ def nested_level0_avro():
                 pypaimon_reads=False)  # pypaimon has no MULTISET type
 
 
+def nested_avro():
+    """`file.format = avro` on a table of nested columns: Java writes Avro, we merge into
+    Avro files of Paimon's nested layout (records named by path, maps of non-string keys as
+    arrays of key/value records), which Java then reads and writes on top of."""
+    rng = _rng("nested_avro")
+    columns = NESTED_COLUMNS + [["mi", "MAP<INT, STRING>"]]
+
+    def row(k, c, i):
+        r = nested_row(rng, k, c, i)
+        r["mi"] = (None if rng.random() < 0.15 else
+                   {str(rng.randrange(-5, 5)): (None if rng.random() < 0.2 else f"w{c}-{i}")
+                    for _ in range(rng.randrange(3))})
+        return r
+
+    return Spec("nested_avro", columns,
+                [[row(rng.randrange(25), c, i) for i in range(12)] for c in range(8)],
+                [[row(rng.randrange(25), 100 + c, i) for i in range(10)] for c in range(3)],
+                primary_keys=["k"], options={"bucket": "2", "file.format": "avro"})
+
+
 def append_fixed():
     rng = _rng("append_fixed")
 
@@ -958,6 +978,7 @@ def all_specs():
         partial_update_groups(),
         nested_pk(),
         nested_level0_avro(),
+        nested_avro(),
         append_fixed(),
         file_index_append(),
         file_index_pk(),
@@ -1326,7 +1347,7 @@ def test_new_files_are_named_and_encoded_as_the_options_ask(run):
 @pytest.mark.parametrize("name,max_level_format", [
     ("orc_pk", "orc"), ("orc_types", "orc"), ("orc_append", "orc"), ("level0_orc", "parquet"),
     ("avro_pk", "avro"), ("avro_types", "avro"), ("avro_append", "avro"),
-    ("nested_level0_avro", "parquet")])
+    ("nested_level0_avro", "parquet"), ("nested_avro", "avro")])
 def test_our_files_are_in_the_format_their_level_asks_for(run, name, max_level_format):
     """ORC and Avro tables stay so: every file of our compaction is an ORC file (magic,
     postscript, and pyarrow's ORC reader opening it with the rows its manifest entry counts)

@@ -60,25 +60,22 @@ fn append_blocker(
     task: &[usize],
 ) -> Result<Option<String>> {
     let format = table.options.file_format_for_level(0);
-    let avro_ok = super::merge_tree::flat_avro(table);
+    let avro_ok = super::merge_tree::avro_supported(table);
     if !(matches!(format, "parquet" | "orc") || format == "avro" && avro_ok) {
         return Ok(Some(format!(
-            "the append rewriter writes Parquet, ORC and flat Avro; the table's file.format is \
-             '{format}'"
+            "the append rewriter writes Parquet, ORC and Avro (of the types Paimon writes to \
+             Avro); the table's file.format is '{format}'"
         )));
     }
     // Files that need schema evolution, and ORC and Avro files (read through a Parquet
     // copy), are read through the latest schema's Arrow form.
     let no_arrow_form = crate::types::arrow_schema(&table.schema.fields).err();
-    let avro_readable = super::merge_tree::avro_readable(table);
     for &i in task {
         let f = &b.files[i].entry.file;
         let why = match DataFormat::of(&f.file_name) {
             Some(DataFormat::Parquet) => None,
             Some(DataFormat::Orc) => no_arrow_form.as_ref().map(|e| e.to_string()),
-            Some(DataFormat::Avro) if avro_readable => {
-                no_arrow_form.as_ref().map(|e| e.to_string())
-            }
+            Some(DataFormat::Avro) if avro_ok => no_arrow_form.as_ref().map(|e| e.to_string()),
             Some(DataFormat::Avro) => {
                 Some("an Avro file with a column type Paimon does not write to Avro".to_string())
             }

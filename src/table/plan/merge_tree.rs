@@ -223,7 +223,7 @@ fn postpone_plan(
 }
 
 /// Why a merge-tree task cannot run here because of a file format, if it cannot: the merge
-/// writes Parquet, ORC and flat Avro and reads Parquet, ORC and flat Avro, and a lookup
+/// reads and writes Parquet, ORC and Avro (of the types Paimon writes to Avro), and a lookup
 /// table's task may read any file of the bucket. Decided before anything is read, so a table
 /// written with another format gets the reason instead of a misleading corrupt-footer error.
 fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) -> Option<String> {
@@ -235,8 +235,7 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
     let reads_all = table.options.need_lookup();
     // Avro files (`file.format.per.level = '0:avro'`) are read and written when every
     // column is flat (`rewrite::avro_data`, `rewrite::avro_output`); ORC files of every type.
-    let avro_ok = flat_avro(table);
-    let avro_readable = avro_readable(table);
+    let avro_ok = avro_supported(table);
     if rewrites || reads_all {
         let max_level = table.options.num_levels.saturating_sub(1);
         let outputs = decision.task.actions.iter().filter_map(|a| match a {
@@ -251,10 +250,7 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
                 let why = match format {
                     "parquet" | "orc" => continue,
                     "avro" if avro_ok => continue,
-                    "avro" => {
-                        "and the table has nested columns, which this build does not \
-                               write to Avro"
-                    }
+                    "avro" => "and the table has a column type Paimon does not write to Avro",
                     _ => "which this build does not write",
                 };
                 return Some(format!(
@@ -278,7 +274,7 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         .filter(|name| reads_all || inputs.contains(name.as_str()))
         .find(|name| match DataFormat::of(name) {
             Some(DataFormat::Parquet | DataFormat::Orc) => false,
-            Some(DataFormat::Avro) => !avro_readable,
+            Some(DataFormat::Avro) => !avro_ok,
             None => true,
         })
         .map(|name| {
@@ -292,23 +288,23 @@ fn format_blocker(table: &Table, b: &BucketState, decision: &MergeTreeDecision) 
         })
 }
 
-/// Whether every column of `table` can be written to Avro here (flat types: the Avro writer's
-/// reach).
+/// Whether every column of `table` is of a type the Avro reader and writer handle: the
+/// types Paimon writes to Avro, flat and nested (timestamps above precision 6, which
+/// Paimon's writer refuses, are refused when a file is written).
+pub(crate) fn avro_supported(table: &Table) -> bool {
+    table.schema.fields.iter().all(|f| {
+        f.data_type
+            .to_arrow()
+            .is_ok_and(|t| crate::rewrite::avro_data::is_readable(&t))
+    })
+}
+
+/// Whether every column of `table` is flat (the postpone replay reads flat Avro files only).
 pub(crate) fn flat_avro(table: &Table) -> bool {
     table.schema.fields.iter().all(|f| {
         f.data_type
             .to_arrow()
             .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
-    })
-}
-
-/// Whether every column of `table` can be read from Avro here (flat and nested types: the
-/// Avro reader's reach).
-pub(crate) fn avro_readable(table: &Table) -> bool {
-    table.schema.fields.iter().all(|f| {
-        f.data_type
-            .to_arrow()
-            .is_ok_and(|t| crate::rewrite::avro_data::is_readable(&t))
     })
 }
 
