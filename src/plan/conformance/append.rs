@@ -146,6 +146,12 @@ pub(super) struct CoordinatorRunner {
 
 pub(super) const PARTITION: &str = "p";
 
+/// The most files one case's `notify` steps may declare together. Each declared file is a
+/// file record in memory, and a vector is outside data: a `count` of ten million in a few
+/// bytes of JSON would otherwise cost gigabytes (fuzz/README.md). Real vectors declare a few
+/// thousand at most.
+const MAX_NOTIFIED_FILES: usize = 100_000;
+
 impl CoordinatorRunner {
     pub(super) fn new(options: &Value, flavor: Flavor) -> std::result::Result<Self, String> {
         let mut o = append_options(options, flavor)?;
@@ -163,7 +169,15 @@ impl StepRunner for CoordinatorRunner {
             "notify" => {
                 let mut batch = Vec::new();
                 for group in array_of(input, "files")? {
-                    for _ in 0..u64_of(group, "count")? {
+                    let count = u64_of(group, "count")?;
+                    let room = MAX_NOTIFIED_FILES.saturating_sub(self.next_file);
+                    if usize::try_from(count).map_or(true, |c| c > room) {
+                        return Err(format!(
+                            "a notify step declares {count} files: a case may declare at most \
+                             {MAX_NOTIFIED_FILES} in all"
+                        ));
+                    }
+                    for _ in 0..count {
                         let name = format!("data-{}", self.next_file);
                         self.next_file += 1;
                         let mut meta = file(&name, 0, u64_of(group, "size")?, 0, 0, 0, 0);
@@ -229,6 +243,39 @@ impl CoordinatorRunner {
         out["present"] = json!(state.is_some());
         if let Some((_, age)) = state {
             out["age"] = json!(age);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::options::Flavor;
+    use crate::plan::conformance::run_vectors;
+
+    /// A case that declares ten million files in a few bytes (found by the `plan_request`
+    /// fuzz target, which then ran out of memory) fails with the reason instead.
+    #[test]
+    fn a_case_declaring_millions_of_files_fails_instead_of_allocating_them() {
+        let case = |count: u64| {
+            format!(
+                r#"{{"format": "paimon-compaction-vectors", "cases": [{{
+                  "name": "many", "strategy": "append_coordinator",
+                  "options": {{"target_file_size": 268435456}},
+                  "steps": [
+                    {{"action": "notify", "files": [{{"count": 2, "row_count": 1, "size": 1}},
+                      {{"count": {count}, "row_count": 100, "size": 1}}]}},
+                    {{"action": "plan", "expected": {{"tasks": 0}}}}]}}]}}"#
+            )
+        };
+        let report = run_vectors(&case(10_077_777), Flavor::Java).unwrap();
+        assert_eq!(report.failed, 1);
+        let message = &report.failures[0].message;
+        assert!(message.contains("declares 10077777 files"), "{message}");
+        // Within the bound, the case runs (and fails or passes on its expectation).
+        let report = run_vectors(&case(5), Flavor::Java).unwrap();
+        assert_eq!(report.passed + report.failed, 1);
+        if report.failed == 1 {
+            assert!(!report.failures[0].message.contains("declares"));
         }
     }
 }
