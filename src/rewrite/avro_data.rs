@@ -199,8 +199,8 @@ pub(crate) fn is_readable(t: &DataType) -> bool {
     }
 }
 
-/// Whether a column of Arrow type `t` is of a flat type Paimon writes to Avro (what the Avro
-/// writer of this crate writes).
+/// Whether a column of Arrow type `t` is of a flat type Paimon writes to Avro (gathered as
+/// typed values; the postpone replay reads only these).
 pub(crate) fn is_flat(t: &DataType) -> bool {
     matches!(
         t,
