@@ -336,19 +336,7 @@ fn avro_fuzz_schema() -> arrow_schema::SchemaRef {
 fn avro_nested_fuzz_schema() -> arrow_schema::SchemaRef {
     use arrow_schema::{DataType as A, Field, Fields, Schema};
     let list = |t: A| A::List(Arc::new(Field::new("element", t, true)));
-    let map = |k: A, v: A| {
-        A::Map(
-            Arc::new(Field::new(
-                "key_value",
-                A::Struct(Fields::from(vec![
-                    Field::new("key", k, false),
-                    Field::new("value", v, true),
-                ])),
-                false,
-            )),
-            false,
-        )
-    };
+    let map = |k: A, v: A| crate::types::arrow_map(k, v, true);
     Arc::new(Schema::new(vec![
         Field::new("k", A::Int64, false),
         Field::new("arr", list(A::Int32), true),

@@ -138,17 +138,7 @@ impl DataType {
             0..=3 => TimeUnit::Millisecond,
             _ => TimeUnit::Microsecond,
         };
-        // Paimon's Parquet writer keeps the entries and the keys of a map non-null.
-        let map = |key: A, value: A, value_nullable: bool| {
-            let entries = Fields::from(vec![
-                Field::new("key", key, false),
-                Field::new("value", value, value_nullable),
-            ]);
-            A::Map(
-                Arc::new(Field::new("key_value", A::Struct(entries), false)),
-                false,
-            )
-        };
+        let map = arrow_map;
         Ok(match &self.root {
             TypeRoot::Boolean => A::Boolean,
             TypeRoot::TinyInt => A::Int8,
@@ -541,4 +531,23 @@ fn type_to_json(t: &DataType) -> serde_json::Value {
         }),
         _ => serde_json::Value::String(t.to_type_string()),
     }
+}
+
+/// The Arrow type of a Paimon MAP (and MULTISET, a map to INT counts): entries named
+/// `key_value` with `key` and `value`, the entries and the keys non-null, as Paimon's Parquet
+/// writer keeps them.
+pub(crate) fn arrow_map(
+    key: arrow_schema::DataType,
+    value: arrow_schema::DataType,
+    value_nullable: bool,
+) -> arrow_schema::DataType {
+    use arrow_schema::{DataType as A, Field, Fields};
+    let entries = Fields::from(vec![
+        Field::new("key", key, false),
+        Field::new("value", value, value_nullable),
+    ]);
+    A::Map(
+        std::sync::Arc::new(Field::new("key_value", A::Struct(entries), false)),
+        false,
+    )
 }

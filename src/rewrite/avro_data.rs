@@ -612,19 +612,7 @@ mod tests {
         }
         let bytes = w.into_inner().unwrap();
 
-        let map = |key: DataType, value: DataType| {
-            DataType::Map(
-                Arc::new(Field::new(
-                    "key_value",
-                    DataType::Struct(Fields::from(vec![
-                        Field::new("key", key, false),
-                        Field::new("value", value, true),
-                    ])),
-                    false,
-                )),
-                false,
-            )
-        };
+        let map = |key: DataType, value: DataType| crate::types::arrow_map(key, value, true);
         let list = |t: DataType| DataType::List(Arc::new(Field::new("element", t, true)));
         let schema = Arc::new(Schema::new(vec![
             Field::new("k", DataType::Int32, false),

@@ -477,7 +477,7 @@ fn encode(kind: &ColumnKind, column: &dyn Array, row: usize, out: &mut Vec<u8>) 
             }
             long(0, out);
         }
-        ValueKind::Map { key, value, .. } => {
+        ValueKind::Map { key, value } => {
             // An Avro map's entry (a string key, then the value) and a `{key, value}` record
             // are encoded alike.
             let map = column.as_map();
@@ -574,6 +574,38 @@ mod tests {
     use crate::options::{Flavor, TableKind};
     use crate::storage::{MemoryStorage, Storage};
 
+    /// `batch` written as one file in two writes (split at row `split`), then read back
+    /// through the Avro reader as the batch's schema, in one batch.
+    fn written_and_read(spec: Arc<AvroSpec>, batch: &RecordBatch, split: usize) -> RecordBatch {
+        let mut w = AvroFileWriter::new(spec, [7; 16]);
+        let mut bytes = Vec::new();
+        let mut out = |b: &[u8]| {
+            bytes.extend_from_slice(b);
+            Ok(())
+        };
+        let rows = batch.num_rows();
+        w.write(&batch.slice(0, split), &mut out).unwrap();
+        w.write(&batch.slice(split, rows - split), &mut out)
+            .unwrap();
+        w.finish(&mut out).unwrap();
+        let storage = MemoryStorage::new();
+        storage.put("f.avro", bytes);
+        let schema = batch.schema();
+        let mut got = Vec::new();
+        crate::rewrite::avro_data::read_avro_batches(
+            &storage as &dyn Storage,
+            "f.avro",
+            &schema,
+            rows as u64,
+            |b| {
+                got.push(b);
+                Ok(())
+            },
+        )
+        .unwrap();
+        arrow_select::concat::concat_batches(&schema, &got).unwrap()
+    }
+
     #[test]
     fn files_read_back_through_the_avro_reader_with_every_codec() {
         let schema = Arc::new(Schema::new(vec![
@@ -583,7 +615,7 @@ mod tests {
             Field::new("d", DataType::Decimal128(12, 3), true),
             Field::new("ts", DataType::Timestamp(TimeUnit::Microsecond, None), true),
         ]));
-        let rows = 5000;
+        let rows: usize = 5000;
         let batch = RecordBatch::try_new(
             schema.clone(),
             vec![
@@ -613,30 +645,7 @@ mod tests {
                     .unwrap();
             let spec =
                 Arc::new(AvroSpec::new(&options, &schema, &[], codec, "file.compression").unwrap());
-            let mut w = AvroFileWriter::new(spec, [7; 16]);
-            let mut bytes = Vec::new();
-            let mut out = |b: &[u8]| {
-                bytes.extend_from_slice(b);
-                Ok(())
-            };
-            w.write(&batch.slice(0, 1234), &mut out).unwrap();
-            w.write(&batch.slice(1234, rows - 1234), &mut out).unwrap();
-            w.finish(&mut out).unwrap();
-            let storage = MemoryStorage::new();
-            storage.put("f.avro", bytes);
-            let mut got = Vec::new();
-            crate::rewrite::avro_data::read_avro_batches(
-                &storage as &dyn Storage,
-                "f.avro",
-                &schema,
-                rows as u64,
-                |b| {
-                    got.push(b);
-                    Ok(())
-                },
-            )
-            .unwrap();
-            let got = arrow_select::concat::concat_batches(&schema, &got).unwrap();
+            let got = written_and_read(spec, &batch, 1234);
             assert_eq!(got, batch, "{codec}");
         }
     }
@@ -752,31 +761,7 @@ mod tests {
         assert!(spec
             .schema_json
             .contains(r#"{"type":"map","values":["null","int"]}"#));
-        let mut w = AvroFileWriter::new(Arc::new(spec), [1; 16]);
-        let mut bytes = Vec::new();
-        let mut out = |b: &[u8]| {
-            bytes.extend_from_slice(b);
-            Ok(())
-        };
-        w.write(&batch.slice(0, 17), &mut out).unwrap();
-        w.write(&batch.slice(17, n as usize - 17), &mut out)
-            .unwrap();
-        w.finish(&mut out).unwrap();
-        let storage = MemoryStorage::new();
-        storage.put("f.avro", bytes);
-        let mut got = Vec::new();
-        crate::rewrite::avro_data::read_avro_batches(
-            &storage as &dyn Storage,
-            "f.avro",
-            &schema,
-            n as u64,
-            |b| {
-                got.push(b);
-                Ok(())
-            },
-        )
-        .unwrap();
-        let got = arrow_select::concat::concat_batches(&schema, &got).unwrap();
+        let got = written_and_read(Arc::new(spec), &batch, 17);
         // The reader lays a string-keyed map out in key order, as these were written.
         assert_eq!(got, batch);
     }

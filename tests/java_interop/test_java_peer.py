@@ -697,17 +697,10 @@ def nested_pk():
                 primary_keys=["k"], options={"bucket": "2"})
 
 
-def nested_level0_avro():
-    """`file.format.per.level = '0:avro'` on a table of nested columns: Java writes level 0
-    as Avro (arrays, rows, string-keyed maps as Avro maps, maps and multisets of other keys as
-    arrays of key/value records), our merges read those files and write Parquet above.
-    Multisets are stored as these maps are, and are left out: this Java build's Avro writer
-    fails on a multiset of non-string elements (a ClassCastException), and its Parquet reader
-    pairs a multiset's counts with the wrong elements (its own compaction of a MULTISET<STRING>
-    column then reads differently from its read before it, though pyarrow reads the right
-    counts in its files and in ours); the unit tests of the Avro reader cover them."""
-    rng = _rng("nested_level0_avro")
-    columns = NESTED_COLUMNS + [["mi", "MAP<INT, STRING>"]]
+def nested_avro_spec(name, options):
+    """A table of nested columns (NESTED_COLUMNS and a map with INT keys, which Paimon's Avro
+    layout stores as an array of key/value records) in Avro files, per `options`."""
+    rng = _rng(name)
 
     def row(k, c, i):
         r = nested_row(rng, k, c, i)
@@ -716,32 +709,29 @@ def nested_level0_avro():
                     for _ in range(rng.randrange(3))})
         return r
 
-    return Spec("nested_level0_avro", columns,
+    return Spec(name, NESTED_COLUMNS + [["mi", "MAP<INT, STRING>"]],
                 [[row(rng.randrange(25), c, i) for i in range(12)] for c in range(8)],
                 [[row(rng.randrange(25), 100 + c, i) for i in range(10)] for c in range(3)],
-                primary_keys=["k"],
-                options={"bucket": "2", "file.format.per.level": "0:avro"},
-                pypaimon_reads=False)  # pypaimon has no MULTISET type
+                primary_keys=["k"], options={"bucket": "2", **options})
+
+
+def nested_level0_avro():
+    """`file.format.per.level = '0:avro'` on a table of nested columns: Java writes level 0
+    as Avro (arrays, rows, string-keyed maps as Avro maps, maps of other keys as arrays of
+    key/value records), our merges read those files and write Parquet above.
+    Multisets are stored as these maps are, and are left out: this Java build's Avro writer
+    fails on a multiset of non-string elements (a ClassCastException), and its Parquet reader
+    pairs a multiset's counts with the wrong elements (its own compaction of a MULTISET<STRING>
+    column then reads differently from its read before it, though pyarrow reads the right
+    counts in its files and in ours); the unit tests of the Avro reader cover them."""
+    return nested_avro_spec("nested_level0_avro", {"file.format.per.level": "0:avro"})
 
 
 def nested_avro():
     """`file.format = avro` on a table of nested columns: Java writes Avro, we merge into
     Avro files of Paimon's nested layout (records named by path, maps of non-string keys as
     arrays of key/value records), which Java then reads and writes on top of."""
-    rng = _rng("nested_avro")
-    columns = NESTED_COLUMNS + [["mi", "MAP<INT, STRING>"]]
-
-    def row(k, c, i):
-        r = nested_row(rng, k, c, i)
-        r["mi"] = (None if rng.random() < 0.15 else
-                   {str(rng.randrange(-5, 5)): (None if rng.random() < 0.2 else f"w{c}-{i}")
-                    for _ in range(rng.randrange(3))})
-        return r
-
-    return Spec("nested_avro", columns,
-                [[row(rng.randrange(25), c, i) for i in range(12)] for c in range(8)],
-                [[row(rng.randrange(25), 100 + c, i) for i in range(10)] for c in range(3)],
-                primary_keys=["k"], options={"bucket": "2", "file.format": "avro"})
+    return nested_avro_spec("nested_avro", {"file.format": "avro"})
 
 
 def append_fixed():
