@@ -137,7 +137,9 @@ pub(crate) fn read_avro_batches(
                 ));
             }
             match &mut columns[c] {
-                Column::Flat(values) => values.push(datum(value, f.data_type(), path, name)?),
+                Column::Flat(values) => {
+                    values.push(datum(value, f.data_type(), &Where { path, column: name })?)
+                }
                 Column::Nested(values) => values.push(value.clone()),
             }
         }
@@ -223,17 +225,12 @@ pub(crate) fn is_flat(t: &DataType) -> bool {
 }
 
 /// One Avro value as the typed value of a column of Arrow type `t`.
-fn datum(value: &Value, t: &DataType, path: &str, column: &str) -> Result<Datum> {
+fn datum(value: &Value, t: &DataType, at: &Where) -> Result<Datum> {
     let value = match value {
         Value::Union(_, inner) => inner.as_ref(),
         v => v,
     };
-    let bad = || {
-        Error::corrupt(
-            Some(path),
-            format!("column '{column}': Avro value {value:?} for Arrow type {t}"),
-        )
-    };
+    let bad = || at.bad(value, t);
     let small = |i: i32, to: fn(i32) -> Option<Datum>| to(i).ok_or_else(bad);
     Ok(match (t, value) {
         (_, Value::Null) => Datum::Null,
@@ -438,7 +435,7 @@ fn nested_array(values: Vec<Value>, t: &DataType, at: &Where) -> Result<ArrayRef
         t => {
             let datums = values
                 .iter()
-                .map(|v| datum(v, t, at.path, at.column))
+                .map(|v| datum(v, t, at))
                 .collect::<Result<Vec<_>>>()?;
             array_of(&datums, t)
         }
@@ -678,19 +675,23 @@ mod tests {
     #[test]
     fn values_become_the_columns_datums_and_mismatches_are_corrupt() {
         let ts = DataType::Timestamp(TimeUnit::Microsecond, None);
+        let at = Where {
+            path: "f",
+            column: "c",
+        };
         let v = Value::Union(1, Box::new(Value::TimestampMicros(-1)));
         assert_eq!(
-            datum(&v, &ts, "f", "c").unwrap(),
+            datum(&v, &ts, &at).unwrap(),
             Datum::Timestamp {
                 millis: -1,
                 nanos: 999_000
             }
         );
         assert_eq!(
-            datum(&Value::Null, &DataType::Int32, "f", "c").unwrap(),
+            datum(&Value::Null, &DataType::Int32, &at).unwrap(),
             Datum::Null
         );
-        assert!(datum(&Value::Int(300), &DataType::Int8, "f", "c").is_err());
-        assert!(datum(&Value::String("x".into()), &DataType::Int64, "f", "c").is_err());
+        assert!(datum(&Value::Int(300), &DataType::Int8, &at).is_err());
+        assert!(datum(&Value::String("x".into()), &DataType::Int64, &at).is_err());
     }
 }
