@@ -562,7 +562,7 @@ fn encode(kind: &ColumnKind, column: &dyn Array, row: usize, out: &mut Vec<u8>) 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use arrow_array::{
@@ -574,9 +574,9 @@ mod tests {
     use crate::options::{Flavor, TableKind};
     use crate::storage::{MemoryStorage, Storage};
 
-    /// `batch` written as one file in two writes (split at row `split`), then read back
-    /// through the Avro reader as the batch's schema, in one batch.
-    fn written_and_read(spec: Arc<AvroSpec>, batch: &RecordBatch, split: usize) -> RecordBatch {
+    /// The bytes of an Avro data file of `batch` as `spec` lays it out, written in two writes
+    /// split at row `split`.
+    pub(crate) fn file_bytes(spec: Arc<AvroSpec>, batch: &RecordBatch, split: usize) -> Vec<u8> {
         let mut w = AvroFileWriter::new(spec, [7; 16]);
         let mut bytes = Vec::new();
         let mut out = |b: &[u8]| {
@@ -588,8 +588,15 @@ mod tests {
         w.write(&batch.slice(split, rows - split), &mut out)
             .unwrap();
         w.finish(&mut out).unwrap();
+        bytes
+    }
+
+    /// `batch` written as one file in two writes (split at row `split`), then read back
+    /// through the Avro reader as the batch's schema, in one batch.
+    fn written_and_read(spec: Arc<AvroSpec>, batch: &RecordBatch, split: usize) -> RecordBatch {
+        let rows = batch.num_rows();
         let storage = MemoryStorage::new();
-        storage.put("f.avro", bytes);
+        storage.put("f.avro", file_bytes(spec, batch, split));
         let schema = batch.schema();
         let mut got = Vec::new();
         crate::rewrite::avro_data::read_avro_batches(
@@ -671,11 +678,10 @@ mod tests {
         assert_eq!(e.kind, crate::error::ErrorKind::Unsupported, "{e}");
     }
 
-    /// Arrays, rows, maps with string keys (Avro maps) and with int keys (arrays of records),
-    /// nested in each other with nulls at every level, read back by the Avro reader as written;
-    /// the schema names nested records by path and marks the record-array form as a map.
-    #[test]
-    fn nested_columns_read_back_as_written() {
+    /// `n` rows of nested columns, by name: an array of ints, maps with string keys (Avro maps)
+    /// and with int keys (arrays of records), a row holding an array, with nulls at every
+    /// level (what Paimon writes to Avro, nested in each other).
+    pub(crate) fn nested_columns(n: usize) -> Vec<(&'static str, arrow_array::ArrayRef)> {
         use arrow_array::builder::{
             Int32Builder, ListBuilder, MapBuilder, MapFieldNames, StringBuilder,
         };
@@ -692,7 +698,7 @@ mod tests {
         let mut m = MapBuilder::new(Some(names()), StringBuilder::new(), Int32Builder::new());
         let mut mi = MapBuilder::new(Some(names()), Int32Builder::new(), StringBuilder::new());
         let mut tags = ListBuilder::new(StringBuilder::new()).with_field(element(DataType::Utf8));
-        let n = 50;
+        let n = i32::try_from(n).unwrap();
         for i in 0..n {
             if i % 5 == 1 {
                 arr.append_null();
@@ -729,21 +735,35 @@ mod tests {
             Some((0..n).map(|i| i % 9 != 4).collect()),
         )
         .unwrap();
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(Int64Array::from_iter_values(0..n as i64)),
-            Arc::new(arr.finish()),
-            Arc::new(m.finish()),
-            Arc::new(mi.finish()),
-            Arc::new(row),
-        ];
+        vec![
+            ("arr", Arc::new(arr.finish())),
+            ("m", Arc::new(m.finish())),
+            ("mi", Arc::new(mi.finish())),
+            ("r", Arc::new(row)),
+        ]
+    }
+
+    /// Arrays, rows, maps with string keys (Avro maps) and with int keys (arrays of records),
+    /// nested in each other with nulls at every level, read back by the Avro reader as written;
+    /// the schema names nested records by path and marks the record-array form as a map.
+    #[test]
+    fn nested_columns_read_back_as_written() {
+        use arrow_array::ArrayRef;
+        let n = 50;
+        let mut columns: Vec<(&str, ArrayRef)> =
+            vec![("k", Arc::new(Int64Array::from_iter_values(0..n as i64)))];
+        columns.extend(nested_columns(n));
         let schema = Arc::new(Schema::new(
-            ["k", "arr", "m", "mi", "r"]
+            columns
                 .iter()
-                .zip(&columns)
                 .map(|(name, c)| Field::new(*name, c.data_type().clone(), *name != "k"))
                 .collect::<Vec<_>>(),
         ));
-        let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            columns.into_iter().map(|(_, c)| c).collect(),
+        )
+        .unwrap();
         let options =
             CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, std::iter::empty())
                 .unwrap();

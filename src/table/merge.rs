@@ -105,6 +105,27 @@ pub(crate) fn map_evolved_inputs(
     Ok(Some(kv_schema(latest)?))
 }
 
+/// For a file written under schema version `schema_id`: `None` when that version has the
+/// latest fields, else its data-file row type and where each column of the latest version's
+/// data-file row type comes from in it (the postpone replay's view of an evolved file).
+pub(super) fn evolved_file_schema(
+    storage: &dyn Storage,
+    table: &Table,
+    schema_id: i64,
+) -> Result<Option<crate::rewrite::merge::redistribute::Evolved>> {
+    let latest = &table.schema;
+    let Some(old) = table
+        .schema_versions
+        .evolved(storage, &table.paths, latest, schema_id)?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(crate::rewrite::merge::redistribute::Evolved {
+        row_type: kv_schema(&old)?,
+        columns: column_map(latest, &old),
+    }))
+}
+
 /// The data-file row type of `schema` as Arrow (used when no input of the latest schema
 /// version is there to copy it from).
 pub(super) fn kv_schema(schema: &TableSchema) -> Result<SchemaRef> {

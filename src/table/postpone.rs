@@ -23,10 +23,12 @@
 //! 4. **Commit**: DELETE of every replayed postpone file, the buckets' changes, new files
 //!    recording the partition's bucket count.
 //!
-//! Postpone files are read as Parquet or Avro (Paimon's Java writers force Avro for them).
-//! What is refused, with the reason: postpone files in another format (ORC), postpone files
-//! written under a schema version with other fields, `changelog-producer = input` (the replayed rows
-//! would need input changelog this job cannot tell apart from what the writers produced), and
+//! Postpone files are read as Parquet, ORC or Avro (Paimon's Java writers force Avro for
+//! them), nested columns included; a file written under an older schema version with other
+//! fields is read through its column map onto the latest version, as merges read such files.
+//! What is refused, with the reason: postpone files in another format, a level written in a
+//! format this build does not write, `changelog-producer = input` (the replayed rows would
+//! need input changelog this job cannot tell apart from what the writers produced), and
 //! `bucket-function.type = hive`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -48,7 +50,7 @@ use crate::meta::Level;
 use crate::options::ChangelogProducer;
 use crate::plan::PlanContext;
 use crate::rewrite::foreign_data::DataFormat;
-use crate::rewrite::merge::redistribute::{redistribute, Redistribution};
+use crate::rewrite::merge::redistribute::{redistribute, Evolved, Redistribution, ReplayInput};
 use crate::rewrite::merge::MergeTreeRewrite;
 use crate::rewrite::RewriteInput;
 
@@ -121,7 +123,6 @@ pub(super) fn blocker(
                 .to_string(),
         ));
     }
-    let flat = super::plan::merge_tree::flat_avro(table);
     let avro_ok = super::plan::merge_tree::avro_supported(table);
     for level in 0..table.options.num_levels {
         let format = table.options.file_format_for_level(level);
@@ -138,11 +139,11 @@ pub(super) fn blocker(
     }
     for l in &postpone.files {
         let f = &l.entry.file;
-        if DataFormat::of(&f.file_name) == Some(DataFormat::Avro) && !flat {
+        if DataFormat::of(&f.file_name) == Some(DataFormat::Avro) && !avro_ok {
             return Ok(Some(format!(
-                "unsupported: postpone file '{}' is an Avro file of a table with nested \
-                 columns, which the postpone replay does not read (merges do); the postpone \
-                 files are left",
+                "unsupported: postpone file '{}' is an Avro file with a column type Paimon \
+                 does not write to Avro, which this build does not read; the postpone files \
+                 are left",
                 f.file_name
             )));
         }
@@ -153,12 +154,14 @@ pub(super) fn blocker(
                 f.file_name
             )));
         }
-        if evolved_schema(storage, table, f.schema_id)?.is_some() {
-            return Ok(Some(format!(
-                "unsupported: postpone file '{}' was written under schema version {} with \
-                 other fields, which the replay does not map; the postpone files are left",
-                f.file_name, f.schema_id
-            )));
+        if let Some(old) = evolved_schema(storage, table, f.schema_id)? {
+            if let Err(e) = super::merge::kv_schema(&old) {
+                return Ok(Some(format!(
+                    "unsupported: postpone file '{}' was written under schema version {}, \
+                     whose row type this build cannot read ({e}); the postpone files are left",
+                    f.file_name, f.schema_id
+                )));
+            }
         }
     }
     Ok(None)
@@ -202,17 +205,30 @@ pub(super) fn run_postpone(
     let post = p.postpone;
     let files = replay_order(post);
     let mut inputs = Vec::with_capacity(files.len());
+    let mut evolutions: BTreeMap<i64, Option<Evolved>> = BTreeMap::new();
     for l in &files {
-        inputs.push(RewriteInput {
-            path: table.paths.live_data_file(
-                &post.partition_path,
-                POSTPONE_BUCKET,
-                &l.entry.file,
-                &l.source,
-            )?,
-            meta: Arc::new(planner_meta(table, l)?),
-            deleted_rows: None,
-            columns: None,
+        let schema_id = l.entry.file.schema_id;
+        let evolution = match evolutions.get(&schema_id) {
+            Some(e) => e.clone(),
+            None => {
+                let e = super::merge::evolved_file_schema(storage, table, schema_id)?;
+                evolutions.insert(schema_id, e.clone());
+                e
+            }
+        };
+        inputs.push(ReplayInput {
+            file: RewriteInput {
+                path: table.paths.live_data_file(
+                    &post.partition_path,
+                    POSTPONE_BUCKET,
+                    &l.entry.file,
+                    &l.source,
+                )?,
+                meta: Arc::new(planner_meta(table, l)?),
+                deleted_rows: None,
+                columns: None,
+            },
+            evolution,
         });
     }
     let mut buckets: Vec<BucketState> = (0..n)

@@ -125,7 +125,7 @@ impl<'s> Reader<'s> {
         let schema = file_schema(&file)?;
         let respelled = match columns {
             Some(_) => None,
-            None => self.check_columns(path, &schema)?,
+            None => check_columns(path, &schema, &self.schema)?,
         };
         if let Some(map) = columns.or(respelled.as_deref()) {
             let evolution = Evolution::new(path, &schema, &self.schema, map)?;
@@ -143,54 +143,6 @@ impl<'s> Reader<'s> {
             .dicts
             .decode_schema(schema, &file.metadata, self.dicts.columns());
         Ok((file, schema))
-    }
-
-    /// Checks that a file read as it is has the columns (names and types) of the merge. When
-    /// a nested type differs only in spelling (nested field ids, a list item's or map entries'
-    /// names: another writer's file), returns the identity map that rebuilds the file's arrays
-    /// in the merge's spelling.
-    fn check_columns(
-        &self,
-        path: &str,
-        schema: &Schema,
-    ) -> Result<Option<Vec<Option<ColumnSource>>>> {
-        let ours = self.schema.fields();
-        if schema.fields().len() != ours.len() {
-            return Err(Error::corrupt(
-                Some(path),
-                format!(
-                    "{} columns where the merge's first input has {} (schema evolution is not \
-                     supported by the merge rewriter)",
-                    schema.fields().len(),
-                    ours.len()
-                ),
-            ));
-        }
-        let mut respelled = false;
-        for (a, b) in schema.fields().iter().zip(ours) {
-            if a.name() == b.name()
-                && a.data_type() != b.data_type()
-                && same_but_spelling(a.data_type(), b.data_type())
-            {
-                respelled = true;
-            } else if a.name() != b.name() || a.data_type() != b.data_type() {
-                return Err(Error::corrupt(
-                    Some(path),
-                    format!(
-                        "column '{}' ({}) where the merge's first input has '{}' ({})",
-                        a.name(),
-                        a.data_type(),
-                        b.name(),
-                        b.data_type()
-                    ),
-                ));
-            }
-        }
-        Ok(respelled.then(|| {
-            ours.iter()
-                .map(|f| Some(ColumnSource::named(f.name())))
-                .collect()
-        }))
     }
 
     /// A batch stream over `input`, skipping the positions of `selection`.
@@ -317,4 +269,53 @@ impl<'s> Reader<'s> {
             level: 0,
         })
     }
+}
+
+/// Checks that a file read as it is has the columns (names and types) `ours` (the merge's, or
+/// the replay's), as a file of the latest schema version must.
+/// When a nested type differs only in spelling (nested field ids, a list item's or map
+/// entries' names: another writer's file), returns the identity map that rebuilds the file's
+/// arrays in the merge's spelling.
+pub(super) fn check_columns(
+    path: &str,
+    schema: &Schema,
+    ours: &Schema,
+) -> Result<Option<Vec<Option<ColumnSource>>>> {
+    let ours = ours.fields();
+    if schema.fields().len() != ours.len() {
+        return Err(Error::corrupt(
+            Some(path),
+            format!(
+                "{} columns where the table's data files have {} (a file of an older schema \
+                 version is read through its column map, which this file was not given)",
+                schema.fields().len(),
+                ours.len()
+            ),
+        ));
+    }
+    let mut respelled = false;
+    for (a, b) in schema.fields().iter().zip(ours) {
+        if a.name() == b.name()
+            && a.data_type() != b.data_type()
+            && same_but_spelling(a.data_type(), b.data_type())
+        {
+            respelled = true;
+        } else if a.name() != b.name() || a.data_type() != b.data_type() {
+            return Err(Error::corrupt(
+                Some(path),
+                format!(
+                    "column '{}' ({}) where the table's data files have '{}' ({})",
+                    a.name(),
+                    a.data_type(),
+                    b.name(),
+                    b.data_type()
+                ),
+            ));
+        }
+    }
+    Ok(respelled.then(|| {
+        ours.iter()
+            .map(|f| Some(ColumnSource::named(f.name())))
+            .collect()
+    }))
 }

@@ -13,7 +13,9 @@
 //! runs do). The caller merges each bucket's runs into its level-0 files with the merge
 //! rewriter, which applies the merge engine, and deletes the temporary files.
 //!
-//! Inputs are Parquet or, by their `.avro` extension, Avro ([`crate::rewrite::avro_data`]).
+//! Inputs are Parquet, Avro or ORC (by their extension: [`crate::rewrite::foreign_data`]), of
+//! the latest schema version or of an older one, read through its column map as the merge
+//! reads such files ([`crate::rewrite::schema_evolution`]).
 //! Nothing here knows Paimon's hash or table layout: the bucket of a row comes from the
 //! caller.
 
@@ -24,18 +26,41 @@ use arrow_row::{RowConverter, SortField};
 use arrow_schema::SchemaRef;
 
 use super::kv_format::{KvLayout, SEQUENCE_NUMBER};
-use super::reader::{check_row_count, file_schema};
+use super::reader::{check_columns, check_row_count, file_schema};
 use crate::error::{Error, Result};
 use crate::parquet_io::footer::{read_footer, FooterPolicy};
 use crate::parquet_io::read::{self, BatchStream, IoCounters};
 use crate::rewrite::foreign_data::{read_batches, write_temporary_parquet, DataFormat};
+use crate::rewrite::schema_evolution::{ColumnSource, Evolution};
 use crate::rewrite::RewriteInput;
 use crate::storage::Storage;
+
+/// One file to replay.
+#[derive(Clone, Debug)]
+pub struct ReplayInput {
+    /// The file (its path and row count; its `columns` are not read: see `evolution`).
+    pub file: RewriteInput,
+    /// For a file of an older schema version with other fields: how it becomes rows of the
+    /// replay's schema. `None` for a file with the replay's columns (a nested type spelled as
+    /// another writer spells it is rebuilt in the replay's spelling).
+    pub evolution: Option<Evolved>,
+}
+
+/// A file of an older schema version: what it was written as, and the map onto the latest.
+#[derive(Clone, Debug)]
+pub struct Evolved {
+    /// The data-file row type of the file's schema version: how an Avro or ORC file, which
+    /// carries no Arrow schema, is decoded (a Parquet file's own schema is read instead).
+    pub row_type: SchemaRef,
+    /// Where each column of the replay's schema comes from in the file
+    /// ([`crate::rewrite::schema_evolution`]).
+    pub columns: Vec<Option<ColumnSource>>,
+}
 
 /// What to replay and where its runs go.
 pub struct Redistribution<'a> {
     /// The files in replay order (Paimon: by creation time); each is read whole.
-    pub inputs: Vec<RewriteInput>,
+    pub inputs: Vec<ReplayInput>,
     /// The data-file schema every input must have and the runs are written in.
     pub schema: SchemaRef,
     /// The bucket of each row of a batch (`< first_sequence.len()`); the path names the file.
@@ -113,44 +138,58 @@ impl Replay<'_, '_> {
         self.flush()
     }
 
-    fn replay_file(&mut self, input: &RewriteInput) -> Result<()> {
-        let path = input.path.as_str();
+    fn replay_file(&mut self, input: &ReplayInput) -> Result<()> {
+        let path = input.file.path.as_str();
+        let ours = self.r.schema.clone();
         if DataFormat::is_foreign(path) {
-            // Paimon's Java writers write postpone files as Avro.
+            // Paimon's Java writers write postpone files as Avro; an Avro or ORC file is
+            // decoded as the row type of its schema version.
+            let (read_as, evolution) = match &input.evolution {
+                None => (ours.clone(), None),
+                Some(e) => (
+                    e.row_type.clone(),
+                    Some(Evolution::new(path, &e.row_type, &ours, &e.columns)?),
+                ),
+            };
             let storage = self.storage;
-            let schema = self.r.schema.clone();
             return read_batches(
                 storage.as_ref(),
                 path,
-                &schema,
-                input.meta.row_count,
-                |batch| self.take_and_maybe_flush(batch, path),
+                &read_as,
+                input.file.meta.row_count,
+                |batch| {
+                    let batch = match &evolution {
+                        Some(e) => e.apply(&batch, &ours, path)?,
+                        None => batch,
+                    };
+                    self.take_and_maybe_flush(batch, path)
+                },
             );
         }
         let storage = self.storage.as_ref();
         let file = read_footer(storage, path, FooterPolicy::ROWS, &mut self.io)?;
-        check_row_count(&file, input)?;
+        check_row_count(&file, &input.file)?;
         let theirs = file_schema(&file)?;
-        let ours = &self.r.schema;
-        let same = theirs.fields().len() == ours.fields().len()
-            && theirs
-                .fields()
-                .iter()
-                .zip(ours.fields())
-                .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
-        if !same {
-            return Err(Error::corrupt(
-                Some(path),
-                format!(
-                    "its columns ({}) are not the table's data-file columns ({})",
-                    names(&theirs),
-                    names(ours)
-                ),
-            ));
-        }
-        let meta = read::reader_metadata(&file, ours.clone())?;
+        let map = match &input.evolution {
+            Some(e) => Some(e.columns.clone()),
+            None => check_columns(path, &theirs, &ours)?,
+        };
+        let evolution = match &map {
+            Some(map) => Some(Evolution::new(path, &theirs, &ours, map)?),
+            None => None,
+        };
+        let decode_as = if evolution.is_some() {
+            Arc::new(theirs)
+        } else {
+            ours.clone()
+        };
+        let meta = read::reader_metadata(&file, decode_as)?;
         let mut stream = BatchStream::new(&file, meta, None)?;
         while let Some(batch) = stream.next(storage, path, &mut self.io)? {
+            let batch = match &evolution {
+                Some(e) => e.apply(&batch, &ours, path)?,
+                None => batch,
+            };
             self.take_and_maybe_flush(batch, path)?;
         }
         Ok(())
@@ -301,11 +340,113 @@ fn with_sequence(batch: &RecordBatch, seq_col: usize, sequences: Vec<i64>) -> Re
         .map_err(|e| Error::internal(format!("replacing {SEQUENCE_NUMBER}: {e}")))
 }
 
-fn names(schema: &arrow_schema::Schema) -> String {
-    schema
-        .fields()
-        .iter()
-        .map(|f| format!("{} {}", f.name(), f.data_type()))
-        .collect::<Vec<_>>()
-        .join(", ")
+#[cfg(test)]
+mod tests {
+    use arrow_array::{Int64Array, Int8Array};
+    use arrow_schema::{Field, Schema};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    use super::*;
+    use crate::options::{CoreOptions, Flavor, TableKind};
+    use crate::rewrite::avro_output::tests::{file_bytes, nested_columns};
+    use crate::rewrite::avro_output::AvroSpec;
+    use crate::storage::MemoryStorage;
+
+    /// Key-value rows with keys `0..n` (descending, as a postpone file holds them in arrival
+    /// order) and every nested column family Paimon writes to Avro.
+    fn nested_kv_batch(n: usize) -> RecordBatch {
+        let keys: Vec<i64> = (0..n as i64).rev().collect();
+        let mut columns: Vec<(&str, ArrayRef)> = vec![
+            ("_KEY_k", Arc::new(Int64Array::from(keys.clone()))),
+            (SEQUENCE_NUMBER, Arc::new(Int64Array::from(vec![7; n]))),
+            ("_VALUE_KIND", Arc::new(Int8Array::from(vec![0; n]))),
+            ("k", Arc::new(Int64Array::from(keys))),
+        ];
+        columns.extend(nested_columns(n));
+        let schema = Schema::new(
+            columns
+                .iter()
+                .map(|(name, c)| Field::new(*name, c.data_type().clone(), !name.contains('k')))
+                .collect::<Vec<_>>(),
+        );
+        RecordBatch::try_new(
+            Arc::new(schema),
+            columns.into_iter().map(|(_, c)| c).collect(),
+        )
+        .unwrap()
+    }
+
+    fn read_parquet(storage: &dyn Storage, path: &str) -> RecordBatch {
+        let bytes = bytes::Bytes::from(storage.read_all(path).unwrap());
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes)
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<RecordBatch> = reader.map(|b| b.unwrap()).collect();
+        arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
+    }
+
+    /// A postpone file in Avro with arrays, maps (both of Paimon's forms) and rows is replayed
+    /// into two buckets: each bucket's runs hold exactly its keys' rows, nested values intact,
+    /// sorted by key, with the bucket's next sequence numbers in arrival order.
+    #[test]
+    fn nested_avro_postpone_rows_are_replayed_with_their_values() {
+        let n = 60;
+        let batch = nested_kv_batch(n);
+        let schema = batch.schema();
+        let options =
+            CoreOptions::from_pairs(TableKind::PrimaryKey, Flavor::Java, std::iter::empty())
+                .unwrap();
+        let spec = AvroSpec::new(&options, &schema, &[], "zstd", "file.compression").unwrap();
+        let memory = Arc::new(MemoryStorage::new());
+        let input = "t/bucket-postpone/data-0.avro";
+        memory.put(input, file_bytes(Arc::new(spec), &batch, 11));
+        let storage: Arc<dyn Storage> = memory;
+        let bucket_of = |b: &RecordBatch, _: &str| -> Result<Vec<u32>> {
+            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            Ok(k.values().iter().map(|k| (k % 2) as u32).collect())
+        };
+        // The file replayed once with room for everything, then twice (as two writers' files)
+        // with a buffer of one byte: one sorted run per bucket and input file.
+        for (buffer_bytes, files) in [(usize::MAX, 1), (1, 2)] {
+            let input = ReplayInput {
+                file: RewriteInput::from_parts(input.to_string(), n as u64, 7, 7, None),
+                evolution: None,
+            };
+            let r = Redistribution {
+                inputs: vec![input; files],
+                schema: schema.clone(),
+                bucket_of: &bucket_of,
+                first_sequence: vec![100, 200],
+                outputs: vec![
+                    ("t/bucket-0".to_string(), "replay-".to_string()),
+                    ("t/bucket-1".to_string(), "replay-".to_string()),
+                ],
+                buffer_bytes,
+            };
+            let out = redistribute(&storage, &r).unwrap();
+            assert_eq!(out.rows, (n * files) as u64);
+            for (b, runs) in out.runs.iter().enumerate() {
+                assert_eq!(runs.len(), files, "{runs:?}");
+                // The input's rows of this bucket in arrival order (keys descending).
+                let arrival: Vec<(usize, usize)> = (0..n)
+                    .filter(|r| (n - 1 - r) % 2 == b)
+                    .map(|r| (0, r))
+                    .collect();
+                let rows = pick(&[&batch], &arrival).unwrap();
+                let by_key: Vec<(usize, usize)> =
+                    (0..arrival.len()).rev().map(|r| (0, r)).collect();
+                for (f, run) in runs.iter().enumerate() {
+                    let first = (b as i64 + 1) * 100 + (f * arrival.len()) as i64;
+                    let seq = (first..first + arrival.len() as i64).collect();
+                    let expected = with_sequence(&rows, 1, seq).unwrap();
+                    let got = read_parquet(storage.as_ref(), &run.path);
+                    assert_eq!(got, pick(&[&expected], &by_key).unwrap(), "bucket {b}");
+                }
+            }
+            for t in &out.temps {
+                storage.delete(t).unwrap();
+            }
+        }
+    }
 }

@@ -299,15 +299,6 @@ pub(crate) fn avro_supported(table: &Table) -> bool {
     })
 }
 
-/// Whether every column of `table` is flat (the postpone replay reads flat Avro files only).
-pub(crate) fn flat_avro(table: &Table) -> bool {
-    table.schema.fields.iter().all(|f| {
-        f.data_type
-            .to_arrow()
-            .is_ok_and(|t| crate::rewrite::avro_data::is_flat(&t))
-    })
-}
-
 /// A merge reads its inputs (and, for lookup tables, the bucket's other files) as rows of the
 /// latest schema version, mapping files of versions with other fields onto it by field id:
 /// that needs the latest schema in Arrow form, which this build has for every type but
