@@ -86,6 +86,10 @@ pub const TARGETS: &[Target] = &[
         run: theta_sketch,
     },
     Target {
+        name: "hll_sketch",
+        run: hll_sketch,
+    },
+    Target {
         name: "json_metadata",
         run: json_metadata,
     },
@@ -766,6 +770,31 @@ pub fn theta_sketch(data: &[u8]) {
     }
 }
 
+/// Input: the first sketch's length (big-endian `u16`), the first sketch, the second. Two
+/// serialized HLL sketches unioned as the `hll_sketch` aggregate unions them; a union that
+/// succeeds is a sketch the union takes again (with itself, and with the second input).
+pub fn hll_sketch(data: &[u8]) {
+    use crate::rewrite::merge::merge_engine::hll_sketch::union;
+    contained_panics_unwind();
+    let Some(len) = data
+        .get(0..2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+    else {
+        return;
+    };
+    let rest = &data[2..];
+    let (a, b) = rest.split_at(len.min(rest.len()));
+    let Ok(out) = union(a, b) else {
+        return;
+    };
+    if let Err(e) = union(&out, &out) {
+        panic!("a union's result is not a sketch: {e}");
+    }
+    if let Err(e) = union(&out, b) {
+        panic!("a union's result does not union with its input again: {e}");
+    }
+}
+
 /// Input: the vector's offset and length in the index file (big-endian `i32`s) and the index
 /// file's bytes. A vector that reads must encode into an index file that reads back equal.
 pub fn deletion_vector(data: &[u8]) {
@@ -1027,6 +1056,19 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         };
         let (a, b) = (big(1), big(3000));
         out.push(("theta_sketch", pair(a, b)));
+    }
+    {
+        use crate::rewrite::merge::merge_engine::hll_sketch::JAVA_CASES;
+        use crate::rewrite::merge::merge_engine::theta_sketch::from_hex;
+        // Every mode, type and form of the Java cases (lists, sets, HLL_4 with exceptions,
+        // HLL_6, HLL_8, updatable images, several lgK), as pairs.
+        for (_, a, b, _) in JAVA_CASES.iter().filter(|c| c.1 != "-" && c.2 != "-") {
+            let (a, b) = (from_hex(a), from_hex(b));
+            out.push((
+                "hll_sketch",
+                [(a.len() as u16).to_be_bytes().to_vec(), a, b].concat(),
+            ));
+        }
     }
     for (which, piece) in [
         (0u8, "/manifest/manifest-"),

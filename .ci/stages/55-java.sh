@@ -20,6 +20,13 @@ PAIMON_JAVA_CLASSPATH="$(bash tests/java/setup.sh "$VENV/bin/python" | tail -1)"
 export PAIMON_JAVA_CLASSPATH
 export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 [ -x "$PAIMON_COMPACT_CLI" ] || cargo build --release -p paimon-compact-host
+# The hll_sketch union against Paimon 1.0's own on generated sketches of every lgK, type, mode
+# and serialization (tests/java/hll/HllGen.java; the unit test binary is stage 10's).
+hll="$TARGET_DIR/java-peer/hll"
+javac -cp "$PAIMON_JAVA_CLASSPATH" -d "$hll" tests/java/hll/HllGen.java
+java -cp "$PAIMON_JAVA_CLASSPATH:$hll" -Dn=3000 -Dseed=20261205 -Dintact=true HllGen >"$hll/vectors.txt"
+HLL_VECTORS="$hll/vectors.txt" cargo test --release -p paimon-compact --lib hll_sketch -- \
+  --ignored --nocapture
 # Every test through the component (the races print their counted outcomes: -s); natively,
 # Java's reads of our compactions (test_java_peer.py): maintenance, crashes and races are the
 # same code in both engines (the API layer), and host/tests/it/engines.rs checks they agree.

@@ -226,7 +226,7 @@ fn unsupported_combinations_are_refused_before_anything_is_written() {
         vec![
             ("merge-engine", "partial-update"),
             ("fields.n.sequence-group", "b"),
-            ("fields.b.aggregate-function", "hll_sketch"),
+            ("fields.b.aggregate-function", "rbm64"),
         ],
         vec![("file.format.per.level", "1:lance")],
     ] {

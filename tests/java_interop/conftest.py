@@ -131,7 +131,8 @@ class Compaction:
     def message(self):
         err = self.report.get("error") if isinstance(self.report, dict) else None
         if err:
-            return f"{err.get('kind')}: {err.get('message')}"
+            # The message starts with its kind already ("unsupported: ...").
+            return str(err.get("message"))
         return (self.proc.stdout + self.proc.stderr).strip()[-2000:]
 
     def check(self):

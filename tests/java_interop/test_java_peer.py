@@ -391,6 +391,50 @@ def aggregation_sketches():
                          "fields.s.aggregate-function": "theta_sketch"})
 
 
+def hll(items, lg_k=12, kind="HLL_4", compact=True):
+    """A serialized Apache DataSketches HLL sketch of `items` (the `datasketches` package from
+    PyPI, the C++ library, whose images Java reads), as lower-case hex."""
+    import datasketches
+    sk = datasketches.hll_sketch(lg_k, getattr(datasketches.tgt_hll_type, kind))
+    for i in items:
+        sk.update(i)
+    return (sk.serialize_compact() if compact else sk.serialize_updatable()).hex()
+
+
+def aggregation_hll():
+    """`hll_sketch`, merged by Java and by us and compared byte for byte: sketches of every
+    mode (a list of coupons, a hash set, registers), type (HLL_4 with and without exceptions,
+    HLL_6, HLL_8), both serializations, several lgK in one key (the union's downsampling in
+    both directions), overlapping items and empty sketches."""
+    rng = _rng("aggregation_hll")
+
+    def sketch(k):
+        count = rng.choice([0, 1, 3, 7, 20, 60, 300, 450, 2000, 20000] if k else [5, 40, 100])
+        # Key 1 holds sketches of one lgK; the others mix lgK (the union takes the input's).
+        lg_k = 11 if k == 1 else rng.choice([4, 5, 8, 10, 11, 12])
+        start = rng.randrange(0, 3 * count + 1)
+        return hll(range(start, start + count), lg_k=lg_k,
+                   kind=rng.choice(["HLL_4", "HLL_4", "HLL_6", "HLL_8"]),
+                   compact=rng.random() < 0.7)
+
+    def rows(c, n):
+        out = []
+        for _ in range(n):
+            k = rng.randrange(8)
+            r = {"k": k, "n": c}
+            if rng.random() < 0.85:
+                r["s"] = sketch(k)
+            out.append(r)
+        return out
+
+    return Spec("aggregation_hll", [["k", "INT NOT NULL"], ["n", "INT"], ["s", "BYTES"]],
+                [rows(c, 10) for c in range(6)], [rows(100 + c, 8) for c in range(2)],
+                primary_keys=["k"],
+                options={"bucket": "1", "merge-engine": "aggregation",
+                         "fields.n.aggregate-function": "sum",
+                         "fields.s.aggregate-function": "hll_sketch"})
+
+
 # Record-level expiry: a time in 2001 has expired, one in 2036 has not (both within INT, where
 # Paimon 1.0 computes the expiry; 1.0 also fails on a null time, so there is none here: the
 # Rust tests cover it).
@@ -974,6 +1018,7 @@ def all_specs():
         file_index_pk(),
         file_index_bitmap(),
         aggregation_sketches(),
+        aggregation_hll(),
         append_unaware(),
         evolved_pk(),
         evolved_append(),

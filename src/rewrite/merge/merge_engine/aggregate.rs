@@ -24,7 +24,7 @@ use arrow_schema::DataType;
 
 use super::collection::{CollectionFunc, NestedUpdate, NullKeys, Out};
 use super::product;
-use super::theta_sketch;
+use super::{hll_sketch, theta_sketch};
 use super::{Cell, Columns, Merged, Record, Values};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
@@ -59,6 +59,9 @@ pub(crate) enum Func {
     /// `theta_sketch`: the union of serialized Apache DataSketches theta sketches, byte for
     /// byte as Paimon's `ThetaSketch.union` writes it (`merge_engine::theta_sketch`).
     ThetaSketch,
+    /// `hll_sketch`: the union of serialized Apache DataSketches HLL sketches, byte for byte
+    /// as Paimon's `HllSketchUtil.union` writes it (`merge_engine::hll_sketch`).
+    HllSketch,
 }
 
 impl Func {
@@ -79,6 +82,7 @@ impl Func {
             Func::Collection(c) => c.name(),
             Func::Rbm32 => "rbm32",
             Func::ThetaSketch => "theta_sketch",
+            Func::HllSketch => "hll_sketch",
         }
     }
 
@@ -116,14 +120,7 @@ impl Func {
                 )))
             }
             "theta_sketch" => Func::ThetaSketch,
-            "hll_sketch" => {
-                return Err(Error::unsupported(format!(
-                    "aggregate function 'hll_sketch' of field '{field}': the union of Apache \
-                     DataSketches HLL sketches (its HLL_4 result, with the estimator state it \
-                     carries) is not reproduced by this build, and an approximate stand-in \
-                     would change the sketches Paimon's readers estimate from"
-                )))
-            }
+            "hll_sketch" => Func::HllSketch,
             "nested_update" => Func::Collection(CollectionFunc::NestedUpdate(nested_update(
                 field, data_type, options,
             )?)),
@@ -155,7 +152,7 @@ impl Func {
                      merge rewriter (supported: sum, product, min, max, last_value, \
                      last_non_null_value, first_value, first_non_null_value, bool_and, bool_or, \
                      listagg, collect, merge_map, merge_map_with_keytime, nested_update, \
-                     nested_partial_update, rbm32, theta_sketch)"
+                     nested_partial_update, rbm32, theta_sketch, hll_sketch)"
                 )))
             }
         })
@@ -189,7 +186,7 @@ impl Func {
             Func::BoolAnd | Func::BoolOr => matches!(t, DataType::Boolean),
             Func::ListAgg { .. } => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
             Func::Collection(c) => c.accepts(t),
-            Func::Rbm32 | Func::ThetaSketch => {
+            Func::Rbm32 | Func::ThetaSketch | Func::HllSketch => {
                 matches!(t, DataType::Binary | DataType::LargeBinary)
             }
             _ => true,
@@ -611,7 +608,7 @@ fn step(
             }
         }
         Func::Collection(_) => unreachable!("collections are folded above"),
-        Func::Rbm32 | Func::ThetaSketch => {
+        Func::Rbm32 | Func::ThetaSketch | Func::HllSketch => {
             if retract {
                 return Err(no_retract(f, cols, r));
             }
@@ -624,6 +621,7 @@ fn step(
                 let merged = match (&a, &b) {
                     (Datum::Bytes(a), Datum::Bytes(b)) => match &f.func {
                         Func::Rbm32 => rbm32_union(a, b),
+                        Func::HllSketch => hll_sketch::union(a, b),
                         _ => theta_sketch::union(a, b),
                     },
                     _ => Err("not a binary value".to_string()),

@@ -12,6 +12,7 @@ mod first_row;
 mod partial_update;
 mod product;
 mod sequence_group;
+pub(crate) mod hll_sketch;
 pub(crate) mod theta_sketch;
 
 use arrow_array::{Array, ArrayRef};
