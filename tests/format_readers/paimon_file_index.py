@@ -163,3 +163,34 @@ def bsi(body):
             values[r] = sign * (lo + v)
     assert at == len(body), (at, len(body))
     return rows, values
+
+
+def range_bitmap(body):
+    """A range bitmap: (row count, number of distinct values, {row: code}) for the rows with a
+    value, a code being the value's position in the sorted dictionary (which is skipped: the
+    codes' order is what a test can compare with the data's)."""
+    (header_len,) = struct.unpack_from(">i", body, 0)
+    assert body[4] == 1
+    rows, cardinality = struct.unpack_from(">ii", body, 5)
+    (dictionary_len,) = struct.unpack_from(">i", body, 4 + header_len - 4)
+    at = 4 + header_len + dictionary_len
+    (bsi_header_len,) = struct.unpack_from(">i", body, at)
+    assert body[at + 4] == 1
+    slices = body[at + 5]
+    present_len, directory_len = struct.unpack_from(">ii", body, at + 6)
+    assert directory_len == 8 * slices
+    directory = [struct.unpack_from(">ii", body, at + 14 + 8 * i) for i in range(slices)]
+    assert bsi_header_len == 10 + directory_len
+    start = at + 4 + bsi_header_len
+    present, n = roaring(body, start)
+    assert n == present_len
+    codes = {r: 0 for r in present}
+    end = start + present_len
+    for bit, (offset, length) in enumerate(directory):
+        rows_with_bit, n = roaring(body, start + present_len + offset)
+        assert n == length and rows_with_bit <= present
+        end = max(end, start + present_len + offset + length)
+        for r in rows_with_bit:
+            codes[r] |= 1 << bit
+    assert end == len(body), (end, len(body))
+    return rows, cardinality, codes

@@ -9,10 +9,10 @@ mod aggregate;
 mod collection;
 mod deduplicate;
 mod first_row;
+pub(crate) mod hll_sketch;
 mod partial_update;
 mod product;
 mod sequence_group;
-pub(crate) mod hll_sketch;
 pub(crate) mod theta_sketch;
 
 use arrow_array::{Array, ArrayRef};
