@@ -25,7 +25,7 @@ export PAIMON_COMPACT_CLI="$TARGET_DIR/release/paimon-compact"
 hll="$TARGET_DIR/java-peer/hll"
 javac -cp "$PAIMON_JAVA_CLASSPATH" -d "$hll" tests/java/hll/HllGen.java
 java -cp "$PAIMON_JAVA_CLASSPATH:$hll" -Dn=3000 -Dseed=20261205 -Dintact=true HllGen >"$hll/vectors.txt"
-HLL_VECTORS="$hll/vectors.txt" cargo test --release -p paimon-compact --lib hll_sketch -- \
+HLL_VECTORS="$hll/vectors.txt" cargo test --release --workspace --lib hll_sketch -- \
   --ignored --nocapture
 # Every test through the component (the races print their counted outcomes: -s); natively,
 # Java's reads of our compactions (test_java_peer.py): maintenance, crashes and races are the
