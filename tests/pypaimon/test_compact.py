@@ -814,32 +814,47 @@ def test_bitmap_v2_and_bsi_indexes_describe_the_rows_of_our_files(wh):
         assert any(v < 0 for v in exact["v"] if v is not None)
 
 
-def test_range_bitmap_indexes_number_the_rows_of_our_files_in_value_order(wh):
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_range_bitmap_indexes_number_the_rows_of_our_files_in_value_order(wh, fmt):
     """`file-index.range-bitmap.columns` (Paimon 1.3+; the bytes are checked against Java
     HEAD's writer in the Rust tests): read on its own, each index we embed gives every row
-    with a value a code, and the codes order the rows as their values do, nulls in none."""
+    with a value a code, and the codes order the rows as their values do, nulls in none; in
+    Parquet and ORC tables alike (timestamps included)."""
+    import datetime
+
+    import pyarrow.orc as po
+    import pyarrow.parquet as pq
+
     fi = _index_readers()
     schema = pa.schema([("id", pa.int64()), ("s", pa.string()), ("n", pa.int32()),
-                        ("x", pa.float64())])
+                        ("x", pa.float64()), ("ts", pa.timestamp("ms"))])
+    columns = ("s", "n", "x", "ts")
     wh.create("t", schema, options={
-        "bucket": "1", "bucket-key": "id", "file-index.range-bitmap.columns": "s,n,x",
+        "bucket": "1", "bucket-key": "id", "file.format": fmt,
+        "file-index.range-bitmap.columns": ",".join(columns),
         "file-index.range-bitmap.s.chunk-size": "64 b",
         "file-index.in-manifest-threshold": "1 mb"})
+    base = datetime.datetime(2024, 1, 1)
     for c in range(3):
         wh.write("t", [{"id": c * 100 + i,
                         "s": None if i % 9 == 0 else f"name-{(i * 7) % 40:03d}",
                         "n": None if i % 8 == 0 else (i * 37 - 900) * (c + 1),
-                        "x": None if i % 10 == 0 else (i % 13) / 3 - 2}
+                        "x": None if i % 10 == 0 else (i % 13) / 3 - 2,
+                        "ts": None if i % 6 == 0 else
+                        base + datetime.timedelta(milliseconds=(i % 17) * 1234 - 5000)}
                        for i in range(60)], schema)
     before = wh.read("t")
     wh.compact("t", "--full")
     assert wh.read("t") == before
-    files = _our_files_with_their_index(wh, "t")
+    rb = wh.table("t").new_read_builder()
+    files = [(split, f) for split in rb.new_scan().plan().splits() for f in split.files]
     assert len(files) == 1
-    for data, blob in files:
-        bodies = fi.bodies(blob)
-        assert set(bodies) == {(c, "range-bitmap") for c in ("s", "n", "x")}, set(bodies)
-        for c in ("s", "n", "x"):
+    for split, f in files:
+        path = os.path.join(wh.root, wh.path("t"), f"bucket-{split.bucket}", f.file_name)
+        data = po.read_table(path) if fmt == "orc" else pq.read_table(path)
+        bodies = fi.bodies(f.embedded_index)
+        assert set(bodies) == {(c, "range-bitmap") for c in columns}, set(bodies)
+        for c in columns:
             values = data.column(c).to_pylist()
             rows, distinct, codes = fi.range_bitmap(bodies[(c, "range-bitmap")])
             assert rows == len(values)
