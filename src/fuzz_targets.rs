@@ -750,14 +750,9 @@ pub fn binary_row(data: &[u8]) {
 pub fn theta_sketch(data: &[u8]) {
     use crate::rewrite::merge::merge_engine::theta_sketch::union;
     contained_panics_unwind();
-    let Some(len) = data
-        .get(0..2)
-        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
-    else {
+    let Some((a, b)) = two_sketches(data) else {
         return;
     };
-    let rest = &data[2..];
-    let (a, b) = rest.split_at(len.min(rest.len()));
     let Ok(out) = union(a, b) else {
         return;
     };
@@ -776,14 +771,9 @@ pub fn theta_sketch(data: &[u8]) {
 pub fn hll_sketch(data: &[u8]) {
     use crate::rewrite::merge::merge_engine::hll_sketch::union;
     contained_panics_unwind();
-    let Some(len) = data
-        .get(0..2)
-        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
-    else {
+    let Some((a, b)) = two_sketches(data) else {
         return;
     };
-    let rest = &data[2..];
-    let (a, b) = rest.split_at(len.min(rest.len()));
     let Ok(out) = union(a, b) else {
         return;
     };
@@ -793,6 +783,14 @@ pub fn hll_sketch(data: &[u8]) {
     if let Err(e) = union(&out, b) {
         panic!("a union's result does not union with its input again: {e}");
     }
+}
+
+/// The two sketches of a sketch target's input: the first's length (big-endian `u16`), the
+/// first, then the rest.
+fn two_sketches(data: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = usize::from(u16::from_be_bytes(data.get(0..2)?.try_into().ok()?));
+    let rest = &data[2..];
+    Some(rest.split_at(len.min(rest.len())))
 }
 
 /// Input: the vector's offset and length in the index file (big-endian `i32`s) and the index
@@ -1035,11 +1033,11 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
     out.extend(orc_seeds().into_iter().map(|f| ("orc_data", f)));
     out.extend(avro_seeds().into_iter().map(|f| ("avro_data", f)));
     out.extend(avro_nested_seed().map(|f| ("avro_data", f)));
+    // A sketch target's input of two sketches (see `two_sketches`).
+    let pair = |a: Vec<u8>, b: Vec<u8>| [(a.len() as u16).to_be_bytes().to_vec(), a, b].concat();
     {
         use crate::rewrite::merge::merge_engine::theta_sketch::{from_hex, JAVA_SKETCHES};
         let sketch = |i: usize| from_hex(JAVA_SKETCHES[i]);
-        let pair =
-            |a: Vec<u8>, b: Vec<u8>| [(a.len() as u16).to_be_bytes().to_vec(), a, b].concat();
         // Exact, single and empty sketches; an estimation-mode union past the rebuild.
         out.push(("theta_sketch", pair(sketch(0), sketch(1))));
         out.push(("theta_sketch", pair(sketch(2), sketch(3))));
@@ -1063,11 +1061,7 @@ pub fn seeds() -> Vec<(&'static str, Vec<u8>)> {
         // Every mode, type and form of the Java cases (lists, sets, HLL_4 with exceptions,
         // HLL_6, HLL_8, updatable images, several lgK), as pairs.
         for (_, a, b, _) in JAVA_CASES.iter().filter(|c| c.1 != "-" && c.2 != "-") {
-            let (a, b) = (from_hex(a), from_hex(b));
-            out.push((
-                "hll_sketch",
-                [(a.len() as u16).to_be_bytes().to_vec(), a, b].concat(),
-            ));
+            out.push(("hll_sketch", pair(from_hex(a), from_hex(b))));
         }
     }
     for (which, piece) in [

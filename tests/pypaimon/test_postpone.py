@@ -126,24 +126,31 @@ def test_avro_postpone_files_are_replayed(wh):
         ("d", pa.float64()),
         ("s", pa.string()),
     ])
-    wh.create("t", schema, primary_keys=["k"],
-              options={"bucket": "-2", "postpone.default-bucket-num": "2"})
     import datetime
     import decimal
+    _replayed_from_avro(wh, schema, buckets=2, batches=[
+        [{"k": k, "amount": decimal.Decimal(f"{c}{k}.{k % 100:02d}"),
+          "at": datetime.datetime(2025, 1, 1, 0, 0, k % 60, 123456 + c),
+          "flag": k % 2 == 0, "d": k / 7 + c, "s": None if k % 5 == 0 else f"s{c}-{k}"}
+         for k in range(c * 10, 40 + c * 10)] for c in range(3)])
+
+
+def _replayed_from_avro(wh, schema, buckets, batches):
+    """Writes `batches` (a commit each) to a new postpone table of `schema` keyed by `k`,
+    whose postpone files pypaimon writes as Avro (no format named); compacts it; every key's
+    newest row must read back, from the table's buckets."""
+    wh.create("t", schema, primary_keys=["k"],
+              options={"bucket": "-2", "postpone.default-bucket-num": str(buckets)})
     expected = {}
-    for c in range(3):
-        batch = [{"k": k, "amount": decimal.Decimal(f"{c}{k}.{k % 100:02d}"),
-                  "at": datetime.datetime(2025, 1, 1, 0, 0, k % 60, 123456 + c),
-                  "flag": k % 2 == 0, "d": k / 7 + c, "s": None if k % 5 == 0 else f"s{c}-{k}"}
-                 for k in range(c * 10, 40 + c * 10)]
+    for batch in batches:
         wh.write("t", batch, schema)
-        for r in batch:
-            expected[r["k"]] = r
+        expected.update((r["k"], r) for r in batch)
     files = [f for f in wh.files("t") if "bucket-postpone" in f]
     assert files and all(f.endswith(".avro") for f in files), files
     plan = wh.plan("t")
     assert plan["buckets"][0]["blocked"] is None, plan
     wh.compact("t")
+    assert {b["bucket"] for b in wh.plan("t")["buckets"]} <= set(range(buckets))
     assert sorted(wh.read("t"), key=lambda r: r["k"]) == [expected[k] for k in sorted(expected)]
 
 
@@ -172,8 +179,6 @@ def test_orc_postpone_files_are_replayed_into_orc_buckets(wh):
             assert f.read(3) == b"ORC", path
 
 
-
-
 def test_nested_avro_postpone_files_are_replayed(wh):
     """A table with nested columns (a list of rows, a row, a list of ints): pypaimon writes
     its postpone files as Avro with those nested records, the replay reads them as the merge
@@ -185,27 +190,13 @@ def test_nested_avro_postpone_files_are_replayed(wh):
         ("point", pa.struct([("x", pa.float64()), ("y", pa.int32())])),
         ("ids", pa.list_(pa.int32())),
     ])
-    wh.create("t", schema, primary_keys=["k"],
-              options={"bucket": "-2", "postpone.default-bucket-num": "3"})
-    expected = {}
-    for c in range(3):
-        batch = [{"k": k,
-                  "lines": None if k % 5 == 0 else [{"id": j, "a": None if j == 1 else f"{c}-{k}"}
-                                                     for j in range(k % 3)],
-                  "point": None if k % 4 == 0 else {"x": k / 3 + c, "y": None if k % 6 == 1
-                                                    else k},
-                  "ids": [k, c] if k % 2 else []}
-                 for k in range(c * 10, 30 + c * 10)]
-        wh.write("t", batch, schema)
-        for r in batch:
-            expected[r["k"]] = r
-    files = [f for f in wh.files("t") if "bucket-postpone" in f]
-    assert files and all(f.endswith(".avro") for f in files), files
-    plan = wh.plan("t")
-    assert plan["buckets"][0]["blocked"] is None, plan
-    wh.compact("t")
-    assert {b["bucket"] for b in wh.plan("t")["buckets"]} <= {0, 1, 2}
-    assert sorted(wh.read("t"), key=lambda r: r["k"]) == [expected[k] for k in sorted(expected)]
+    _replayed_from_avro(wh, schema, buckets=3, batches=[
+        [{"k": k,
+          "lines": None if k % 5 == 0 else [{"id": j, "a": None if j == 1 else f"{c}-{k}"}
+                                             for j in range(k % 3)],
+          "point": None if k % 4 == 0 else {"x": k / 3 + c, "y": None if k % 6 == 1 else k},
+          "ids": [k, c] if k % 2 else []}
+         for k in range(c * 10, 30 + c * 10)] for c in range(3)])
 
 
 def test_postpone_files_of_older_schema_versions_are_replayed(wh):
