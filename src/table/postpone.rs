@@ -28,8 +28,9 @@
 //! fields is read through its column map onto the latest version, as merges read such files.
 //! What is refused, with the reason: postpone files in another format, a level written in a
 //! format this build does not write, `changelog-producer = input` (the replayed rows would
-//! need input changelog this job cannot tell apart from what the writers produced), and
-//! `bucket-function.type = hive`.
+//! need input changelog this job cannot tell apart from what the writers produced), and a
+//! bucket function over a key it cannot hash (`mod` over anything but one INT or BIGINT,
+//! `hive` over a timestamp).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -12,7 +12,7 @@ use arrow_array::{Array, Int32Array, RecordBatch, StringArray};
 use paimon_compact::plan::PlanContext;
 use paimon_compact::storage::{MemoryStorage, Storage};
 use paimon_compact::table::binary_row::{BinaryRow, Datum};
-use paimon_compact::table::bucket_function::bucket_of;
+use paimon_compact::table::bucket_function::{bucket_of, hive_bucket};
 use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
 use paimon_compact::table::fanout::{
     abort_tasks, attempt_for, commit_tasks, plan_tasks, run_task, CommitTasksOptions,
@@ -105,9 +105,20 @@ fn model(commits: i32) -> Vec<String> {
     out
 }
 
-/// Panics unless every key in every live real-bucket file hashes to that bucket; returns the
-/// buckets holding files and the count their entries record.
+/// Panics unless every key in every live real-bucket file hashes to that bucket under the
+/// default bucket function; returns the buckets holding files and the count their entries
+/// record.
 fn check_buckets(st: &dyn Storage) -> (BTreeSet<i32>, BTreeSet<i32>) {
+    check_buckets_by(st, |key, types, n| {
+        bucket_of(&BinaryRow::encode(key, types).unwrap(), n)
+    })
+}
+
+/// [`check_buckets`] under the bucket function `bucket_of_key` (key, its types, the count).
+fn check_buckets_by(
+    st: &dyn Storage,
+    bucket_of_key: impl Fn(&[Datum], &[DataType], i32) -> i32,
+) -> (BTreeSet<i32>, BTreeSet<i32>) {
     let state = scan(st, "t").unwrap();
     let types = [
         DataType::parse("INT NOT NULL", "t").unwrap(),
@@ -141,9 +152,8 @@ fn check_buckets(st: &dyn Storage) -> (BTreeSet<i32>, BTreeSet<i32>) {
                         Datum::Int(k.value(r)),
                         Datum::String(name.value(r).to_string()),
                     ];
-                    let row = BinaryRow::encode(&key, &types).unwrap();
                     assert_eq!(
-                        bucket_of(&row, l.entry.total_buckets),
+                        bucket_of_key(&key, &types, l.entry.total_buckets),
                         b.bucket,
                         "key {key:?}"
                     );
@@ -268,20 +278,43 @@ fn a_failure_at_any_storage_call_of_a_postpone_compaction_leaves_the_table_uncha
 }
 
 #[test]
-fn postpone_bucket_counts_and_refusals() {
-    // A new partition's count from its rows; `hive` refused with the reason, nothing done.
+fn postpone_bucket_counts_and_bucket_functions() {
+    // A new partition's count from its rows.
     let st = MemoryStorage::new();
     postpone_table(&st, &[("postpone.target-row-num-per-bucket", "25")], 2);
     let plan = plan_table(&st, "t", &PlanRequest::default()).unwrap();
     let n = plan.buckets[0].reason_text.clone();
     assert!(n.contains("into 4 buckets"), "{n}");
+    // `hive`: every key lands in the bucket of Hive's hash (checked against Java HEAD's
+    // function in `bucket_function`'s tests), and reads as before.
     let st = MemoryStorage::new();
-    postpone_table(&st, &[("bucket-function.type", "hive")], 1);
-    let plan = plan_table(&st, "t", &PlanRequest::default()).unwrap();
-    let blocked = plan.buckets[0].blocked.clone().unwrap_or_default();
-    assert!(blocked.contains("hive"), "{blocked}");
+    postpone_table(
+        &st,
+        &[
+            ("bucket-function.type", "hive"),
+            ("postpone.default-bucket-num", "5"),
+        ],
+        3,
+    );
     let report = compact_table(&st, "t", &opts(1)).unwrap();
-    assert!(report.snapshot_after.is_none() || report.snapshot_after == plan.snapshot_id);
+    assert!(report.snapshot_after.is_some(), "{report:?}");
+    assert_eq!(read_rows(&st, "t"), model(3));
+    let (buckets, _) = check_buckets_by(&st, |key, types, n| hive_bucket(key, types, n).unwrap());
+    assert!(buckets.len() > 1, "{buckets:?}");
+    // And not where the default function puts them (the check above would notice).
+    let mismatched = (0..53).filter(|&k| {
+        let key = [
+            Datum::Int(k),
+            Datum::String(format!("a-long-name-{}", k % 5)),
+        ];
+        let types = [
+            DataType::parse("INT NOT NULL", "t").unwrap(),
+            DataType::parse("STRING NOT NULL", "t").unwrap(),
+        ];
+        hive_bucket(&key, &types, 5).unwrap()
+            != bucket_of(&BinaryRow::encode(&key, &types).unwrap(), 5)
+    });
+    assert!(mismatched.count() > 10);
 }
 
 /// A task, or a result, after a trip through its JSON (as between processes).
