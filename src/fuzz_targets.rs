@@ -767,7 +767,9 @@ pub fn theta_sketch(data: &[u8]) {
 
 /// Input: the first sketch's length (big-endian `u16`), the first sketch, the second. Two
 /// serialized HLL sketches unioned as the `hll_sketch` aggregate unions them; a union that
-/// succeeds is a sketch the union takes again (with itself, and with the second input).
+/// succeeds is a sketch the union takes again, with itself. (Not always with the second input
+/// again: an updatable image holding a coupon twice is copied into the union as it is, and
+/// the table's next growth refuses it, in Java's union as in ours: `fuzz/README.md`.)
 pub fn hll_sketch(data: &[u8]) {
     use crate::rewrite::merge::merge_engine::hll_sketch::union;
     contained_panics_unwind();
@@ -779,9 +781,6 @@ pub fn hll_sketch(data: &[u8]) {
     };
     if let Err(e) = union(&out, &out) {
         panic!("a union's result is not a sketch: {e}");
-    }
-    if let Err(e) = union(&out, b) {
-        panic!("a union's result does not union with its input again: {e}");
     }
 }
 
