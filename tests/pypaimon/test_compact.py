@@ -763,7 +763,8 @@ def test_bitmap_v2_and_bsi_indexes_describe_the_rows_of_our_files(wh):
     `file-index.bsi.columns` over integers, decimals and timestamps, negatives and nulls: each
     index we embed, read by an independent reader of Paimon's format, names exactly the rows
     of the data file that hold each value. (Java reads our version-1 bitmaps in
-    tests/java_interop; its build here has neither version 2 nor `bsi`.)"""
+    tests/java_interop; its build here has neither version 2 nor `bsi`, whose bytes golden
+    vectors from Paimon Java HEAD's writers check instead: src/rewrite/file_index/golden.rs.)"""
     import datetime
     import decimal
 

@@ -8,6 +8,10 @@
 //! dictionary in the head; version 2 (Paimon 1.1 and later) sorts it into blocks of at most
 //! `index-block-size` bytes (default 16 kb) behind a block directory, so a lookup reads one
 //! block. Paimon 1.0 fails on a version-2 index, which is why it is not our default.
+//!
+//! The bytes are those Paimon's own writer produces for the same rows, down to the order of
+//! the values and their bitmaps: the iteration order of the Java `HashMap` it collects them
+//! in (`java_order`; checked against Paimon Java HEAD by `super::golden`).
 
 use std::collections::HashMap;
 
@@ -15,6 +19,8 @@ use roaring::RoaringBitmap;
 
 use super::keys::{Key, KeyType};
 use crate::error::{Error, Result};
+
+mod java_order;
 
 /// The layout a bitmap index is written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +63,8 @@ pub(super) struct BitmapIndex {
     bytes: HashMap<Vec<u8>, usize>,
     /// Distinct values in first-seen order, with their rows.
     values: Vec<(Owned, RoaringBitmap)>,
+    /// Whether a non-null row repeating a value came after the last new value.
+    repeat_after_last_new: bool,
 }
 
 impl BitmapIndex {
@@ -69,6 +77,7 @@ impl BitmapIndex {
             fixed: HashMap::new(),
             bytes: HashMap::new(),
             values: Vec::new(),
+            repeat_after_last_new: false,
         }
     }
 
@@ -84,8 +93,10 @@ impl BitmapIndex {
                 return Ok(());
             }
             Some(Key::Bytes(b)) => {
-                let slot = match self.bytes.get(b) {
-                    Some(&i) => i,
+                let known = self.bytes.get(b).copied();
+                self.repeat_after_last_new = known.is_some();
+                let slot = match known {
+                    Some(i) => i,
                     None => {
                         self.bytes.insert(b.to_vec(), self.values.len());
                         self.values
@@ -101,8 +112,10 @@ impl BitmapIndex {
             Some(Key::Float(bits)) => bits as u64,
             Some(Key::Double(bits)) => bits,
         };
-        let slot = match self.fixed.get(&fixed) {
-            Some(&i) => i,
+        let known = self.fixed.get(&fixed).copied();
+        self.repeat_after_last_new = known.is_some();
+        let slot = match known {
+            Some(i) => i,
             None => {
                 self.fixed.insert(fixed, self.values.len());
                 self.values
@@ -124,9 +137,10 @@ impl BitmapIndex {
         if self.nulls.len() > 1 {
             body.extend_from_slice(&null_bytes);
         }
-        // (value, offset or -1 - row, serialized length or -1)
+        // (value, offset or -1 - row, serialized length or -1), in Paimon's order
         let mut entries: Vec<(&Owned, i32, i32)> = Vec::with_capacity(self.values.len());
-        for (value, rows) in &self.values {
+        for i in self.java_order() {
+            let (value, rows) = &self.values[i];
             if rows.len() == 1 {
                 entries.push((value, single(rows), -1));
             } else {
@@ -170,6 +184,43 @@ impl BitmapIndex {
         }
         out.extend_from_slice(&body);
         Ok(out)
+    }
+
+    /// The order Paimon's writer lists the values in (the dictionary of version 1 and the
+    /// bitmaps of both versions): its values are the keys of a Java `HashMap` filled in row
+    /// order, listed as that map iterates them (`java_order`). Were Java's own order to rest
+    /// on identity hash codes (distinct values with equal hashes that also compare equal,
+    /// which none of the indexed types has), the values would keep their first-seen order:
+    /// a valid index, just not Paimon's bytes.
+    fn java_order(&self) -> Vec<usize> {
+        let hashes: Vec<i32> = self.values.iter().map(|(v, _)| self.java_hash(v)).collect();
+        java_order::iteration_order(
+            &hashes,
+            |a, b| self.compare(&self.values[a].0, &self.values[b].0),
+            self.repeat_after_last_new,
+        )
+        .unwrap_or_else(|| (0..self.values.len()).collect())
+    }
+
+    /// Java's `hashCode` of a value as Paimon's writer keys it: `Byte`, `Short`, `Integer`
+    /// their value; `Long` and `Double` (its canonical bits) the two halves xor-ed; `Float`
+    /// its canonical bits; `Boolean` 1231 or 1237; a `BinaryString` Paimon's Murmur3 of its
+    /// bytes.
+    fn java_hash(&self, value: &Owned) -> i32 {
+        match value {
+            Owned::Bytes(b) => murmur_bytes(b),
+            Owned::Fixed(v) => match self.key_type {
+                KeyType::Bool => {
+                    if *v != 0 {
+                        1231
+                    } else {
+                        1237
+                    }
+                }
+                KeyType::Long | KeyType::Double => (*v ^ (*v >> 32)) as i32,
+                _ => *v as i32,
+            },
+        }
     }
 
     /// Version 2's dictionary: blocks filled in value order while their size (an entry count,
@@ -263,6 +314,39 @@ impl BitmapIndex {
     }
 }
 
+/// Paimon's `MurmurHashUtils.hashBytes` with seed 42 (a `BinaryString`'s hash code): the
+/// 4-byte words little endian (the JVM's native order on the platforms Paimon runs on), then
+/// each remaining byte, sign-extended, mixed alone.
+fn murmur_bytes(b: &[u8]) -> i32 {
+    fn mix_k1(k: u32) -> u32 {
+        k.wrapping_mul(0xcc9e_2d51)
+            .rotate_left(15)
+            .wrapping_mul(0x1b87_3593)
+    }
+    fn mix_h1(h: u32, k: u32) -> u32 {
+        (h ^ k)
+            .rotate_left(13)
+            .wrapping_mul(5)
+            .wrapping_add(0xe654_6b64)
+    }
+    let mut h = 42u32;
+    let words = b.chunks_exact(4);
+    let tail = words.remainder();
+    for w in words {
+        h = mix_h1(h, mix_k1(u32::from_le_bytes(w.try_into().unwrap())));
+    }
+    for &x in tail {
+        h = mix_h1(h, mix_k1(x as i8 as i32 as u32));
+    }
+    h ^= b.len() as u32;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h as i32
+}
+
 /// `-1 - row` of a bitmap holding exactly one row.
 fn single(rows: &RoaringBitmap) -> i32 {
     -1 - rows.min().unwrap_or(0) as i32
@@ -337,10 +421,10 @@ mod tests {
         // First block: two entries, "a" then "b", with their offsets and lengths.
         assert_eq!(read_i32(&b, 36), 2);
         assert_eq!(&b[40..45], &[0, 0, 0, 1, b'a']);
-        // Bodies are in first-seen order: "b" (rows 0 and 3) at 0, then "a" (rows 1 and 4).
-        let b_len = read_i32(&b, 62);
-        assert_eq!((read_i32(&b, 45), read_i32(&b, 49)), (b_len, b_len));
-        assert_eq!(read_i32(&b, 58), 0);
+        // Bodies in Java's HashMap order, here "a" (rows 1 and 4) at 0, then "b" (0 and 3).
+        let a_len = read_i32(&b, 49);
+        assert_eq!(read_i32(&b, 45), 0);
+        assert_eq!((read_i32(&b, 58), read_i32(&b, 62)), (a_len, a_len));
         // Second block: "c", row 2 alone.
         assert_eq!(read_i32(&b, 66), 1);
         assert_eq!((read_i32(&b, 75), read_i32(&b, 79)), (-1 - 2, -1));

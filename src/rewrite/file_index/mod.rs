@@ -15,6 +15,8 @@
 mod bitmap;
 mod bloom;
 mod bsi;
+#[cfg(test)]
+mod golden;
 mod keys;
 mod range_bitmap;
 
