@@ -26,6 +26,7 @@ use super::bitmap::{BitmapIndex, BitmapVersion};
 use super::bloom::bytes_hash;
 use super::bsi::BsiIndex;
 use super::keys::{for_each_key, key_type};
+use super::range_bitmap::tests::{column, hex, unhex};
 use crate::options::parse_memory_size;
 
 /// (name, type, option, values separated by spaces, HEAD's bytes in hex).
@@ -455,75 +456,6 @@ const GENERATED: &[(Generated, usize, i64)] = &[
         6878970113285036548,
     ),
 ];
-
-fn unhex(h: &str) -> Vec<u8> {
-    (0..h.len() / 2)
-        .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// The type's name and its parameters: `DECIMAL(10,2)` is `("DECIMAL", [10, 2])`.
-fn parse_type(ty: &str) -> (&str, Vec<u8>) {
-    match ty.split_once('(') {
-        None => (ty, Vec::new()),
-        Some((base, rest)) => (
-            base,
-            rest.trim_end_matches(')')
-                .split(',')
-                .map(|p| p.trim().parse().unwrap())
-                .collect(),
-        ),
-    }
-}
-
-/// A column of `ty` holding `values` (in the oracle's notation).
-fn column(ty: &str, values: &[String]) -> ArrayRef {
-    let (base, params) = parse_type(ty);
-    fn each<T>(values: &[String], f: impl Fn(&str) -> T) -> Vec<Option<T>> {
-        values.iter().map(|v| (v != "N").then(|| f(v))).collect()
-    }
-    let int = |v: &str| v.parse::<i64>().unwrap();
-    match base {
-        "BOOLEAN" => Arc::new(BooleanArray::from(each(values, |v| v == "1"))),
-        "TINYINT" => Arc::new(Int8Array::from(each(values, |v| int(v) as i8))),
-        "SMALLINT" => Arc::new(Int16Array::from(each(values, |v| int(v) as i16))),
-        "INT" => Arc::new(Int32Array::from(each(values, |v| int(v) as i32))),
-        "DATE" => Arc::new(Date32Array::from(each(values, |v| int(v) as i32))),
-        "TIME" => Arc::new(Time32MillisecondArray::from(each(values, |v| {
-            int(v) as i32
-        }))),
-        "BIGINT" => Arc::new(Int64Array::from(each(values, int))),
-        "FLOAT" => Arc::new(Float32Array::from(each(values, |v| {
-            f32::from_bits(u32::from_str_radix(v, 16).unwrap())
-        }))),
-        "DOUBLE" => Arc::new(Float64Array::from(each(values, |v| {
-            f64::from_bits(u64::from_str_radix(v, 16).unwrap())
-        }))),
-        "DECIMAL" => Arc::new(
-            Decimal128Array::from(each(values, |v| int(v) as i128))
-                .with_precision_and_scale(params[0], params[1] as i8)
-                .unwrap(),
-        ),
-        "TIMESTAMP" | "TIMESTAMP_LTZ" => {
-            let tz = (base == "TIMESTAMP_LTZ").then_some("UTC");
-            if params[0] <= 3 {
-                let a = TimestampMillisecondArray::from(each(values, int));
-                Arc::new(a.with_timezone_opt(tz))
-            } else {
-                let a = TimestampMicrosecondArray::from(each(values, int));
-                Arc::new(a.with_timezone_opt(tz))
-            }
-        }
-        "CHAR" | "VARCHAR" | "STRING" => Arc::new(StringArray::from(each(values, |v| {
-            String::from_utf8(unhex(&v[1..])).unwrap()
-        }))),
-        other => panic!("unknown type {other}"),
-    }
-}
 
 /// Our index of `values` (`bsi` when the name says so, else `bitmap`), through Arrow and the
 /// shared key extraction.

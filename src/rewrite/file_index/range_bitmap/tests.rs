@@ -313,13 +313,13 @@ const GENERATED: &[(Generated, usize, i64)] = &[
     ),
 ];
 
-fn unhex(h: &str) -> Vec<u8> {
+pub(in crate::rewrite::file_index) fn unhex(h: &str) -> Vec<u8> {
     (0..h.len() / 2)
         .map(|i| u8::from_str_radix(&h[2 * i..2 * i + 2], 16).unwrap())
         .collect()
 }
 
-fn hex(b: &[u8]) -> String {
+pub(in crate::rewrite::file_index) fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
@@ -337,8 +337,9 @@ fn parse_type(ty: &str) -> (&str, Vec<u8>) {
     }
 }
 
-/// A column of `ty` holding `values` (in the oracle's notation).
-fn column(ty: &str, values: &[String]) -> ArrayRef {
+/// A column of `ty` holding `values` (in the oracle's notation; the file-index oracles
+/// share it).
+pub(in crate::rewrite::file_index) fn column(ty: &str, values: &[String]) -> ArrayRef {
     let (base, params) = parse_type(ty);
     fn each<T>(values: &[String], f: impl Fn(&str) -> T) -> Vec<Option<T>> {
         values.iter().map(|v| (v != "N").then(|| f(v))).collect()
