@@ -14,19 +14,11 @@
 //! here, each with our bytes, for the Java oracle to check (`tests/java/file_index/run.sh`,
 //! which builds HEAD's writers from a Paimon clone).
 
-use std::sync::Arc;
-
-use arrow_array::{
-    ArrayRef, BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int16Array,
-    Int32Array, Int64Array, Int8Array, StringArray, Time32MillisecondArray,
-    TimestampMicrosecondArray, TimestampMillisecondArray,
-};
-
 use super::bitmap::{BitmapIndex, BitmapVersion};
 use super::bloom::bytes_hash;
 use super::bsi::BsiIndex;
 use super::keys::{for_each_key, key_type};
-use super::range_bitmap::tests::{column, hex, unhex};
+use super::range_bitmap::tests::{column, hex, parse_type, unhex};
 use crate::options::parse_memory_size;
 
 /// (name, type, option, values separated by spaces, HEAD's bytes in hex).

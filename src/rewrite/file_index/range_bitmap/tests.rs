@@ -324,7 +324,7 @@ pub(in crate::rewrite::file_index) fn hex(b: &[u8]) -> String {
 }
 
 /// The type's name and its parameters: `DECIMAL(10,2)` is `("DECIMAL", [10, 2])`.
-fn parse_type(ty: &str) -> (&str, Vec<u8>) {
+pub(in crate::rewrite::file_index) fn parse_type(ty: &str) -> (&str, Vec<u8>) {
     match ty.split_once('(') {
         None => (ty, Vec::new()),
         Some((base, rest)) => (
