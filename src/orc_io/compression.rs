@@ -3,8 +3,10 @@
 //! `length * 2 + original` (`original`: the chunk is stored as it is because compressing it
 //! did not help). A chunk decompresses to at most the postscript's block size.
 //!
-//! Codecs: ZLIB is raw deflate (no zlib header), SNAPPY and LZ4 are raw blocks, ZSTD is a
-//! zstd frame. LZO is not built in: a file that uses it is refused as `unsupported`.
+//! Codecs: ZLIB is raw deflate (no zlib header), SNAPPY, LZ4 and LZO are raw blocks, ZSTD is a
+//! zstd frame. LZO is read by our own decoder ([`super::lzo`]); this build has no LZO encoder,
+//! so an LZO file we write stores every chunk as it is (`original`, which ORC allows for any
+//! codec and every reader takes): readable wherever LZO is, and as large as uncompressed.
 
 use std::io::{Read, Write};
 
@@ -23,16 +25,6 @@ pub(crate) struct Codec {
 }
 
 impl Codec {
-    /// Whether a file with this codec can be read and written here.
-    pub(crate) fn check(self) -> Result<Self> {
-        if self.kind == CompressionKind::Lzo {
-            return Err(Error::unsupported(
-                "ORC files compressed with LZO are not read or written by this build",
-            ));
-        }
-        Ok(self)
-    }
-
     /// Decompresses a whole stream. Each chunk is bounded by the block size, so the result
     /// is at most `block_size` per 3 input bytes of headers: hostile lengths cannot ask for
     /// more memory than that.
@@ -97,9 +89,7 @@ impl Codec {
                     .map_err(|e| bad(format!("zstd: {e}")))?;
             }
             CompressionKind::Lzo => {
-                return Err(Error::unsupported(
-                    "ORC files compressed with LZO are not read by this build",
-                ))
+                super::lzo::decompress(chunk, out, limit).map_err(bad)?;
             }
         }
         if out.len() - start > limit {
@@ -145,11 +135,8 @@ impl Codec {
                 .map_err(|e| fail(&e))?,
             CompressionKind::Lz4 => lz4_flex::block::compress(chunk),
             CompressionKind::Zstd => zstd::bulk::compress(chunk, 1).map_err(|e| fail(&e))?,
-            CompressionKind::Lzo => {
-                return Err(Error::unsupported(
-                    "ORC files compressed with LZO are not written by this build",
-                ))
-            }
+            // No LZO encoder here: the chunk is stored as it is (see the module doc).
+            CompressionKind::Lzo => return Ok(None),
         }))
     }
 }
@@ -196,11 +183,14 @@ mod tests {
             block_size: 1000,
         };
         assert!(small.decompress(&packed).is_err());
-        assert!(Codec {
+        // LZO: written as stored chunks, read back (our decoder reads real LZO blocks too:
+        // orc_io::lzo, and the Java peer's `orc_lzo` table).
+        let lzo = Codec {
             kind: CompressionKind::Lzo,
-            block_size: 10
-        }
-        .check()
-        .is_err());
+            block_size: 1000,
+        };
+        let mut packed = Vec::new();
+        lzo.compress(&vec![7u8; 2500], &mut packed).unwrap();
+        assert_eq!(lzo.decompress(&packed).unwrap(), vec![7u8; 2500]);
     }
 }

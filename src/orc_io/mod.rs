@@ -13,6 +13,7 @@
 //! needs of it, and what is refused, is in `docs/format.md` §8.1.
 
 pub(crate) mod compression;
+mod lzo;
 pub(crate) mod proto;
 pub(crate) mod read;
 pub(crate) mod rle;

@@ -101,8 +101,7 @@ fn read_tail_inner(storage: &dyn Storage, path: &str) -> Result<OrcTail> {
     let codec = Codec {
         kind: ps.compression,
         block_size,
-    }
-    .check()?;
+    };
     let footer_len = ps.footer_length;
     let needed = footer_len
         .checked_add(ps.metadata_length)

@@ -86,8 +86,7 @@ impl OrcFileWriter {
         let codec = Codec {
             kind: settings.compression,
             block_size: DEFAULT_BLOCK_SIZE,
-        }
-        .check()?;
+        };
         let mut types = vec![Type::new(TypeKind::Struct)];
         let mut children = Vec::new();
         for (i, f) in schema.fields().iter().enumerate() {
