@@ -18,7 +18,7 @@ use super::bitmap::{BitmapIndex, BitmapVersion};
 use super::bloom::bytes_hash;
 use super::bsi::BsiIndex;
 use super::keys::{for_each_key, key_type};
-use super::range_bitmap::tests::{column, hex, parse_type, unhex};
+use super::range_bitmap::tests::{column, draws, hex, parse_type, unhex};
 use crate::options::parse_memory_size;
 
 /// (name, type, option, values separated by spaces, HEAD's bytes in hex).
@@ -503,16 +503,11 @@ fn generate(
     null_every: u64,
 ) -> Vec<String> {
     let (base, params) = parse_type(ty);
-    let mut x = seed;
-    (0..rows)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let r = x >> 33;
-            if null_every > 0 && r % null_every == 0 {
+    draws(rows, seed, null_every)
+        .map(|r| {
+            let Some(r) = r else {
                 return "N".to_string();
-            }
+            };
             let v = (r / 7) % distinct;
             let c = v as i64 - (distinct / 2) as i64;
             match base {

@@ -407,20 +407,32 @@ fn split(values: &str) -> Vec<String> {
     values.split_whitespace().map(str::to_string).collect()
 }
 
+/// `rows` deterministic draws from `seed` (a 64-bit LCG's upper bits), `None` for about one
+/// in `null_every` (a null): the generated vectors of the file-index golden tests.
+pub(in crate::rewrite::file_index) fn draws(
+    rows: usize,
+    seed: u64,
+    null_every: u64,
+) -> impl Iterator<Item = Option<u64>> {
+    let mut x = seed;
+    (0..rows).map(move |_| {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let r = x >> 33;
+        (null_every == 0 || r % null_every != 0).then_some(r)
+    })
+}
+
 /// Deterministic values of `ty`: `rows` rows drawn from `distinct` values, about one in
 /// `null_every` null.
 fn generate(ty: &str, rows: usize, distinct: u64, seed: u64, null_every: u64) -> Vec<String> {
     let (base, params) = parse_type(ty);
-    let mut x = seed;
-    (0..rows)
-        .map(|_| {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            let r = x >> 33;
-            if null_every > 0 && r % null_every == 0 {
+    draws(rows, seed, null_every)
+        .map(|r| {
+            let Some(r) = r else {
                 return "N".to_string();
-            }
+            };
             let v = (r / 7) % distinct;
             let c = v as i64 - (distinct / 2) as i64;
             match base {
