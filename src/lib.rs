@@ -53,6 +53,8 @@ pub mod simulator;
 pub mod storage;
 #[cfg(feature = "rewrite")]
 pub mod table;
+#[cfg(test)]
+mod test_rng;
 #[cfg(feature = "rewrite")]
 pub mod types;
 #[cfg(feature = "rewrite")]

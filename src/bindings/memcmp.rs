@@ -60,13 +60,7 @@ mod tests {
 
     #[test]
     fn agrees_with_slice_order_on_every_length_and_position() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::test_rng::xorshift(0x2545_f491_4f6c_dd1du64);
         for len in 0..40usize {
             for _ in 0..200 {
                 let a: Vec<u8> = (0..len).map(|_| (next() % 4) as u8 * 85).collect();

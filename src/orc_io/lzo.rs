@@ -233,13 +233,7 @@ mod tests {
     /// for the `orc_data` fuzz target, which reaches this decoder through a file's codec).
     #[test]
     fn arbitrary_bytes_never_panic() {
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for _ in 0..20_000 {
             let len = (next() % 64) as usize;
             let mut block: Vec<u8> = (0..len).map(|_| next() as u8).collect();
