@@ -27,6 +27,13 @@ javac -cp "$PAIMON_JAVA_CLASSPATH" -d "$hll" tests/java/hll/HllGen.java
 java -cp "$PAIMON_JAVA_CLASSPATH:$hll" -Dn=3000 -Dseed=20261205 -Dintact=true HllGen >"$hll/vectors.txt"
 HLL_VECTORS="$hll/vectors.txt" cargo test --release --workspace --lib hll_sketch -- \
   --ignored --nocapture
+# Our LZO encoder's blocks (every instruction form and length edge) decompressed by Java's
+# own LZO decoder, the one its ORC reader uses (tests/java/lzo/LzoCheck.java).
+lzo="$TARGET_DIR/java-peer/lzo"
+javac -cp "$PAIMON_JAVA_CLASSPATH" -d "$lzo" tests/java/lzo/LzoCheck.java
+LZO_BLOCKS_OUT="$lzo/blocks.bin" cargo test --release --workspace --lib write_blocks_for_java -- \
+  --ignored
+java -cp "$PAIMON_JAVA_CLASSPATH:$lzo" LzoCheck "$lzo/blocks.bin"
 # Every test through the component (the races print their counted outcomes: -s); natively,
 # Java's reads of our compactions (test_java_peer.py): maintenance, crashes and races are the
 # same code in both engines (the API layer), and host/tests/it/engines.rs checks they agree.

@@ -4,9 +4,8 @@
 //! did not help). A chunk decompresses to at most the postscript's block size.
 //!
 //! Codecs: ZLIB is raw deflate (no zlib header), SNAPPY, LZ4 and LZO are raw blocks, ZSTD is a
-//! zstd frame. LZO is read by our own decoder ([`super::lzo`]); this build has no LZO encoder,
-//! so an LZO file we write stores every chunk as it is (`original`, which ORC allows for any
-//! codec and every reader takes): readable wherever LZO is, and as large as uncompressed.
+//! zstd frame. LZO is our own ([`super::lzo`]): its decoder reads any LZO1X block, its
+//! encoder writes blocks Java's ORC reads (the Java peer's `orc_lzo` table).
 
 use std::io::{Read, Write};
 
@@ -135,8 +134,7 @@ impl Codec {
                 .map_err(|e| fail(&e))?,
             CompressionKind::Lz4 => lz4_flex::block::compress(chunk),
             CompressionKind::Zstd => zstd::bulk::compress(chunk, 1).map_err(|e| fail(&e))?,
-            // No LZO encoder here: the chunk is stored as it is (see the module doc).
-            CompressionKind::Lzo => return Ok(None),
+            CompressionKind::Lzo => super::lzo::compress(chunk),
         }))
     }
 }
@@ -156,6 +154,7 @@ mod tests {
             CompressionKind::Snappy,
             CompressionKind::Lz4,
             CompressionKind::Zstd,
+            CompressionKind::Lzo,
         ] {
             let codec = Codec {
                 kind,
@@ -164,6 +163,10 @@ mod tests {
             let mut packed = Vec::new();
             codec.compress(&data, &mut packed).unwrap();
             assert_eq!(codec.decompress(&packed).unwrap(), data, "{kind:?}");
+            if kind != CompressionKind::None {
+                // Compressed chunks, not stored ones: the data repeats with a period of 251.
+                assert!(packed.len() * 2 < data.len(), "{kind:?}: {}", packed.len());
+            }
             for cut in [1, 2, 3, 10, packed.len() / 2, packed.len() - 1] {
                 let _ = codec.decompress(&packed[..cut]);
             }
@@ -183,8 +186,6 @@ mod tests {
             block_size: 1000,
         };
         assert!(small.decompress(&packed).is_err());
-        // LZO: written as stored chunks, read back (our decoder reads real LZO blocks too:
-        // orc_io::lzo, and the Java peer's `orc_lzo` table).
         let lzo = Codec {
             kind: CompressionKind::Lzo,
             block_size: 1000,
@@ -192,5 +193,13 @@ mod tests {
         let mut packed = Vec::new();
         lzo.compress(&vec![7u8; 2500], &mut packed).unwrap();
         assert_eq!(lzo.decompress(&packed).unwrap(), vec![7u8; 2500]);
+        let wide = Codec {
+            kind: CompressionKind::Lzo,
+            block_size: 3000,
+        };
+        assert!(wide.decompress(&packed).is_ok());
+        let mut packed = Vec::new();
+        wide.compress(&vec![7u8; 2500], &mut packed).unwrap();
+        assert!(lzo.decompress(&packed).is_err());
     }
 }

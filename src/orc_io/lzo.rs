@@ -1,5 +1,6 @@
-//! LZO1X decompression, for ORC files whose streams are LZO-compressed (ORC's `LZO` kind: each
-//! chunk a raw LZO1X block, no header; Java's ORC writes them with aircompressor).
+//! LZO1X blocks, for ORC files whose streams are LZO-compressed (ORC's `LZO` kind: each chunk
+//! a raw LZO1X block, no header; Java's ORC writes and reads them with aircompressor). This
+//! module decompresses; [`encode`] compresses with a subset of the same instructions.
 //!
 //! A block is a sequence of instructions, each a copy of earlier output (a "match") followed
 //! by 0 to 3 literal bytes, or a run of literals. The first byte may open with literals: 18 to
@@ -22,6 +23,10 @@
 //! input, every distance against what was written, and the output against the caller's limit
 //! (ORC's block size), so a damaged block is an error, never a panic or an allocation past the
 //! limit.
+
+mod encode;
+
+pub(crate) use encode::compress;
 
 /// What the previous instruction left, which decides how a byte below 16 reads.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -104,7 +109,8 @@ pub(crate) fn decompress(block: &[u8], out: &mut Vec<u8>, limit: usize) -> Resul
             };
         }
         Some(_) => {}
-        None => return Err("an empty LZO block".to_string()),
+        // Nothing decompresses from nothing (aircompressor's reading, and our encoder's).
+        None => return Ok(()),
     }
     loop {
         let b = input.byte()?;
@@ -217,9 +223,9 @@ mod tests {
 
     #[test]
     fn damaged_blocks_are_errors() {
+        assert_eq!(run(b"", 0).unwrap(), b"");
         for bad in [
-            &b""[..],
-            b"\x16hel",                  // literals past the end
+            &b"\x16hel"[..],             // literals past the end
             b"\x15abcd\x60\x09\x11\x00", // a match reaching before the start; no end
             b"\x15abcd\x20",             // an M3 cut short
             b"\x16hello\x11\x00\x00x",   // bytes after the end marker

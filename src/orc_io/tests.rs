@@ -185,9 +185,18 @@ fn every_type_round_trips_with_every_codec_across_stripes() {
         CompressionKind::Snappy,
         CompressionKind::Lz4,
         CompressionKind::Zstd,
+        CompressionKind::Lzo,
     ] {
         for stripe_bytes in [1 << 30, 20_000] {
             let (bytes, stats) = write(&batches, &settings(codec, stripe_bytes, &schema));
+            let (plain, _) = write(
+                &batches,
+                &settings(CompressionKind::None, stripe_bytes, &schema),
+            );
+            if codec != CompressionKind::None {
+                // Each codec compresses (LZO included: our own encoder, not stored chunks).
+                assert!(bytes.len() < plain.len(), "{codec:?}: {}", bytes.len());
+            }
             let got = read(bytes, &schema, Some(3537)).unwrap();
             if stripe_bytes < 1 << 20 {
                 assert!(got.len() >= 2, "{codec:?}: small stripes roll");

@@ -995,8 +995,8 @@ def all_specs():
                 kinds=("+I", "+I", "+I", "-D"), hides_level0=True, model=model_last_per_key),
         pk_base("level0_orc", {"file.format.per.level": "0:orc"},
                 kinds=("+I", "+I", "+I", "-D")),
-        # LZO (Java's ORC compresses with aircompressor): our decoder reads Java's blocks; we
-        # have no LZO encoder, so our files store their chunks as they are, which Java reads.
+        # LZO (Java's ORC compresses with aircompressor): our decoder reads Java's blocks, and
+        # Java reads the blocks of our encoder.
         pk_base("orc_lzo", {"file.format": "orc", "file.compression": "lzo"},
                 kinds=("+I", "+I", "+I", "-D")),
         orc_types(),
