@@ -37,6 +37,10 @@ for t in "${targets[@]}"; do
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
   rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log")
-  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || true), last new coverage at ${last_new:-?}, peak ${rss:-?} MB"
+  # Coverage when half the executions had run: a plateau gains (almost) nothing after it.
+  half=$(awk -v n="${execs:-0}" '/^#[0-9]+[[:space:]]/ { e = substr($1, 2) + 0;
+      for (i = 1; i < NF; i++) if ($i == "cov:") c = $(i + 1);
+      if (e <= n / 2) h = c } END { print h }' "$log")
+  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || true), cov at half the executions ${half:-?}, last new coverage at ${last_new:-?}, peak ${rss:-?} MB"
   [ "$code" -eq 0 ] || { echo "  crash or limit: see $log and $artifacts/$t/"; }
 done
