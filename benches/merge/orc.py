@@ -18,6 +18,13 @@ bytes of the live files are summed from the files Java lists.
     python benches/merge/orc.py --rows 75000000 --commits 10 --formats parquet \
         --java parquet --writer java --work target/java-writer-bench
 
+    # ORC with LZO (Java's writer: pyarrow has no LZO), compacted by us (our LZO encoder)
+    # and by Java (aircompressor's):
+    python benches/merge/orc.py --rows 2000000 --commits 10 --formats orc-lzo \
+        --java orc-lzo --writer java --work target/orc-lzo-bench
+
+A format is `orc`, `parquet` or `<format>-<codec>` (`file.compression`).
+
 Needs the Java peer's classpath (`target/java-peer/classpath`, built by
 `tests/java/setup.sh`, or $PAIMON_JAVA_CLASSPATH).
 """
@@ -136,7 +143,11 @@ def main():
     pk_table.in_venv(work)
     results = {}
     formats = args.formats.split(",")
-    for variant, options in ((f, {"file.format": f}) for f in formats):
+    def options_of(variant):
+        fmt, _, codec = variant.partition("-")
+        return {"file.format": fmt, **({"file.compression": codec} if codec else {})}
+
+    for variant, options in ((f, options_of(f)) for f in formats):
         source = work / f"source-{variant}"
         if not source.exists():
             log(f"writing the {variant} table")
