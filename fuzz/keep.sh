@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 [ $# -gt 0 ] || { echo "usage: fuzz/keep.sh <target>..." >&2; exit 2; }
 cargo +nightly fuzz build --sanitizer none
 bin_dir="fuzz/target/x86_64-unknown-linux-gnu/release"
+hashed='.*/[0-9a-f]{40}'
 for t in "$@"; do
   corpus="fuzz/corpus/$t"
   work="target/fuzz-work/$t"
@@ -23,14 +24,14 @@ for t in "$@"; do
   fresh=$(mktemp -d)
   before=$(find "$corpus" -type f | wc -l)
   # The named files first: the merge keeps what is in its first directory and adds to it.
-  find "$corpus" -maxdepth 1 -type f ! -regex '.*/[0-9a-f]\{40\}$' -exec cp {} "$fresh/" \;
+  find "$corpus" -regextype posix-extended -maxdepth 1 -type f ! -regex "$hashed" -exec cp {} "$fresh/" \;
   sources=("$corpus")
   [ -d "$work" ] && sources+=("$work")
   "$bin_dir/$t" -merge=1 -use_counters=0 -rss_limit_mb=2048 -timeout=10 \
     "$fresh" "${sources[@]}" >"target/fuzz-keep-$t.log" 2>&1 ||
     { echo "$t: the merge failed, see target/fuzz-keep-$t.log" >&2; rm -rf "$fresh"; exit 1; }
-  find "$corpus" -maxdepth 1 -type f -regex '.*/[0-9a-f]\{40\}$' -delete
-  find "$fresh" -maxdepth 1 -type f -regex '.*/[0-9a-f]\{40\}$' -exec cp {} "$corpus/" \;
+  find "$corpus" -regextype posix-extended -maxdepth 1 -type f -regex "$hashed" -delete
+  find "$fresh" -regextype posix-extended -maxdepth 1 -type f -regex "$hashed" -exec cp {} "$corpus/" \;
   rm -rf "$fresh"
   edges=$(grep -oE '[0-9]+ new coverage edges' "target/fuzz-keep-$t.log" | tail -1 || true)
   echo "$t: $before -> $(find "$corpus" -type f | wc -l) files, $(du -sh --apparent-size "$corpus" | cut -f1), the kept inputs reach ${edges:-? edges} beyond the named files"
