@@ -11,8 +11,10 @@
 //! readers check them here first: the push decoder's ranges ([`super::read`], whole column
 //! chunks or the runs of pages an offset index locates) and the page-at-a-time reader's header
 //! and page reads ([`super::page_stream`]). A header is refused, as corrupt input, when the
-//! Thrift walk refuses it, when it declares a negative size or a page longer than what is left
-//! of its column chunk, or a decompressed size its codec cannot produce from the page's bytes
+//! Thrift walk refuses it, when it runs past the end of its column chunk (a reader of a stream
+//! would read on into bytes no check saw), when it declares a negative size or a page longer
+//! than what is left of its column chunk, or a decompressed size its codec cannot produce from
+//! the page's bytes
 //! (each block codec has a largest expansion; zstd and brotli have none worth a bound, and an
 //! uncompressed page is never decompressed). What the walk cannot follow is left to arrow-rs,
 //! which fails on it by itself.
@@ -20,7 +22,20 @@
 use parquet::basic::Compression;
 use parquet::file::metadata::ParquetMetaData;
 
-use super::thrift_guard::{check_page_header, PageSizes};
+use super::thrift_guard::{check_page_header, PageHeaderWalk, PageSizes};
+
+/// What [`check_page`] found of a page header it did not refuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PageCheck {
+    /// The header was walked whole: its page (header and body) takes this many bytes.
+    Page(u64),
+    /// The header goes on past the bytes given (but not past its column chunk): a reader that
+    /// will read on must check it with more of them.
+    NeedsMore,
+    /// Not followed to its end, for a reason arrow-rs refuses by itself (or a required size is
+    /// absent).
+    Unfollowed,
+}
 
 /// The column chunks of a file by byte range, to find the chunk a read falls in: for the
 /// page-header checks (its codec) and the page reader's read-ahead (its leaf column).
@@ -86,24 +101,28 @@ fn max_uncompressed(codec: Compression, compressed: u64) -> Option<u64> {
 }
 
 /// Checks the page header at the start of `bytes`; `left`: the bytes of the column chunk from
-/// the header's first byte on (at least `bytes.len()`). Returns the page's whole length (header
-/// and body) when the header could be followed to its end.
-pub(crate) fn check_page(
-    bytes: &[u8],
-    left: u64,
-    codec: Compression,
-) -> Result<Option<u64>, String> {
-    let Some(PageSizes {
+/// the header's first byte on (at least `bytes.len()`). A header that runs past the end of its
+/// column chunk is refused: arrow-rs reading it from a stream would read on into whatever
+/// follows, where no check was made.
+pub(crate) fn check_page(bytes: &[u8], left: u64, codec: Compression) -> Result<PageCheck, String> {
+    let PageSizes {
         header,
         uncompressed,
         compressed,
-    }) = check_page_header(bytes, left)?
-    else {
-        return Ok(None);
+    } = match check_page_header(bytes, left)? {
+        PageHeaderWalk::Whole(sizes) => sizes,
+        PageHeaderWalk::Short if bytes.len() as u64 >= left => {
+            return Err(format!(
+                "a page header runs past the end of its column chunk ({left} bytes from the \
+                 header on)"
+            ))
+        }
+        PageHeaderWalk::Short => return Ok(PageCheck::NeedsMore),
+        PageHeaderWalk::Unfollowed => return Ok(PageCheck::Unfollowed),
     };
     // Both sizes are required fields: without one arrow-rs refuses the header by itself.
     let (Some(uncompressed), Some(compressed)) = (uncompressed, compressed) else {
-        return Ok(None);
+        return Ok(PageCheck::Unfollowed);
     };
     let (Ok(uncompressed), Ok(compressed)) =
         (u64::try_from(uncompressed), u64::try_from(compressed))
@@ -128,7 +147,7 @@ pub(crate) fn check_page(
             ));
         }
     }
-    Ok(Some(header + compressed))
+    Ok(PageCheck::Page(header + compressed))
 }
 
 /// Checks every page header in `bytes`, a run of whole pages of one column chunk that starts
@@ -143,8 +162,8 @@ pub(crate) fn check_pages(bytes: &[u8], codec: Compression) -> Result<usize, Str
             .map_err(|why| format!("{why} (page at byte {at} of the range read)"))?
         {
             // At most `rest.len()`: the page fits in what is left.
-            Some(len) => at += len as usize,
-            None => break,
+            PageCheck::Page(len) => at += len as usize,
+            PageCheck::NeedsMore | PageCheck::Unfollowed => break,
         }
     }
     Ok(at)
@@ -201,12 +220,18 @@ mod tests {
         let len = h.len() as u64;
         assert_eq!(
             check_page(&h, len + 1000, Compression::SNAPPY),
-            Ok(Some(len + 1000))
+            Ok(PageCheck::Page(len + 1000))
         );
-        // Its page is all that is left of the chunk, and bytes run out in the header.
+        // The bytes given end inside the header: more are needed to tell...
         assert_eq!(
             check_page(&h[..5], len + 1000, Compression::SNAPPY),
-            Ok(None)
+            Ok(PageCheck::NeedsMore)
+        );
+        // ... unless they are all that is left of the column chunk.
+        let why = check_page(&h[..5], 5, Compression::SNAPPY).unwrap_err();
+        assert!(
+            why.contains("runs past the end of its column chunk"),
+            "{why}"
         );
     }
 

@@ -35,7 +35,7 @@ use parquet::file::reader::{ChunkReader, Length};
 
 use super::footer::InputFile;
 use super::host_decompression::{self, OffloadedRowGroups};
-use super::page_guard::{self, Chunk, ChunkMap};
+use super::page_guard::{self, Chunk, ChunkMap, PageCheck};
 use super::read::{corrupt, IoCounters, BATCH_SIZE};
 use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
@@ -45,6 +45,12 @@ use crate::storage::{Storage, StorageError};
 /// Bytes fetched at a time for a page header when the file has no offset index (the header's
 /// length is only known once it is parsed; most are well under this).
 const HEADER_FETCH: u64 = 4096;
+
+/// The most bytes fetched to check one page header. A header holds its page's statistics,
+/// which some writers do not truncate, so a long value makes a long header; past this the
+/// rest of a header is left to arrow-rs unchecked, still bounded by its column chunk
+/// ([`HeaderRead`]).
+const MAX_HEADER: u64 = 16 << 20;
 
 /// Bytes fetched ahead for one column: `data` starts at file offset `start`.
 struct Window {
@@ -173,9 +179,14 @@ impl ChunkReader for Chunks {
     type T = HeaderRead;
 
     fn get_read(&self, start: u64) -> parquet::errors::Result<HeaderRead> {
+        let end = match self.0.chunks.at(start) {
+            Some(chunk) => chunk.end.min(self.0.size),
+            None => self.0.size,
+        };
         Ok(HeaderRead {
             inner: self.0.clone(),
             offset: start,
+            end,
             buf: Bytes::new(),
             checked: false,
         })
@@ -205,33 +216,41 @@ fn refused(why: String) -> ParquetError {
 /// parses page headers from it; page bodies come through `get_bytes`). arrow-rs also asks for
 /// one where it will not read (at a page's body, when it peeked at the header before), so the
 /// page header is checked ([`page_guard`]) at the first read, not when it is made.
+///
+/// It ends, with an error, at the end of its column chunk: a page header never goes past it,
+/// and arrow-rs 60.1 takes a read of nothing as a skip done (a list of two billion doubles
+/// skipped at the end of the bytes loops for minutes: `parquet_merge`'s
+/// `timeout-header-past-chunk`, `fuzz/README.md`).
 struct HeaderRead {
     inner: Arc<Inner>,
     offset: u64,
+    /// Where its column chunk ends (the file's end for a read outside every chunk).
+    end: u64,
     buf: Bytes,
     checked: bool,
 }
 
 impl HeaderRead {
     /// The first bytes at `offset`, where arrow-rs is about to parse a page header: fetched
-    /// and checked.
+    /// and checked, with more fetched while the header goes on past them (up to
+    /// [`MAX_HEADER`]), so that arrow-rs reads a header the check walked whole.
     fn first_fetch(&mut self) -> std::io::Result<Bytes> {
         self.checked = true;
         let start = self.offset;
-        match self.inner.chunks.at(start).map(|c| (c.end, c.codec)) {
-            Some((end, codec)) => {
-                let bytes = self
-                    .inner
-                    .read(start, HEADER_FETCH.min(end - start))
-                    .map_err(std::io::Error::other)?;
-                page_guard::check_page(&bytes, end - start, codec)
-                    .map_err(|why| std::io::Error::other(refused(why)))?;
-                Ok(bytes)
+        let left = self.end.saturating_sub(start);
+        let fetch = |len: u64| self.inner.read(start, len).map_err(std::io::Error::other);
+        let Some(codec) = self.inner.chunks.at(start).map(|c| c.codec) else {
+            return fetch(HEADER_FETCH.min(left));
+        };
+        let mut want = HEADER_FETCH.min(left);
+        loop {
+            let bytes = fetch(want)?;
+            let checked = page_guard::check_page(&bytes, left, codec)
+                .map_err(|why| std::io::Error::other(refused(why)))?;
+            if checked != PageCheck::NeedsMore || want >= MAX_HEADER {
+                return Ok(bytes);
             }
-            None => self
-                .inner
-                .read(start, HEADER_FETCH)
-                .map_err(std::io::Error::other),
+            want = want.saturating_mul(4).min(left).min(MAX_HEADER);
         }
     }
 }
@@ -239,16 +258,29 @@ impl HeaderRead {
 impl Read for HeaderRead {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
         if self.buf.is_empty() {
-            if self.offset >= self.inner.size || out.is_empty() {
+            if out.is_empty() {
                 return Ok(0);
+            }
+            if self.offset >= self.end {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    refused("a page header runs past the end of its column chunk".into()),
+                ));
             }
             self.buf = if self.checked {
                 self.inner
-                    .read(self.offset, HEADER_FETCH)
+                    .read(self.offset, HEADER_FETCH.min(self.end - self.offset))
                     .map_err(std::io::Error::other)?
             } else {
                 self.first_fetch()?
             };
+            if self.buf.is_empty() {
+                // The file ended before its metadata said (a read returns what there is).
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    refused("a page header runs past the end of the file".into()),
+                ));
+            }
             self.offset += self.buf.len() as u64;
         }
         let n = out.len().min(self.buf.len());

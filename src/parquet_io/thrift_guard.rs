@@ -440,6 +440,20 @@ enum Stop {
     Refused(String),
     /// Something the walk does not follow; arrow-rs fails on it by itself.
     Unfollowed,
+    /// The bytes end before the walk does: arrow-rs, reading from the same bytes, fails at
+    /// their end, but one reading on from a stream may not (a page header, below).
+    Short,
+}
+
+/// How far a page header could be walked ([`check_page_header`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PageHeaderWalk {
+    /// Walked to its end; what it declares.
+    Whole(PageSizes),
+    /// Its bytes end first: more of them are needed to tell.
+    Short,
+    /// Something the walk does not follow, which arrow-rs refuses by itself.
+    Unfollowed,
 }
 
 /// Checks the compact-protocol struct `def` in `bytes` (a Parquet [`FILE_META_DATA`],
@@ -449,17 +463,16 @@ enum Stop {
 pub(crate) fn check_struct(bytes: &[u8], def: &'static Def) -> Result<(), String> {
     let mut walk = Walk::new(bytes, None);
     match walk.read_struct(Some(def), 0) {
-        Ok(()) | Err(Stop::Unfollowed) => Ok(()),
+        Ok(()) | Err(Stop::Unfollowed | Stop::Short) => Ok(()),
         Err(Stop::Refused(why)) => Err(why),
     }
 }
 
 /// Checks the page header at the start of `bytes`, of which `available` bytes (at least
-/// `bytes.len()`) exist in its column chunk from the header's first byte on. `Ok(Some)`: the
-/// header was walked whole, with what it declares; `Ok(None)`: the walk could not follow it to
-/// its end (its bytes end first, for one), which leaves it to arrow-rs; `Err`: what was
-/// refused, as for [`check_struct`], or a binary value declared longer than the column chunk.
-pub(crate) fn check_page_header(bytes: &[u8], available: u64) -> Result<Option<PageSizes>, String> {
+/// `bytes.len()`) exist in its column chunk from the header's first byte on. `Ok`: how far
+/// the walk went ([`PageHeaderWalk`]); `Err`: what was refused, as for [`check_struct`], or a
+/// binary value declared longer than the column chunk.
+pub(crate) fn check_page_header(bytes: &[u8], available: u64) -> Result<PageHeaderWalk, String> {
     let mut walk = Walk::new(bytes, Some(available.max(bytes.len() as u64)));
     match walk.read_struct(Some(&PAGE_HEADER), 0) {
         Ok(()) => {
@@ -470,13 +483,14 @@ pub(crate) fn check_page_header(bytes: &[u8], available: u64) -> Result<Option<P
                     .find(|(f, _)| *f == id)
                     .map(|(_, v)| *v)
             };
-            Ok(Some(PageSizes {
+            Ok(PageHeaderWalk::Whole(PageSizes {
                 header: walk.at as u64,
                 uncompressed: field(2),
                 compressed: field(3),
             }))
         }
-        Err(Stop::Unfollowed) => Ok(None),
+        Err(Stop::Short) => Ok(PageHeaderWalk::Short),
+        Err(Stop::Unfollowed) => Ok(PageHeaderWalk::Unfollowed),
         Err(Stop::Refused(why)) => Err(why),
     }
 }
@@ -503,7 +517,7 @@ impl<'a> Walk<'a> {
     }
 
     fn byte(&mut self) -> Result<u8, Stop> {
-        let b = *self.bytes.get(self.at).ok_or(Stop::Unfollowed)?;
+        let b = *self.bytes.get(self.at).ok_or(Stop::Short)?;
         self.at += 1;
         Ok(b)
     }
@@ -514,7 +528,7 @@ impl<'a> Walk<'a> {
                 self.at = end;
                 Ok(())
             }
-            _ => Err(Stop::Unfollowed),
+            _ => Err(Stop::Short),
         }
     }
 

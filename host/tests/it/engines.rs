@@ -898,6 +898,76 @@ fn a_hostile_page_header_is_corrupt_input_of_the_file_in_both_engines() {
     }
 }
 
+/// A page header whose last field runs to the end of its column chunk, so that the header
+/// goes on past it, is refused as corrupt input before arrow-rs parses it, in both engines and
+/// on both read paths. arrow-rs 60.1 reading such a header from a stream read on into the next
+/// chunk; there, a list of two billion doubles (written at the next chunk's start here) was
+/// skipped at the end of the file one empty read at a time, for minutes (the `parquet_merge`
+/// fuzz target's `timeout-header-past-chunk`, `fuzz/README.md`).
+#[test]
+fn a_page_header_running_past_its_column_chunk_is_corrupt_input_in_both_engines() {
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        for name in ["/orders", "/metrics"] {
+            let (storage, table, job) = demo_job_of(&engine, name, &[]);
+            let (file, page, end) = storage
+                .paths()
+                .into_iter()
+                .filter(|p| p.starts_with(&format!("{table}/bucket-")) && p.ends_with(".parquet"))
+                .find_map(|p| {
+                    let bytes = storage.get(&p)?;
+                    let footer = ParquetMetaDataReader::new()
+                        .parse_and_finish(&bytes::Bytes::from(bytes.to_vec()))
+                        .ok()?;
+                    let chunk = footer.row_group(0).column(0);
+                    let (start, len) = chunk.byte_range();
+                    let page = chunk.data_page_offset() as usize;
+                    // The chunk holds only its data page (no dictionary page before it).
+                    (start as usize == page && footer.row_group(0).num_columns() > 1).then_some((
+                        p,
+                        page,
+                        (start + len) as usize,
+                    ))
+                })
+                .expect("a demo data file");
+            let mut bytes = storage.get(&file).unwrap().to_vec();
+            // At the header's start: field 20 (long form), a binary that fills the rest of the
+            // chunk, so the header's next field would be the next chunk's first byte.
+            let mut head = vec![0x08, 0x28];
+            let mut len = end - page - head.len() - 2;
+            let varint = [(len & 0x7f) as u8 | 0x80, (len >> 7) as u8];
+            assert!(len < 1 << 14, "a two-byte varint");
+            head.extend_from_slice(&varint);
+            len = end - page - head.len();
+            assert_eq!(
+                len as u64,
+                u64::from(varint[0] & 0x7f) | u64::from(varint[1]) << 7
+            );
+            bytes[page..page + head.len()].copy_from_slice(&head);
+            // The next chunk's first bytes: field 21, a list of 2^31 - 1 doubles.
+            let doubles = [0x09, 0x2a, 0xf7, 0xff, 0xff, 0xff, 0xff, 0x07];
+            bytes[end..end + doubles.len()].copy_from_slice(&doubles);
+            storage.put(&file, bytes);
+            let before = storage.paths();
+            let t0 = std::time::Instant::now();
+            let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
+            assert!(
+                core.message
+                    .contains("runs past the end of its column chunk"),
+                "{}, {name}: {err}",
+                engine.name()
+            );
+            assert!(!core.message.contains('\n'), "one line: {err}");
+            eprintln!("{}, {name}: refused in {:?}", engine.name(), t0.elapsed());
+            assert_eq!(
+                storage.paths(),
+                before,
+                "{}, {name}: the table as it was",
+                engine.name()
+            );
+        }
+    }
+}
+
 /// Where the `DataPageHeader` struct of the page header at `page` starts: past the page
 /// header's type and sizes (and checksum), at its field 5.
 fn data_page_header_at(bytes: &[u8], page: usize) -> usize {
