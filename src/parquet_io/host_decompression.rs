@@ -29,11 +29,13 @@ pub(crate) fn has_zstd(metadata: &ParquetMetaData) -> bool {
         .any(|c| matches!(c.compression(), Compression::ZSTD(_)))
 }
 
-/// Every row group of a file, its zstd column chunks read through the host's codec.
+/// Every row group of a file through page readers of our own: its zstd column chunks
+/// decompressed by the host's codec when `offload` is given, and the pages of repeated columns
+/// checked ([`super::level_guard`]).
 pub(crate) struct OffloadedRowGroups<R> {
     pub reader: Arc<R>,
     pub metadata: Arc<ParquetMetaData>,
-    pub offload: Arc<CodecOffload>,
+    pub offload: Option<Arc<CodecOffload>>,
 }
 
 impl<R: ChunkReader + 'static> RowGroups for OffloadedRowGroups<R> {
@@ -68,13 +70,26 @@ impl<R: ChunkReader + 'static> RowGroups for OffloadedRowGroups<R> {
 struct ChunkPageReaders<R> {
     reader: Arc<R>,
     metadata: Arc<ParquetMetaData>,
-    offload: Arc<CodecOffload>,
+    offload: Option<Arc<CodecOffload>>,
     column: usize,
     next_row_group: usize,
 }
 
 impl<R: ChunkReader + 'static> ChunkPageReaders<R> {
     fn page_reader(&self, rg: usize) -> Result<Box<dyn PageReader>> {
+        let max_rep_level = self
+            .metadata
+            .file_metadata()
+            .schema_descr()
+            .column(self.column)
+            .max_rep_level();
+        Ok(super::level_guard::wrap(
+            self.stored_pages(rg)?,
+            max_rep_level,
+        ))
+    }
+
+    fn stored_pages(&self, rg: usize) -> Result<Box<dyn PageReader>> {
         let row_group = self.metadata.row_group(rg);
         let chunk = row_group.column(self.column);
         let locations = self
@@ -82,14 +97,17 @@ impl<R: ChunkReader + 'static> ChunkPageReaders<R> {
             .page_index()
             .and_then(|index| index.page_locations(rg, self.column).cloned());
         let rows = row_group.num_rows() as usize;
-        if !matches!(chunk.compression(), Compression::ZSTD(_)) {
-            return Ok(Box::new(SerializedPageReader::new(
-                self.reader.clone(),
-                chunk,
-                rows,
-                locations,
-            )?));
-        }
+        let offload = match &self.offload {
+            Some(offload) if matches!(chunk.compression(), Compression::ZSTD(_)) => offload,
+            _ => {
+                return Ok(Box::new(SerializedPageReader::new(
+                    self.reader.clone(),
+                    chunk,
+                    rows,
+                    locations,
+                )?))
+            }
+        };
         let stored = chunk
             .clone()
             .into_builder()
@@ -97,7 +115,7 @@ impl<R: ChunkReader + 'static> ChunkPageReaders<R> {
             .build()?;
         Ok(Box::new(HostDecompressed {
             inner: SerializedPageReader::new(self.reader.clone(), &stored, rows, locations)?,
-            offload: self.offload.clone(),
+            offload: offload.clone(),
         }))
     }
 }

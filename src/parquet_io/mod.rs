@@ -32,6 +32,7 @@ pub(crate) mod column_chunk;
 pub(crate) mod dictionary;
 pub(crate) mod footer;
 pub(crate) mod host_decompression;
+mod level_guard;
 pub(crate) mod page_guard;
 pub(crate) mod page_spill;
 pub(crate) mod page_stream;

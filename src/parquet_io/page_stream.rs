@@ -342,8 +342,27 @@ impl PageStream {
             state: Mutex::new(ChunkState::default()),
         });
         let offload = offload.filter(|_| host_decompression::has_zstd(metadata.metadata()));
-        let reader = match offload {
-            Some(offload) => {
+        // Page readers of our own where the host decompresses, or where a column repeats
+        // (its levels are checked: `level_guard`).
+        let repeats = meta
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .any(|c| c.max_rep_level() > 0);
+        let reader = match (offload, repeats) {
+            (None, false) => {
+                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
+                    Chunks(inner.clone()),
+                    metadata,
+                )
+                .with_batch_size(BATCH_SIZE);
+                if let Some(selection) = selection {
+                    builder = builder.with_row_selection(selection);
+                }
+                builder.build()
+            }
+            (offload, _) => {
                 // The same columns and Arrow types the builder below would decode, with page
                 // readers of our own making (see `host_decompression`).
                 let levels = parquet_to_arrow_field_levels(
@@ -355,22 +374,11 @@ impl PageStream {
                 let groups = OffloadedRowGroups {
                     reader: Arc::new(Chunks(inner.clone())),
                     metadata: metadata.metadata().clone(),
-                    offload: offload.clone(),
+                    offload: offload.cloned(),
                 };
                 ParquetRecordBatchReader::try_new_with_row_groups(
                     &levels, &groups, BATCH_SIZE, selection,
                 )
-            }
-            None => {
-                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(
-                    Chunks(inner.clone()),
-                    metadata,
-                )
-                .with_batch_size(BATCH_SIZE);
-                if let Some(selection) = selection {
-                    builder = builder.with_row_selection(selection);
-                }
-                builder.build()
             }
         }
         .map_err(|e| fail(&inner, e))?;
