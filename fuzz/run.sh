@@ -7,6 +7,11 @@
 #
 #   bash fuzz/run.sh                # every target, 300 s each
 #   SECONDS_PER_TARGET=60 bash fuzz/run.sh parquet_merge table_job
+#   FUZZ_NO_BUILD=1 bash fuzz/run.sh options   # the binaries already built, left as they are
+#
+# FUZZ_NO_BUILD runs the built binaries directly (cargo fuzz run rebuilds before each target,
+# so a long lane beside work on the sources would otherwise fuzz half-edited code or stop on a
+# build error).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 per_target="${SECONDS_PER_TARGET:-300}"
@@ -20,12 +25,19 @@ artifacts="$PWD/target/fuzz-artifacts"
 # Without a sanitizer: the crate has no unsafe code on these paths and libFuzzer's own
 # checks (panics, timeouts, memory) are what the targets' contract is about; debug assertions
 # stay on (cargo-fuzz's default), so overflow checks fire.
-cargo +nightly fuzz build --sanitizer none
+bin_dir="fuzz/target/x86_64-unknown-linux-gnu/release"
+[ -n "${FUZZ_NO_BUILD:-}" ] || cargo +nightly fuzz build --sanitizer none
 for t in "${targets[@]}"; do
   mkdir -p "$work/$t" "$artifacts/$t"
   log="$work/$t.log"
   set +e
-  cargo +nightly fuzz run --sanitizer none "$t" "$work/$t" "fuzz/corpus/$t" -- \
+  # The work corpus first: libFuzzer writes new inputs to the first directory.
+  if [ -n "${FUZZ_NO_BUILD:-}" ]; then
+    run=("$bin_dir/$t" "$work/$t" "fuzz/corpus/$t")
+  else
+    run=(cargo +nightly fuzz run --sanitizer none "$t" "$work/$t" "fuzz/corpus/$t" --)
+  fi
+  "${run[@]}" \
     -max_total_time="$per_target" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
     -artifact_prefix="$artifacts/$t/" >"$log" 2>&1
   code=$?

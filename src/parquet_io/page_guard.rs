@@ -52,6 +52,8 @@ pub(crate) struct Chunk {
     /// The chunk's leaf column (its index in its row group).
     pub leaf: usize,
     pub codec: Compression,
+    /// Its column's largest repetition level (`0`: the column does not repeat).
+    pub max_rep_level: i16,
 }
 
 impl ChunkMap {
@@ -67,6 +69,7 @@ impl ChunkMap {
                     end: start.saturating_add(len),
                     leaf,
                     codec: c.compression(),
+                    max_rep_level: c.column_descr().max_rep_level(),
                 }
             })
             .collect();
@@ -105,11 +108,16 @@ fn max_uncompressed(codec: Compression, compressed: u64) -> Option<u64> {
 /// column chunk is refused: arrow-rs reading it from a stream would read on into whatever
 /// follows, where no check was made.
 pub(crate) fn check_page(bytes: &[u8], left: u64, codec: Compression) -> Result<PageCheck, String> {
-    let PageSizes {
-        header,
-        uncompressed,
-        compressed,
-    } = match check_page_header(bytes, left)? {
+    walk_page(bytes, left, codec).map(|(check, _)| check)
+}
+
+/// [`check_page`], with what the header declares when it was walked whole.
+fn walk_page(
+    bytes: &[u8],
+    left: u64,
+    codec: Compression,
+) -> Result<(PageCheck, Option<PageSizes>), String> {
+    let sizes = match check_page_header(bytes, left)? {
         PageHeaderWalk::Whole(sizes) => sizes,
         PageHeaderWalk::Short if bytes.len() as u64 >= left => {
             return Err(format!(
@@ -117,12 +125,13 @@ pub(crate) fn check_page(bytes: &[u8], left: u64, codec: Compression) -> Result<
                  header on)"
             ))
         }
-        PageHeaderWalk::Short => return Ok(PageCheck::NeedsMore),
-        PageHeaderWalk::Unfollowed => return Ok(PageCheck::Unfollowed),
+        PageHeaderWalk::Short => return Ok((PageCheck::NeedsMore, None)),
+        PageHeaderWalk::Unfollowed => return Ok((PageCheck::Unfollowed, None)),
     };
+    let header = sizes.header;
     // Both sizes are required fields: without one arrow-rs refuses the header by itself.
-    let (Some(uncompressed), Some(compressed)) = (uncompressed, compressed) else {
-        return Ok(PageCheck::Unfollowed);
+    let (Some(uncompressed), Some(compressed)) = (sizes.uncompressed, sizes.compressed) else {
+        return Ok((PageCheck::Unfollowed, Some(sizes)));
     };
     let (Ok(uncompressed), Ok(compressed)) =
         (u64::try_from(uncompressed), u64::try_from(compressed))
@@ -147,23 +156,33 @@ pub(crate) fn check_page(bytes: &[u8], left: u64, codec: Compression) -> Result<
             ));
         }
     }
-    Ok(PageCheck::Page(header + compressed))
+    Ok((PageCheck::Page(header + compressed), Some(sizes)))
 }
 
 /// Checks every page header in `bytes`, a run of whole pages of one column chunk that starts
-/// at a page header (what arrow-rs reads a column chunk or an offset index's pages as).
-/// Stops, leaving the rest to arrow-rs, at a header the walk cannot follow. Returns the bytes
-/// of the pages checked (all of `bytes` when every header was followed).
-pub(crate) fn check_pages(bytes: &[u8], codec: Compression) -> Result<usize, String> {
+/// at a page header (what arrow-rs reads a column chunk or an offset index's pages as), and
+/// hands each page that passed to `each` (its header's sizes and its body, as stored) for
+/// further checks. Stops, leaving the rest to arrow-rs, at a header the walk cannot follow.
+/// Returns the bytes of the pages checked (all of `bytes` when every header was followed).
+pub(crate) fn check_pages(
+    bytes: &[u8],
+    codec: Compression,
+    mut each: impl FnMut(&PageSizes, &[u8]) -> Result<(), String>,
+) -> Result<usize, String> {
     let mut at = 0usize;
     while at < bytes.len() {
         let rest = &bytes[at..];
-        match check_page(rest, rest.len() as u64, codec)
-            .map_err(|why| format!("{why} (page at byte {at} of the range read)"))?
-        {
+        let at_page = |why| format!("{why} (page at byte {at} of the range read)");
+        match walk_page(rest, rest.len() as u64, codec).map_err(at_page)? {
             // At most `rest.len()`: the page fits in what is left.
-            PageCheck::Page(len) => at += len as usize,
-            PageCheck::NeedsMore | PageCheck::Unfollowed => break,
+            (PageCheck::Page(len), Some(sizes)) => {
+                let body = rest
+                    .get(sizes.header as usize..len as usize)
+                    .unwrap_or_default();
+                each(&sizes, body).map_err(at_page)?;
+                at += len as usize;
+            }
+            _ => break,
         }
     }
     Ok(at)
@@ -336,7 +355,7 @@ mod tests {
                     assert_eq!((chunk.end, chunk.codec), (start + len, codec));
                     let pages = &file[start as usize..(start + len) as usize];
                     assert_eq!(
-                        check_pages(pages, codec),
+                        check_pages(pages, codec, |_, _| Ok(())),
                         Ok(pages.len()),
                         "{codec} {dictionary}: every header followed"
                     );

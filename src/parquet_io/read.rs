@@ -20,7 +20,8 @@ use parquet::arrow::push_decoder::{ParquetPushDecoder, ParquetPushDecoderBuilder
 use parquet::DecodeResult;
 
 use super::footer::InputFile;
-use super::page_guard::{self, ChunkMap};
+use super::level_guard;
+use super::page_guard::{self, Chunk, ChunkMap};
 use crate::decoder_panics::contain;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
@@ -102,6 +103,9 @@ pub(crate) struct BatchStream {
     decoder: ParquetPushDecoder,
     /// The column chunks' codecs, for the page-header checks ([`super::page_guard`]).
     codecs: ChunkMap,
+    /// Whether the pages of repeated columns have their repetition levels checked
+    /// ([`super::level_guard`]): when a selection may leave rows out.
+    check_levels: bool,
 }
 
 impl BatchStream {
@@ -111,13 +115,20 @@ impl BatchStream {
         selection: Option<RowSelection>,
     ) -> Result<Self> {
         let codecs = ChunkMap::of(metadata.metadata());
+        let check_levels = selection
+            .as_ref()
+            .is_some_and(|s| s.skipped_row_count() > 0);
         let mut builder =
             ParquetPushDecoderBuilder::new_with_metadata(metadata).with_batch_size(BATCH_SIZE);
         if let Some(selection) = selection {
             builder = builder.with_row_selection(selection);
         }
         let decoder = builder.build().map_err(|e| corrupt_from(&input.path, e))?;
-        Ok(BatchStream { decoder, codecs })
+        Ok(BatchStream {
+            decoder,
+            codecs,
+            check_levels,
+        })
     }
 
     /// The next batch, fetching the ranges the decoder asks for.
@@ -134,7 +145,7 @@ impl BatchStream {
             match decoded {
                 DecodeResult::NeedsData(ranges) => {
                     let (merged, buffers) = fetch(storage, path, &ranges, io)?;
-                    check_page_headers(&self.codecs, &ranges, &merged, &buffers)
+                    check_page_headers(&self.codecs, self.check_levels, &ranges, &merged, &buffers)
                         .map_err(|why| corrupt(path, why))?;
                     let ranges = merged;
                     contain(path, "Parquet", || {
@@ -152,26 +163,37 @@ impl BatchStream {
 
 /// Checks the page headers of every range the push decoder asked for (a column chunk, or the
 /// pages an offset index locates: whole pages, each starting with its header) in the bytes
-/// fetched for it, before the decoder reads them ([`super::page_guard`]).
+/// fetched for it, before the decoder reads them ([`super::page_guard`]), and with
+/// `check_levels` the repetition levels of repeated columns' data pages
+/// ([`super::level_guard`]).
 fn check_page_headers(
     codecs: &ChunkMap,
+    check_levels: bool,
     asked: &[Range<u64>],
     merged: &[Range<u64>],
     buffers: &[Bytes],
 ) -> std::result::Result<(), String> {
     for r in asked.iter().filter(|r| r.end > r.start) {
-        let Some(codec) = codecs.at(r.start).map(|c| c.codec) else {
+        let Some(&Chunk {
+            codec,
+            max_rep_level,
+            ..
+        }) = codecs.at(r.start)
+        else {
             continue;
         };
+        let max_rep_level = if check_levels { max_rep_level } else { 0 };
         let i = merged.partition_point(|m| m.start <= r.start);
         let Some((m, bytes)) = i.checked_sub(1).map(|i| (&merged[i], &buffers[i])) else {
             continue;
         };
         let (from, to) = ((r.start - m.start) as usize, (r.end - m.start) as usize);
         if let Some(pages) = bytes.get(from..to) {
-            page_guard::check_pages(pages, codec)
-                .map(|_| ())
-                .map_err(|why| format!("{why}, in the column chunk at byte {}", r.start))?;
+            page_guard::check_pages(pages, codec, |sizes, body| {
+                level_guard::check_stored_page(sizes, body, codec, max_rep_level)
+            })
+            .map(|_| ())
+            .map_err(|why| format!("{why}, in the column chunk at byte {}", r.start))?;
         }
     }
     Ok(())

@@ -432,6 +432,57 @@ pub(crate) struct PageSizes {
     pub uncompressed: Option<i32>,
     /// `compressed_page_size`, the bytes of the page after its header.
     pub compressed: Option<i32>,
+    /// Where a data page keeps its repetition levels, as arrow-rs reads the header (`None`:
+    /// not a data page, or a required field is absent, which arrow-rs refuses by itself).
+    pub data: Option<DataPageLevels>,
+}
+
+/// What a data page's header says about its repetition levels ([`super::level_guard`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DataPageLevels {
+    /// `num_values`: levels the page holds (one per value, nulls and empty lists included).
+    pub num_values: i32,
+    pub layout: LevelLayout,
+}
+
+/// Where the repetition levels of a data page are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LevelLayout {
+    /// Version 1: inside the (compressed) page body, in this encoding (the format's enum
+    /// value), the first of the body's level runs.
+    V1 { encoding: i32 },
+    /// Version 2: the first `bytes` bytes of the page body, never compressed.
+    V2 { bytes: i32 },
+}
+
+/// The format's `PageType` values of the two data pages.
+const DATA_PAGE: i32 = 0;
+const DATA_PAGE_V2: i32 = 3;
+
+impl DataPageLevels {
+    /// Read from the walk's fields: `top` the header's own, `nested` those of its structs
+    /// (parent field, field, value), each the last occurrence as arrow-rs keeps it.
+    fn of(
+        top: impl Fn(i16) -> Option<i32>,
+        nested: impl Fn(i16, i16) -> Option<i32>,
+    ) -> Option<Self> {
+        let (num_values, layout) = match top(1)? {
+            DATA_PAGE => (
+                nested(5, 1)?,
+                LevelLayout::V1 {
+                    encoding: nested(5, 4)?,
+                },
+            ),
+            DATA_PAGE_V2 => (
+                nested(8, 1)?,
+                LevelLayout::V2 {
+                    bytes: nested(8, 6)?,
+                },
+            ),
+            _ => return None,
+        };
+        Some(DataPageLevels { num_values, layout })
+    }
 }
 
 /// Why the walk stopped early.
@@ -483,10 +534,18 @@ pub(crate) fn check_page_header(bytes: &[u8], available: u64) -> Result<PageHead
                     .find(|(f, _)| *f == id)
                     .map(|(_, v)| *v)
             };
+            let nested = |parent, id| {
+                walk.nested_i32
+                    .iter()
+                    .rev()
+                    .find(|(p, f, _)| (*p, *f) == (parent, id))
+                    .map(|(_, _, v)| *v)
+            };
             Ok(PageHeaderWalk::Whole(PageSizes {
                 header: walk.at as u64,
                 uncompressed: field(2),
                 compressed: field(3),
+                data: DataPageLevels::of(field, nested),
             }))
         }
         Err(Stop::Short) => Ok(PageHeaderWalk::Short),
@@ -504,6 +563,11 @@ struct Walk<'a> {
     available: Option<u64>,
     /// The `I32` fields of the outermost struct, as arrow-rs reads them (id, value).
     top_i32: Vec<(i16, i32)>,
+    /// The outermost struct's field being walked, when it is a struct.
+    in_top: Option<i16>,
+    /// The `I32` fields of the structs in the outermost struct's fields, of their last
+    /// occurrence only (parent field id, id, value).
+    nested_i32: Vec<(i16, i16, i32)>,
 }
 
 impl<'a> Walk<'a> {
@@ -513,6 +577,8 @@ impl<'a> Walk<'a> {
             at: 0,
             available,
             top_i32: Vec::new(),
+            in_top: None,
+            nested_i32: Vec::new(),
         }
     }
 
@@ -637,11 +703,22 @@ impl<'a> Walk<'a> {
                             want.name()
                         )));
                     }
-                    if depth == 0 && matches!(want, Ty::I32) {
+                    let parent = self.in_top.filter(|_| depth == 1);
+                    if matches!(want, Ty::I32) && (depth == 0 || parent.is_some()) {
                         // A zigzag varint, truncated to 32 bits as arrow-rs reads an i32.
                         let v = self.varint()?;
                         let value = ((v >> 1) as i64 ^ -((v & 1) as i64)) as i32;
-                        self.top_i32.push((id, value));
+                        match parent {
+                            Some(parent) => self.nested_i32.push((parent, id, value)),
+                            None => self.top_i32.push((id, value)),
+                        }
+                    } else if depth == 0 && matches!(want, Ty::Struct(_)) {
+                        // arrow-rs keeps the last occurrence of a struct field whole.
+                        self.nested_i32.retain(|(p, _, _)| *p != id);
+                        self.in_top = Some(id);
+                        let walked = self.typed(want, depth + 1);
+                        self.in_top = None;
+                        walked?;
                     } else {
                         self.typed(want, depth + 1)?;
                     }

@@ -34,6 +34,7 @@ mod orc_avro_table;
 mod planner_properties;
 mod postpone;
 mod schema_evolution_table;
+mod short_repetition_levels;
 mod simulator;
 mod table_demo;
 mod table_job;

@@ -970,6 +970,62 @@ fn a_page_header_running_past_its_column_chunk_is_corrupt_input_in_both_engines(
     }
 }
 
+/// A list column's data page that declares 22 values and holds no repetition level (the
+/// `parquet_merge` fuzz target's `timeout-short-repetition-levels`, `fuzz/README.md`), in an
+/// append rewrite that deletes rows: arrow-rs 60.1 would loop for ever skipping them; both
+/// engines refuse the page first as corrupt input naming the file, and leave nothing behind.
+#[test]
+fn a_page_short_of_repetition_levels_is_corrupt_input_in_both_engines() {
+    let bytes = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fuzz/corpus/parquet_merge/timeout-short-repetition-levels"
+    ))
+    .unwrap();
+    let rows = ParquetMetaDataReader::new()
+        .parse_and_finish(&bytes::Bytes::from(bytes.clone()))
+        .unwrap()
+        .file_metadata()
+        .num_rows() as u64;
+    let file = "t/bucket-0/data-short-levels.parquet";
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        let storage = MemoryStorage::new();
+        storage.put(file, bytes.clone());
+        let request = AppendRequest {
+            inputs: vec![AppendInputFile {
+                path: file.into(),
+                row_count: rows,
+                min_sequence_number: 0,
+                max_sequence_number: rows as i64 - 1,
+                deleted_rows: Some((0..rows).step_by(3).collect()),
+            }],
+            ..job(Vec::new())
+        };
+        let before = storage.paths();
+        let err = engine
+            .compact_append(Arc::new(storage.clone()), &request, None)
+            .unwrap_err();
+        let HostError::Core(core) = &err else {
+            panic!("{}: not a core error: {err}", engine.name())
+        };
+        assert_eq!(
+            core.kind,
+            ErrorKind::CorruptInput {
+                file: Some(file.to_string())
+            },
+            "{}: {err}",
+            engine.name()
+        );
+        assert!(
+            core.message
+                .contains("declares 22 values but holds 0 repetition levels"),
+            "{}: {err}",
+            engine.name()
+        );
+        assert!(!core.message.contains('\n'), "one line: {err}");
+        assert_eq!(storage.paths(), before, "{}: nothing left", engine.name());
+    }
+}
+
 /// Where the `DataPageHeader` struct of the page header at `page` starts: past the page
 /// header's type and sizes (and checksum), at its field 5.
 fn data_page_header_at(bytes: &[u8], page: usize) -> usize {
