@@ -28,8 +28,11 @@ artifacts="$PWD/target/fuzz-artifacts"
 bin_dir="fuzz/target/x86_64-unknown-linux-gnu/release"
 [ -n "${FUZZ_NO_BUILD:-}" ] || cargo +nightly fuzz build --sanitizer none
 for t in "${targets[@]}"; do
-  mkdir -p "$work/$t" "$artifacts/$t"
+  mkdir -p "$work/$t" "$artifacts/$t" target/fuzz-dict
   log="$work/$t.log"
+  # The target's words (fuzz/dict.sh): keys, option names, type names.
+  dict="target/fuzz-dict/$t.dict"
+  bash fuzz/dict.sh "$t" >"$dict"
   set +e
   # The work corpus first: libFuzzer writes new inputs to the first directory.
   if [ -n "${FUZZ_NO_BUILD:-}" ]; then
@@ -39,6 +42,7 @@ for t in "${targets[@]}"; do
   fi
   "${run[@]}" \
     -max_total_time="$per_target" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
+    -dict="$dict" \
     -artifact_prefix="$artifacts/$t/" >"$log" 2>&1
   code=$?
   set -e
