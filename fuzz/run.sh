@@ -57,6 +57,11 @@ for t in "${targets[@]}"; do
   half=$(awk -v n="${execs:-0}" '/^#[0-9]+[[:space:]]/ { e = substr($1, 2) + 0;
       for (i = 1; i < NF; i++) if ($i == "cov:") c = $(i + 1);
       if (e <= n / 2) h = c } END { print h }' "$log")
-  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || true), cov at half the executions ${half:-?}, last new coverage at ${last_new:-?}, peak ${rss:-?} MB"
+  cov=$(echo "$last" | grep -oE 'cov: [0-9]+' | grep -oE '[0-9]+' || true)
+  # The plateau rule of fuzz/README.md ("Plateau"): the second half of the executions added
+  # less than 1% to the coverage.
+  verdict=$(awk -v c="${cov:-0}" -v h="${half:-0}" 'BEGIN { if (h <= 0) { print "?"; exit }
+      g = (c - h) * 100 / h; printf "%.2f%% in the second half, %s", g, (g < 1 ? "plateau" : "climbing") }')
+  echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || true), cov at half the executions ${half:-?} (${verdict}), last new coverage at ${last_new:-?}, peak ${rss:-?} MB"
   [ "$code" -eq 0 ] || { echo "  crash or limit: see $log and $artifacts/$t/"; }
 done

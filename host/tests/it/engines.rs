@@ -697,6 +697,15 @@ fn corrupt_input_of_compacting(
     let err = engine
         .compact_table(Arc::new(storage.clone()), table, job, None)
         .unwrap_err();
+    corrupt_input_of(engine, err, file)
+}
+
+/// `err`, asserted to be corrupt input of `file`, one line; with its core error.
+fn corrupt_input_of(
+    engine: &Compactor,
+    err: HostError,
+    file: &str,
+) -> (HostError, paimon_compact::Error) {
     let HostError::Core(core) = &err else {
         panic!("{}: not a core error: {err}", engine.name())
     };
@@ -709,7 +718,31 @@ fn corrupt_input_of_compacting(
         "{}: {err}",
         engine.name()
     );
+    assert!(!core.message.contains('\n'), "one line: {err}");
     (err, core)
+}
+
+/// Compacts `table` (whose `file` was damaged) with `engine`, asserting that the job fails as
+/// corrupt input of `file` with a message that `says` what the test expects, quickly enough to
+/// print, and leaves every file of the storage as it was.
+fn refused_leaving_the_table_as_it_was(
+    engine: &Compactor,
+    (storage, table, job): (&MemoryStorage, &str, &TableJob),
+    file: &str,
+    case: &str,
+    says: impl Fn(&str) -> bool,
+) {
+    let before = storage.paths();
+    let t0 = std::time::Instant::now();
+    let (err, core) = corrupt_input_of_compacting(engine, storage, table, job, file);
+    assert!(says(&core.message), "{}, {case}: {err}", engine.name());
+    eprintln!("{}, {case}: refused in {:?}", engine.name(), t0.elapsed());
+    assert_eq!(
+        storage.paths(),
+        before,
+        "{}, {case}: the table as it was",
+        engine.name()
+    );
 }
 
 /// Asserts that `engine` still compacts a demo table after a failed call (the component on a
@@ -796,7 +829,6 @@ fn a_decoder_panic_is_corrupt_input_of_the_file_in_both_engines() {
             "{}: {err}",
             engine.name()
         );
-        assert!(!core.message.contains('\n'), "one line: {err}");
         assert_eq!(
             storage.paths(),
             before,
@@ -831,20 +863,15 @@ fn an_impossible_page_index_is_corrupt_input_of_the_file_in_both_engines() {
         let at = index.start as usize;
         bytes[at..at + hostile.len()].copy_from_slice(&hostile);
         storage.put(&file, bytes);
-        let before = storage.paths();
-        let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
-        assert!(
-            core.message
-                .contains("the offset index of row group 0, column 0: a Thrift container")
-                && core.message.contains("holds 2147483647 booleans"),
-            "{}: {err}",
-            engine.name()
-        );
-        assert_eq!(
-            storage.paths(),
-            before,
-            "{}: the table as it was",
-            engine.name()
+        refused_leaving_the_table_as_it_was(
+            &engine,
+            (&storage, &table, &job),
+            &file,
+            "an offset index",
+            |m| {
+                m.contains("the offset index of row group 0, column 0: a Thrift container")
+                    && m.contains("holds 2147483647 booleans")
+            },
         );
     }
 }
@@ -878,21 +905,12 @@ fn a_hostile_page_header_is_corrupt_input_of_the_file_in_both_engines() {
             let hostile = [0x09, 0x28, 0xf1, 0xff, 0xff, 0xff, 0xff, 0x07];
             bytes[at..at + hostile.len()].copy_from_slice(&hostile);
             storage.put(&file, bytes);
-            let before = storage.paths();
-            let t0 = std::time::Instant::now();
-            let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
-            assert!(
-                core.message.contains("holds 2147483647 booleans"),
-                "{}, {name}: {err}",
-                engine.name()
-            );
-            assert!(!core.message.contains('\n'), "one line: {err}");
-            eprintln!("{}, {name}: refused in {:?}", engine.name(), t0.elapsed());
-            assert_eq!(
-                storage.paths(),
-                before,
-                "{}, {name}: the table as it was",
-                engine.name()
+            refused_leaving_the_table_as_it_was(
+                &engine,
+                (&storage, &table, &job),
+                &file,
+                name,
+                |m| m.contains("holds 2147483647 booleans"),
             );
         }
     }
@@ -945,26 +963,18 @@ fn a_page_header_running_past_its_column_chunk_is_corrupt_input_in_both_engines(
             let doubles = [0x09, 0x2a, 0xf7, 0xff, 0xff, 0xff, 0xff, 0x07];
             bytes[end..end + doubles.len()].copy_from_slice(&doubles);
             storage.put(&file, bytes);
-            let before = storage.paths();
-            let t0 = std::time::Instant::now();
-            let (err, core) = corrupt_input_of_compacting(&engine, &storage, &table, &job, &file);
             // The page-at-a-time reader sees the header run past its chunk; the push decoder,
             // which reads a dictionary page and the data pages an offset index locates as
             // ranges of their own, sees the binary run past the range it was given.
-            assert!(
-                core.message
-                    .contains("runs past the end of its column chunk")
-                    || core.message.contains("bytes of the column chunk follow"),
-                "{}, {name}: {err}",
-                engine.name()
-            );
-            assert!(!core.message.contains('\n'), "one line: {err}");
-            eprintln!("{}, {name}: refused in {:?}", engine.name(), t0.elapsed());
-            assert_eq!(
-                storage.paths(),
-                before,
-                "{}, {name}: the table as it was",
-                engine.name()
+            refused_leaving_the_table_as_it_was(
+                &engine,
+                (&storage, &table, &job),
+                &file,
+                name,
+                |m| {
+                    m.contains("runs past the end of its column chunk")
+                        || m.contains("bytes of the column chunk follow")
+                },
             );
         }
     }
@@ -1004,24 +1014,13 @@ fn a_page_short_of_repetition_levels_is_corrupt_input_in_both_engines() {
         let err = engine
             .compact_append(Arc::new(storage.clone()), &request, None)
             .unwrap_err();
-        let HostError::Core(core) = &err else {
-            panic!("{}: not a core error: {err}", engine.name())
-        };
-        assert_eq!(
-            core.kind,
-            ErrorKind::CorruptInput {
-                file: Some(file.to_string())
-            },
-            "{}: {err}",
-            engine.name()
-        );
+        let (err, core) = corrupt_input_of(&engine, err, file);
         assert!(
             core.message
                 .contains("declares 22 values but holds 0 repetition levels"),
             "{}: {err}",
             engine.name()
         );
-        assert!(!core.message.contains('\n'), "one line: {err}");
         assert_eq!(storage.paths(), before, "{}: nothing left", engine.name());
     }
 }
