@@ -839,6 +839,66 @@ fn a_decoder_panic_is_corrupt_input_of_the_file_in_both_engines() {
     }
 }
 
+/// An Avro container file of `schema` (no codec) holding one block of `count` records in
+/// `block`.
+fn avro_container(schema: &str, count: i64, block: &[u8]) -> Vec<u8> {
+    fn long(v: i64, out: &mut Vec<u8>) {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        while z >= 0x80 {
+            out.push(z as u8 | 0x80);
+            z >>= 7;
+        }
+        out.push(z as u8);
+    }
+    fn bytes(b: &[u8], out: &mut Vec<u8>) {
+        long(b.len() as i64, out);
+        out.extend_from_slice(b);
+    }
+    let mut out = b"Obj\x01".to_vec();
+    long(2, &mut out);
+    bytes(b"avro.schema", &mut out);
+    bytes(schema.as_bytes(), &mut out);
+    bytes(b"avro.codec", &mut out);
+    bytes(b"null", &mut out);
+    long(0, &mut out);
+    let sync = [7u8; 16];
+    out.extend_from_slice(&sync);
+    long(count, &mut out);
+    bytes(block, &mut out);
+    out.extend_from_slice(&sync);
+    out
+}
+
+/// A manifest whose writer schema is a record that contains itself (through a union, so each
+/// level of a value takes one byte) is corrupt input naming it in both engines. apache-avro 0.21
+/// decoded such a value by recursion until the stack overflowed: the native process aborted
+/// and the component trapped (the `avro_metadata` fuzz target's `crash-recursive-schema-*`,
+/// `fuzz/README.md`).
+#[test]
+fn a_recursive_avro_schema_is_corrupt_input_in_both_engines() {
+    let schema = r#"{"type":"record","name":"A","fields":[{"name":"x","type":["null","A"]}]}"#;
+    let mut block = vec![2u8; 200_000];
+    block.push(0);
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        let (storage, table, job) = demo_job(&engine, &[]);
+        let manifest = storage
+            .paths()
+            .into_iter()
+            .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
+            .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
+            .unwrap();
+        storage.put(&manifest, avro_container(schema, 1, &block));
+        refused_leaving_the_table_as_it_was(
+            &engine,
+            (&storage, &table, &job),
+            &manifest,
+            "a recursive manifest schema",
+            |m| m.contains("its Avro schema's record A contains itself"),
+        );
+        goes_on_working(&engine);
+    }
+}
+
 /// A data file whose offset index has an unknown field declaring 2^31 - 1 booleans in its few
 /// bytes (arrow-rs skipped such a list element by element for seconds) is refused in both
 /// engines as corrupt input naming the file and the chunk, and the failed job leaves the table
