@@ -20,11 +20,18 @@ use parquet::DecodeResult;
 use super::read::{corrupt, fetch, IoCounters};
 use super::thrift_guard;
 use crate::decoder_panics::contain;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::storage::Storage;
 
 /// The footer is read with one speculative tail read of this size (most footers fit).
 const FOOTER_PREFETCH: u64 = 64 * 1024;
+
+/// The deepest nesting of groups a file's schema may have: arrow-rs builds and converts the
+/// schema tree by recursion, a few stack frames per level, and a hostile footer nests 20 000
+/// levels in 160 kB ([`thrift_guard::check_footer`]). Paimon's types take at most two groups
+/// per level of SQL nesting (a list, a map), so this is about 32 nested collections; the Avro
+/// reader's bound is the same ([`crate::avro_file::MAX_AVRO_NESTING`]).
+pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
 
 /// What a footer read decodes besides the file metadata.
 #[derive(Clone, Copy, Debug)]
@@ -120,7 +127,15 @@ pub(crate) fn read_footer(
             }
         };
         if let Some(bytes) = bytes {
-            guard(path, "the footer", &bytes, &thrift_guard::FILE_META_DATA)?;
+            let walked = thrift_guard::check_footer(&bytes)
+                .map_err(|why| corrupt(path, format!("the footer: {why}")))?;
+            if walked.schema_depth > MAX_SCHEMA_DEPTH {
+                return Err(Error::unsupported(format!(
+                    "{path}: its Parquet schema nests groups {} deep, more than the {} this \
+                     reader takes",
+                    walked.schema_depth, MAX_SCHEMA_DEPTH
+                )));
+            }
         }
     }
     decoder

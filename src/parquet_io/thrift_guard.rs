@@ -519,6 +519,53 @@ pub(crate) fn check_struct(bytes: &[u8], def: &'static Def) -> Result<(), String
     }
 }
 
+/// What [`check_footer`] found in a footer it did not refuse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FooterWalk {
+    /// How deep arrow-rs will recurse building the schema tree from its flat list: the most
+    /// groups an element of the schema list is nested in (0 for a root without children).
+    pub schema_depth: usize,
+}
+
+/// [`check_struct`] of a footer ([`FILE_META_DATA`]), which also measures the nesting of its
+/// schema. arrow-rs 60.1 builds the schema tree by recursion, one call per level, with no
+/// bound: a footer of a few hundred kilobytes nesting groups 20 000 deep overflows the stack
+/// (a process abort natively, a trap in the component). Measured on the elements the walk
+/// read even when it stopped early, since arrow-rs may build the tree before reading on.
+pub(crate) fn check_footer(bytes: &[u8]) -> Result<FooterWalk, String> {
+    let mut walk = Walk::new(bytes, None);
+    walk.schema = Some(Vec::new());
+    match walk.read_struct(Some(&FILE_META_DATA), 0) {
+        Ok(()) | Err(Stop::Unfollowed | Stop::Short) => {}
+        Err(Stop::Refused(why)) => return Err(why),
+    }
+    Ok(FooterWalk {
+        schema_depth: schema_depth(walk.schema.as_deref().unwrap_or_default()),
+    })
+}
+
+/// The deepest recursion arrow-rs's schema builder reaches over schema elements declaring
+/// `children` (`num_children` of each, in order): a group (more than 0 children) opens a level
+/// that its next elements fill, as the builder's loop calls itself once per child.
+fn schema_depth(children: &[Option<i32>]) -> usize {
+    let mut open: Vec<i32> = Vec::new();
+    let mut deepest = 0;
+    for &n in children {
+        deepest = deepest.max(open.len());
+        if let Some(left) = open.last_mut() {
+            *left -= 1;
+        }
+        match n {
+            Some(n) if n > 0 => open.push(n),
+            _ => {}
+        }
+        while open.last() == Some(&0) {
+            open.pop();
+        }
+    }
+    deepest
+}
+
 /// Checks the page header at the start of `bytes`, of which `available` bytes (at least
 /// `bytes.len()`) exist in its column chunk from the header's first byte on. `Ok`: how far
 /// the walk went ([`PageHeaderWalk`]); `Err`: what was refused, as for [`check_struct`], or a
@@ -568,6 +615,9 @@ struct Walk<'a> {
     /// The `I32` fields of the structs in the outermost struct's fields, of their last
     /// occurrence only (parent field id, id, value).
     nested_i32: Vec<(i16, i16, i32)>,
+    /// When walking a footer: each schema element's `num_children`, in order
+    /// ([`check_footer`]).
+    schema: Option<Vec<Option<i32>>>,
 }
 
 impl<'a> Walk<'a> {
@@ -579,6 +629,7 @@ impl<'a> Walk<'a> {
             top_i32: Vec::new(),
             in_top: None,
             nested_i32: Vec::new(),
+            schema: None,
         }
     }
 
@@ -672,6 +723,14 @@ impl<'a> Walk<'a> {
         if depth > MAX_DEPTH {
             return Err(Stop::Unfollowed);
         }
+        if depth == 2
+            && self.in_top == Some(2)
+            && def.is_some_and(|d| std::ptr::eq(d, &SCHEMA_ELEMENT))
+        {
+            if let Some(schema) = self.schema.as_mut() {
+                schema.push(None);
+            }
+        }
         let mut last_id = 0i16;
         loop {
             let start = self.at;
@@ -704,7 +763,19 @@ impl<'a> Walk<'a> {
                         )));
                     }
                     let parent = self.in_top.filter(|_| depth == 1);
-                    if matches!(want, Ty::I32) && (depth == 0 || parent.is_some()) {
+                    // A schema element's `num_children` (the footer's field 2 is the list of
+                    // them; its elements are walked at depth 2).
+                    let children = depth == 2
+                        && self.in_top == Some(2)
+                        && std::ptr::eq(d, &SCHEMA_ELEMENT)
+                        && id == 5;
+                    if children {
+                        let v = self.varint()?;
+                        let value = ((v >> 1) as i64 ^ -((v & 1) as i64)) as i32;
+                        if let Some(last) = self.schema.as_mut().and_then(|s| s.last_mut()) {
+                            *last = Some(value);
+                        }
+                    } else if matches!(want, Ty::I32) && (depth == 0 || parent.is_some()) {
                         // A zigzag varint, truncated to 32 bits as arrow-rs reads an i32.
                         let v = self.varint()?;
                         let value = ((v >> 1) as i64 ^ -((v & 1) as i64)) as i32;
@@ -712,9 +783,15 @@ impl<'a> Walk<'a> {
                             Some(parent) => self.nested_i32.push((parent, id, value)),
                             None => self.top_i32.push((id, value)),
                         }
-                    } else if depth == 0 && matches!(want, Ty::Struct(_)) {
-                        // arrow-rs keeps the last occurrence of a struct field whole.
+                    } else if depth == 0 && matches!(want, Ty::Struct(_) | Ty::List(_)) {
+                        // arrow-rs keeps the last occurrence of a field whole.
                         self.nested_i32.retain(|(p, _, _)| *p != id);
+                        if id == 2 {
+                            // A footer's schema list (only a footer's walk collects it).
+                            if let Some(schema) = self.schema.as_mut() {
+                                schema.clear();
+                            }
+                        }
                         self.in_top = Some(id);
                         let walked = self.typed(want, depth + 1);
                         self.in_top = None;
@@ -1043,5 +1120,61 @@ mod tests {
         let file = include_bytes!("../../fuzz/corpus/parquet_append/timeout-long-varint");
         let why = check_struct(footer_of(file), &FILE_META_DATA).unwrap_err();
         assert!(why.contains("holds 2147483647 booleans"), "{why}");
+    }
+
+    #[test]
+    fn schema_depth_follows_the_builders_recursion() {
+        // A root of three leaves; a root, a group of two leaves, a leaf.
+        assert_eq!(schema_depth(&[Some(3), None, None, Some(0)]), 1);
+        assert_eq!(schema_depth(&[Some(2), Some(2), None, None, None]), 2);
+        // A chain: each group holds the next.
+        let chain: Vec<Option<i32>> = (0..100).map(|_| Some(1)).chain([None]).collect();
+        assert_eq!(schema_depth(&chain), 100);
+        // Negative children make a group of none; a list cut short still counts its depth.
+        assert_eq!(schema_depth(&[Some(1), Some(-5), None]), 1);
+        assert_eq!(schema_depth(&[Some(1), Some(1), Some(1000)]), 2);
+        // A second root starts again at the top.
+        assert_eq!(schema_depth(&[Some(1), None, Some(1), Some(1), None]), 2);
+        assert_eq!(schema_depth(&[]), 0);
+    }
+
+    #[test]
+    fn a_footer_measures_its_schema_as_arrow_rs_reads_it() {
+        // The rich file: a list column (root, the list's group, its repeated group, the
+        // element) is the deepest.
+        let file = rich_file();
+        assert_eq!(
+            check_footer(footer_of(&file)).map(|w| w.schema_depth),
+            Ok(3)
+        );
+        // The reproducer of a footer nesting 20 000 groups (a stack overflow in arrow-rs).
+        let file = include_bytes!("../../fuzz/corpus/parquet_append/crash-schema-nesting-20000");
+        assert_eq!(
+            check_footer(footer_of(file)).map(|w| w.schema_depth),
+            Ok(20_001)
+        );
+        // A footer whose schema list comes twice: arrow-rs keeps the second.
+        let element = |children: Option<i32>| -> Vec<u8> {
+            let mut e = vec![0x48, 1, b'a']; // field 4, name "a"
+            if let Some(n) = children {
+                e.push(0x15); // field 5, i32
+                e.push(((n << 1) ^ (n >> 31)) as u8);
+            }
+            e.push(0);
+            e
+        };
+        let list = |elements: &[Option<i32>]| -> Vec<u8> {
+            let mut l = vec![((elements.len() as u8) << 4) | 0x0c];
+            for &e in elements {
+                l.extend(element(e));
+            }
+            l
+        };
+        let mut footer = vec![0x29]; // field 2, a list
+        footer.extend(list(&[Some(1), Some(1), Some(1), None]));
+        footer.extend([0x09, 0x04]); // field 2 again, in the long form (id zigzag 4)
+        footer.extend(list(&[Some(1), None]));
+        footer.push(0);
+        assert_eq!(check_footer(&footer).map(|w| w.schema_depth), Ok(1));
     }
 }

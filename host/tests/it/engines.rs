@@ -899,6 +899,56 @@ fn a_recursive_avro_schema_is_corrupt_input_in_both_engines() {
     }
 }
 
+/// A data file whose footer nests 20 000 groups (160 kB; arrow-rs 60.1 builds the schema tree
+/// by recursion and overflowed the stack: a process abort natively, a trap in the component) is
+/// refused before arrow-rs reads it, in both engines, as a schema this reader does not take;
+/// the table is as it was and the engine goes on working.
+#[test]
+fn a_schema_nesting_twenty_thousand_groups_is_refused_in_both_engines() {
+    let deep = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../fuzz/corpus/parquet_append/crash-schema-nesting-20000"
+    ))
+    .unwrap();
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        let (storage, table, job) = demo_job(&engine, &[]);
+        let file = storage
+            .paths()
+            .into_iter()
+            .find(|p| p.starts_with(&format!("{table}/bucket-")) && p.ends_with(".parquet"))
+            .expect("a demo data file");
+        storage.put(&file, deep.clone());
+        let before = storage.paths();
+        let err = engine
+            .compact_table(Arc::new(storage.clone()), &table, &job, None)
+            .unwrap_err();
+        let HostError::Core(core) = &err else {
+            panic!("{}: not a core error: {err}", engine.name())
+        };
+        assert_eq!(
+            core.kind,
+            ErrorKind::Unsupported,
+            "{}: {err}",
+            engine.name()
+        );
+        assert!(
+            core.message.contains(&file)
+                && core
+                    .message
+                    .contains("its Parquet schema nests groups 20001 deep"),
+            "{}: {err}",
+            engine.name()
+        );
+        assert_eq!(
+            storage.paths(),
+            before,
+            "{}: the table as it was",
+            engine.name()
+        );
+        goes_on_working(&engine);
+    }
+}
+
 /// A data file whose offset index has an unknown field declaring 2^31 - 1 booleans in its few
 /// bytes (arrow-rs skipped such a list element by element for seconds) is refused in both
 /// engines as corrupt input naming the file and the chunk, and the failed job leaves the table
