@@ -443,21 +443,21 @@ pub fn parse_date_time_or_date(toks: &[Tok], text: &str, style: Style) -> Option
     let (date, time) = resolve(&v, style).ok()?;
     let date = date?;
     let nanos = time.unwrap_or(0);
-    Some(date * DAY_MS + nanos / 1_000_000)
+    local_ms(date, nanos)
 }
 
 /// `LocalDateTime.parse` only: local ms.
 pub fn parse_date_time(toks: &[Tok], text: &str, style: Style) -> Option<i64> {
     let v = parse_fields(toks, text)?;
     let (date, time) = resolve(&v, style).ok()?;
-    Some(date? * DAY_MS + time? / 1_000_000)
+    local_ms(date?, time?)
 }
 
 /// `LocalDate.parse(...).atStartOfDay()`: local ms.
 pub fn parse_date(toks: &[Tok], text: &str, style: Style) -> Option<i64> {
     let v = parse_fields(toks, text)?;
     let (date, _) = resolve(&v, style).ok()?;
-    Some(date? * DAY_MS)
+    local_ms(date?, 0)
 }
 
 /// Paimon's default partition timestamp format: `y-M-d[ H:m:s[.fraction]]`, lenient,
@@ -488,7 +488,13 @@ pub fn parse_default_timestamp(text: &str) -> Option<i64> {
     let toks = default_timestamp_tokens();
     let v = parse_fields(&toks, text)?;
     let (date, time) = resolve(&v, Style::Lenient).ok()?;
-    Some(date? * DAY_MS + time.unwrap_or(0) / 1_000_000)
+    local_ms(date?, time.unwrap_or(0))
+}
+
+/// Local ms of a day number and the nanoseconds into it; `None` past `i64` milliseconds (a
+/// year of ten digits), where Java's `toEpochMilli` throws.
+fn local_ms(date: i64, nanos: i64) -> Option<i64> {
+    date.checked_mul(DAY_MS)?.checked_add(nanos / 1_000_000)
 }
 
 /// A `partition.timestamp-formatter` read (SMART resolution): local ms.
@@ -540,6 +546,17 @@ mod tests {
             Some(ms(2024, 1, 2, 10, 0, 0))
         );
         assert_eq!(parse_default_timestamp("20240102"), None);
+        // Years whose milliseconds overflow an i64 (Java's toEpochMilli throws): none, not a
+        // wrapped time (the `options` fuzz target's finding, `fuzz/README.md`).
+        assert_eq!(
+            parse_default_timestamp("8000555526-09-02 0:3:0.004252"),
+            None
+        );
+        assert_eq!(parse_default_timestamp("999999999-12-31"), None);
+        assert_eq!(
+            parse_default_timestamp("200000000-01-01"),
+            Some(ms(200_000_000, 1, 1, 0, 0, 0))
+        );
     }
 
     #[test]
