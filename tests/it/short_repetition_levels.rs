@@ -5,13 +5,14 @@
 //! file: the append rewrite's push decoder, the merge's page-at-a-time reader and the merge's
 //! row windows (`src/parquet_io/level_guard.rs`).
 
+use crate::merge_support;
+
 use std::sync::mpsc;
 use std::time::Duration;
 
 use paimon_compact::api::{compact_append_files, AppendInputFile, AppendRequest, Services};
-use paimon_compact::meta::Level;
 use paimon_compact::options::{CoreOptions, Flavor, TableKind};
-use paimon_compact::rewrite::merge::{rewrite_merge_tree, MergeTreeRewrite};
+use paimon_compact::rewrite::merge::rewrite_merge_tree;
 use paimon_compact::rewrite::RewriteInput;
 use paimon_compact::storage::MemoryStorage;
 use paimon_compact::{Error, ErrorKind};
@@ -118,20 +119,7 @@ fn the_merge_refuses_a_page_short_of_repetition_levels_on_both_read_paths() {
         storage.put(FILE, bytes.clone());
         let mut input = RewriteInput::from_parts(FILE.into(), rows, 0, rows as i64 - 1, None);
         input.deleted_rows = Some(every_third_row(rows));
-        let request = MergeTreeRewrite {
-            sections: vec![vec![vec![input]]],
-            schema: None,
-            higher_levels: Vec::new(),
-            output_dir: "t/bucket-0".into(),
-            file_prefix: "data-out-".into(),
-            changelog_prefix: "changelog-out-".into(),
-            output_level: Level::new(5),
-            max_level: Level::new(5),
-            drop_delete: true,
-            write_data: true,
-            column_types: Vec::new(),
-            creation_time_ms: 0,
-        };
+        let request = merge_support::full_merge_request(vec![vec![input]], None);
         let before = storage.paths();
         let st = storage.clone();
         let e = bounded("merge", move || {

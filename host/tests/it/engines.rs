@@ -799,6 +799,16 @@ fn a_panic_in_either_engine_is_an_internal_error_carrying_its_message() {
     }
 }
 
+/// A manifest of `table` (not a manifest list, not an index manifest).
+fn first_manifest(storage: &MemoryStorage, table: &str) -> String {
+    storage
+        .paths()
+        .into_iter()
+        .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
+        .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
+        .unwrap()
+}
+
 /// A third-party decoder that panics on a file's bytes (apache-avro's `unwrap` on a record
 /// name that is not an Avro name, found by the `avro_metadata` fuzz target) is corrupt input
 /// of that file in both engines: caught natively, and in the component (where nothing can
@@ -807,12 +817,7 @@ fn a_panic_in_either_engine_is_an_internal_error_carrying_its_message() {
 fn a_decoder_panic_is_corrupt_input_of_the_file_in_both_engines() {
     for engine in [Compactor::Native, wasm(Limits::default())] {
         let (storage, table, job) = demo_job(&engine, &[]);
-        let manifest = storage
-            .paths()
-            .into_iter()
-            .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
-            .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
-            .unwrap();
+        let manifest = first_manifest(&storage, &table);
         let mut bytes = storage.get(&manifest).unwrap().to_vec();
         let at = bytes
             .windows(15)
@@ -881,12 +886,7 @@ fn a_recursive_avro_schema_is_corrupt_input_in_both_engines() {
     block.push(0);
     for engine in [Compactor::Native, wasm(Limits::default())] {
         let (storage, table, job) = demo_job(&engine, &[]);
-        let manifest = storage
-            .paths()
-            .into_iter()
-            .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
-            .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
-            .unwrap();
+        let manifest = first_manifest(&storage, &table);
         storage.put(&manifest, avro_container(schema, 1, &block));
         refused_leaving_the_table_as_it_was(
             &engine,
