@@ -108,11 +108,7 @@ fn parse_local_date_time(v: &serde_json::Value) -> Option<i64> {
                 return None;
             }
             let get = |i: usize| n.get(i).copied().unwrap_or(0);
-            Some(
-                time::days_from_civil(n[0], n[1], n[2]) * time::DAY_MS
-                    + ((n[3] * 60 + n[4]) * 60 + get(5)) * 1000
-                    + get(6) / 1_000_000,
-            )
+            time::local_date_time_ms([n[0], n[1], n[2], n[3], n[4], get(5), get(6)])
         }
         serde_json::Value::String(s) => {
             // ISO `yyyy-MM-ddTHH:mm[:ss[.f]]`, the text form Jackson may also write.
@@ -129,16 +125,16 @@ fn parse_local_date_time(v: &serde_json::Value) -> Option<i64> {
             if d.len() != 3 || !(2..=3).contains(&t.len()) {
                 return None;
             }
+            if !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
             let ms = if frac.is_empty() {
                 0
             } else {
-                format!("{frac:0<3}")[..3].parse::<i64>().ok()?
+                format!("{frac:0<3}").get(..3)?.parse::<i64>().ok()?
             };
-            Some(
-                time::days_from_civil(d[0], d[1], d[2]) * time::DAY_MS
-                    + ((t[0] * 60 + t[1]) * 60 + t.get(2).copied().unwrap_or(0)) * 1000
-                    + ms,
-            )
+            let second = t.get(2).copied().unwrap_or(0);
+            time::local_date_time_ms([d[0], d[1], d[2], t[0], t[1], second, ms * 1_000_000])
         }
         _ => None,
     }
@@ -643,6 +639,33 @@ mod tests {
         assert_eq!(
             t.create_time_local_ms,
             Some(time::days_from_civil(1969, 1, 1) * time::DAY_MS + 123)
+        );
+        // Fields Java's LocalDateTime refuses, and times past i64 milliseconds, make the tag
+        // file corrupt input, never a wrapped time or an overflow (the `json_metadata` fuzz
+        // target's finding, `fuzz/README.md`).
+        let with = |create: &str| {
+            String::from_utf8_lossy(java).replace("[1969,1,1,0,0,0,123456789]", create)
+        };
+        for bad in [
+            "[9223372036854775807,1,1,0,0]",
+            "[2024,13,1,0,0]",
+            "[2023,2,29,0,0]",
+            "[2024,1,1,24,0]",
+            "[2024,1,1,0,0,0,1000000000]",
+            "[999999999,12,31,23,59]",
+            "\"2024-01-01T00:00:00.\u{e9}\u{e9}\"",
+            "\"2024-02-30T00:00\"",
+        ] {
+            let e = parse_tag("z", with(bad).as_bytes(), "z").unwrap_err();
+            assert!(
+                e.to_string().contains("unreadable 'tagCreateTime'"),
+                "{bad}: {e}"
+            );
+        }
+        let leap = parse_tag("z", with("\"2024-02-29T01:02:03.5\"").as_bytes(), "z").unwrap();
+        assert_eq!(
+            leap.create_time_local_ms,
+            Some(time::days_from_civil(2024, 2, 29) * time::DAY_MS + 3_723_500)
         );
     }
 

@@ -497,6 +497,25 @@ fn local_ms(date: i64, nanos: i64) -> Option<i64> {
     date.checked_mul(DAY_MS)?.checked_add(nanos / 1_000_000)
 }
 
+/// Local ms of a date-time given field by field, as Java's `LocalDateTime.of` takes them:
+/// `None` for a field outside its range (where Java throws: a year beyond ±999 999 999, a
+/// month not 1 to 12, a day past its month, an hour, minute, second or nanosecond out of
+/// range) or a time past `i64` milliseconds.
+pub fn local_date_time_ms([year, month, day, hour, minute, second, nano]: [i64; 7]) -> Option<i64> {
+    let valid = (-999_999_999..=999_999_999).contains(&year)
+        && (1..=12).contains(&month)
+        && (1..=month_len(year, month)).contains(&day)
+        && (0..24).contains(&hour)
+        && (0..60).contains(&minute)
+        && (0..60).contains(&second)
+        && (0..1_000_000_000).contains(&nano);
+    if !valid {
+        return None;
+    }
+    let nanos = ((hour * 60 + minute) * 60 + second) * 1_000_000_000 + nano;
+    local_ms(days_from_civil(year, month, day), nanos)
+}
+
 /// A `partition.timestamp-formatter` read (SMART resolution): local ms.
 pub fn parse_with_pattern(pattern: &str, text: &str) -> Option<i64> {
     let toks = compile_pattern(pattern).ok()?;
