@@ -64,4 +64,8 @@ for t in "${targets[@]}"; do
       g = (c - h) * 100 / h; printf "%.2f%% in the second half, %s", g, (g < 1 ? "plateau" : "climbing") }')
   echo "$t: exit $code, ${per_target} s, ${execs:-?} executions (${rate:-?}/s), $(echo "$last" | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+/[0-9a-zA-Z]+' || true), cov at half the executions ${half:-?} (${verdict}), last new coverage at ${last_new:-?}, peak ${rss:-?} MB"
   [ "$code" -eq 0 ] || { echo "  crash or limit: see $log and $artifacts/$t/"; }
+  # Killed by a signal no handler saw: without a sanitizer there is no alternate signal
+  # stack, so a stack overflow ends the process before libFuzzer can save the input
+  # (fuzz/README.md, "a recursive Avro schema").
+  [ "$code" -ne 139 ] || echo "  no report: likely a stack overflow; look for unbounded recursion on the input"
 done
