@@ -101,6 +101,23 @@ impl LocalDirStorage {
         Ok(self.root.join(rel))
     }
 
+    /// Whether `real` (a canonical path) is inside the root or an external root, themselves
+    /// canonicalized (a root that does not exist contains nothing yet).
+    fn really_inside(&self, real: &Path) -> bool {
+        std::iter::once(&self.root)
+            .chain(&self.external_roots)
+            .filter_map(|r| fs::canonicalize(r).ok())
+            .any(|r| real.starts_with(r))
+    }
+
+    fn symlink_out(path: &str) -> StorageError {
+        StorageError::new(
+            StorageErrorKind::Permission,
+            path,
+            "a symbolic link out of the storage root (and of the external directories)",
+        )
+    }
+
     /// [`Self::resolve`], then where the path really leads: a symbolic link (of the file or
     /// of a directory on the way) to a place outside the root and the external roots is
     /// refused, so a table cannot make the job read, and copy into its output, a file it was
@@ -110,19 +127,40 @@ impl LocalDirStorage {
         let Ok(real) = fs::canonicalize(&p) else {
             return Ok(p);
         };
-        let allowed = std::iter::once(&self.root)
-            .chain(&self.external_roots)
-            .filter_map(|r| fs::canonicalize(r).ok())
-            .any(|r| real.starts_with(r));
-        if allowed {
+        if self.really_inside(&real) {
             Ok(p)
         } else {
-            Err(StorageError::new(
-                StorageErrorKind::Permission,
-                path,
-                "a symbolic link out of the storage root (and of the external directories)",
-            ))
+            Err(Self::symlink_out(path))
         }
+    }
+
+    /// [`Self::resolve`] for a call that creates, replaces or deletes `path` (or lists under
+    /// it): the directories on the way must really be inside the root or an external root,
+    /// so that a symbolic link to a directory elsewhere, planted in a table, cannot make
+    /// orphan removal or expiry delete, or a writer create, a file outside it. The deepest
+    /// directory of the path that exists is checked: the part below it is created by the call
+    /// itself. The last component is not followed by any of these calls (a temporary file is
+    /// created exclusively, then renamed or hard-linked onto the name; a delete removes a link,
+    /// not what it points to).
+    fn resolve_for_writing(&self, path: &str) -> StorageResult<PathBuf> {
+        let p = self.resolve(path)?;
+        let roots: Vec<&PathBuf> = std::iter::once(&self.root)
+            .chain(&self.external_roots)
+            .collect();
+        let mut dir = p.parent();
+        while let Some(d) = dir {
+            // At or above a root: everything below it is still to be created.
+            if roots.iter().any(|r| r.starts_with(d)) {
+                return Ok(p);
+            }
+            match fs::canonicalize(d) {
+                Ok(real) if self.really_inside(&real) => return Ok(p),
+                Ok(_) => return Err(Self::symlink_out(path)),
+                Err(e) if e.kind() == ErrorKind::NotFound => dir = d.parent(),
+                Err(e) => return Err(io_error(e, path)),
+            }
+        }
+        Ok(p)
     }
 
     fn temp_path(&self, target: &Path) -> PathBuf {
@@ -263,7 +301,14 @@ impl Storage for LocalDirStorage {
         let start = if dir_part.is_empty() {
             self.root.clone()
         } else {
-            self.resolve(dir_part)?
+            // Not through a symbolic link out of the root: what is listed may be deleted.
+            let dir = self.resolve_for_writing(dir_part)?;
+            match fs::canonicalize(&dir) {
+                Ok(real) if !self.really_inside(&real) => {
+                    return Err(Self::symlink_out(dir_part));
+                }
+                _ => dir,
+            }
         };
         let mut out = Vec::new();
         let mut stack = vec![start];
@@ -314,7 +359,7 @@ impl Storage for LocalDirStorage {
 
     /// Writes a temporary file next to the target, renamed into place on `finish`.
     fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
-        let target = self.resolve(path)?;
+        let target = self.resolve_for_writing(path)?;
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).map_err(|e| io_error(e, path))?;
         }
@@ -333,14 +378,14 @@ impl Storage for LocalDirStorage {
     }
 
     fn delete(&self, path: &str) -> StorageResult<()> {
-        let p = self.resolve(path)?;
+        let p = self.resolve_for_writing(path)?;
         fs::remove_file(&p).map_err(|e| io_error(e, path))
     }
 
     /// Writes a temporary file, then hard-links it into place: the link fails if the target
     /// exists, and readers never see a partial file.
     fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
-        let target = self.resolve(path)?;
+        let target = self.resolve_for_writing(path)?;
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).map_err(|e| io_error(e, path))?;
         }
@@ -427,6 +472,45 @@ mod tests {
                 .unwrap(),
             b"outside"
         );
+    }
+
+    /// A directory of the table that is a symbolic link out of the root is neither written,
+    /// listed nor deleted through: orphan removal or expiry of a planted table cannot reach
+    /// files elsewhere. New directories under the root are still created.
+    #[cfg(unix)]
+    #[test]
+    fn writes_lists_and_deletes_do_not_follow_a_directory_link_out_of_the_root() {
+        let root = tmp();
+        let outside = tmp();
+        fs::write(outside.join("victim.parquet"), b"keep me").unwrap();
+        fs::create_dir_all(root.join("t")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("t/bucket-1")).unwrap();
+        let s = LocalDirStorage::new(&root);
+        let refused = |e: StorageError| {
+            assert_eq!(e.kind, StorageErrorKind::Permission, "{e}");
+            assert!(e.to_string().contains("symbolic link"), "{e}");
+        };
+        refused(s.delete("t/bucket-1/victim.parquet").unwrap_err());
+        refused(s.create_writer("t/bucket-1/new.parquet").err().unwrap());
+        refused(s.create_if_absent("t/bucket-1/new.parquet", b"x").unwrap_err());
+        refused(s.create_writer("t/bucket-1/deeper/new.parquet").err().unwrap());
+        refused(s.list("t/bucket-1/").unwrap_err());
+        assert_eq!(fs::read(outside.join("victim.parquet")).unwrap(), b"keep me");
+        assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
+        // Listing the table does not descend into the link either.
+        assert!(s.list("t/").unwrap().is_empty());
+        // Inside the root, new directories are created as before; a link inside is deleted
+        // as a link.
+        s.write_all("t/bucket-0/a/b/c.bin", b"ok").unwrap();
+        std::os::unix::fs::symlink(outside.join("victim.parquet"), root.join("t/bucket-0/l"))
+            .unwrap();
+        s.delete("t/bucket-0/l").unwrap();
+        assert_eq!(fs::read(outside.join("victim.parquet")).unwrap(), b"keep me");
+        let granted = LocalDirStorage::new(&root).with_external_roots(vec![outside.clone()]);
+        granted.create_if_absent("t/bucket-1/new.parquet", b"x").unwrap();
+        assert_eq!(fs::read(outside.join("new.parquet")).unwrap(), b"x");
+        fs::remove_dir_all(&root).unwrap();
+        fs::remove_dir_all(&outside).unwrap();
     }
 
     #[test]

@@ -12,12 +12,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::RowGroups;
 use parquet::basic::Compression;
-use parquet::column::page::{Page, PageIterator, PageMetadata, PageReader};
+use parquet::column::page::{Page, PageIterator, PageReader};
 use parquet::errors::{ParquetError, Result};
 use parquet::file::metadata::{ParquetMetaData, RowGroupMetaData};
 use parquet::file::reader::ChunkReader;
 use parquet::file::serialized_reader::SerializedPageReader;
 
+use super::mapped_pages::MappedPages;
 use crate::host_codec::CodecOffload;
 
 /// Whether any column chunk of `metadata` is zstd (else offloading has nothing to do).
@@ -113,10 +114,11 @@ impl<R: ChunkReader + 'static> ChunkPageReaders<R> {
             .into_builder()
             .set_compression(Compression::UNCOMPRESSED)
             .build()?;
-        Ok(Box::new(HostDecompressed {
-            inner: SerializedPageReader::new(self.reader.clone(), &stored, rows, locations)?,
-            offload: offload.clone(),
-        }))
+        let inner = SerializedPageReader::new(self.reader.clone(), &stored, rows, locations)?;
+        let offload = Arc::clone(offload);
+        Ok(Box::new(MappedPages::new(Box::new(inner), move |page| {
+            decompress(&offload, page)
+        })))
     }
 }
 
@@ -135,96 +137,50 @@ impl<R: ChunkReader + 'static> Iterator for ChunkPageReaders<R> {
 
 impl<R: ChunkReader + 'static> PageIterator for ChunkPageReaders<R> {}
 
-/// A zstd column chunk's pages, as stored, decompressed by the host.
-struct HostDecompressed<R: ChunkReader> {
-    inner: SerializedPageReader<R>,
-    offload: Arc<CodecOffload>,
+/// A page body as stored in a zstd column chunk, decompressed by the host.
+fn body(offload: &CodecOffload, stored: &[u8]) -> Result<Bytes> {
+    if stored.is_empty() {
+        // A page without values may store no body at all.
+        return Ok(Bytes::new());
+    }
+    offload
+        .zstd_decompress(stored, None)
+        .map(Bytes::from)
+        .map_err(|e| ParquetError::General(format!("zstd page (host codec): {e}")))
 }
 
-impl<R: ChunkReader> HostDecompressed<R> {
-    fn body(&self, stored: &[u8]) -> Result<Bytes> {
-        if stored.is_empty() {
-            // A page without values may store no body at all.
-            return Ok(Bytes::new());
+/// A page of a zstd column chunk, read as stored, with its body decompressed by the host.
+fn decompress(offload: &CodecOffload, mut page: Page) -> Result<Page> {
+    match &mut page {
+        Page::DictionaryPage { buf, .. } | Page::DataPage { buf, .. } => {
+            *buf = body(offload, buf)?;
         }
-        self.offload
-            .zstd_decompress(stored, None)
-            .map(Bytes::from)
-            .map_err(|e| ParquetError::General(format!("zstd page (host codec): {e}")))
-    }
-
-    fn decompress(&self, mut page: Page) -> Result<Page> {
-        match &mut page {
-            Page::DictionaryPage { buf, .. } | Page::DataPage { buf, .. } => {
-                *buf = self.body(buf)?;
+        Page::DataPageV2 {
+            buf,
+            def_levels_byte_len,
+            rep_levels_byte_len,
+            is_compressed,
+            ..
+        } if *is_compressed => {
+            // The levels are stored uncompressed before the compressed values; an empty
+            // value section (a page of nulls) has nothing to decompress.
+            let levels = *def_levels_byte_len as usize + *rep_levels_byte_len as usize;
+            let values = buf.get(levels..).ok_or_else(|| {
+                ParquetError::General(format!(
+                    "V2 page of {} bytes with {levels} bytes of levels",
+                    buf.len()
+                ))
+            })?;
+            if !values.is_empty() {
+                let values = body(offload, values)?;
+                let mut joined = Vec::with_capacity(levels + values.len());
+                joined.extend_from_slice(&buf[..levels]);
+                joined.extend_from_slice(&values);
+                *buf = Bytes::from(joined);
             }
-            Page::DataPageV2 {
-                buf,
-                def_levels_byte_len,
-                rep_levels_byte_len,
-                is_compressed,
-                ..
-            } if *is_compressed => {
-                // The levels are stored uncompressed before the compressed values; an empty
-                // value section (a page of nulls) has nothing to decompress.
-                let levels = *def_levels_byte_len as usize + *rep_levels_byte_len as usize;
-                let values = buf.get(levels..).ok_or_else(|| {
-                    ParquetError::General(format!(
-                        "V2 page of {} bytes with {levels} bytes of levels",
-                        buf.len()
-                    ))
-                })?;
-                if !values.is_empty() {
-                    let values = self.body(values)?;
-                    let mut joined = Vec::with_capacity(levels + values.len());
-                    joined.extend_from_slice(&buf[..levels]);
-                    joined.extend_from_slice(&values);
-                    *buf = Bytes::from(joined);
-                }
-                *is_compressed = false;
-            }
-            Page::DataPageV2 { .. } => {}
+            *is_compressed = false;
         }
-        Ok(page)
+        Page::DataPageV2 { .. } => {}
     }
-}
-
-impl<R: ChunkReader> Iterator for HostDecompressed<R> {
-    type Item = Result<Page>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.get_next_page().transpose()
-    }
-}
-
-impl<R: ChunkReader> PageReader for HostDecompressed<R> {
-    fn get_next_page(&mut self) -> Result<Option<Page>> {
-        match self.inner.get_next_page()? {
-            Some(page) => self.decompress(page).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn peek_next_page(&mut self) -> Result<Option<PageMetadata>> {
-        self.inner.peek_next_page()
-    }
-
-    fn skip_next_page(&mut self) -> Result<()> {
-        self.inner.skip_next_page()
-    }
-
-    fn supports_deferred_dictionary(&self) -> bool {
-        self.inner.supports_deferred_dictionary()
-    }
-
-    fn take_deferred_dictionary(&mut self) -> Result<Option<Page>> {
-        match self.inner.take_deferred_dictionary()? {
-            Some(page) => self.decompress(page).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn at_record_boundary(&mut self) -> Result<bool> {
-        self.inner.at_record_boundary()
-    }
+    Ok(page)
 }

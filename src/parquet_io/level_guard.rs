@@ -26,11 +26,12 @@
 
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
-use parquet::column::page::{Page, PageMetadata, PageReader};
+use parquet::column::page::{Page, PageReader};
 use parquet::compression::{create_codec, CodecOptions};
 use parquet::encodings::rle::RleDecoder;
 use parquet::errors::{ParquetError, Result};
 
+use super::mapped_pages::MappedPages;
 use super::thrift_guard::{LevelLayout, PageSizes};
 
 /// The bits of a repetition level of a column whose largest is `max_rep_level`; `None`: the
@@ -45,7 +46,7 @@ fn bit_width(max_rep_level: i16) -> Option<u8> {
 /// `inner`, checked as the module says when its column repeats (`max_rep_level > 0`).
 pub(crate) fn wrap(inner: Box<dyn PageReader>, max_rep_level: i16) -> Box<dyn PageReader> {
     match bit_width(max_rep_level) {
-        Some(bit_width) => Box::new(LevelChecked { inner, bit_width }),
+        Some(bit_width) => Box::new(MappedPages::new(inner, move |page| check(page, bit_width))),
         None => inner,
     }
 }
@@ -115,11 +116,6 @@ fn v1_levels(buf: &Bytes) -> Option<Bytes> {
     (end <= buf.len()).then(|| buf.slice(4..end))
 }
 
-struct LevelChecked {
-    inner: Box<dyn PageReader>,
-    bit_width: u8,
-}
-
 /// The repetition levels of a data page and how many it must hold; `None` where arrow-rs
 /// itself refuses (or panics, which the readers contain) before counting.
 fn repetition_levels(page: &Page) -> Option<(Bytes, usize)> {
@@ -176,44 +172,6 @@ fn check(page: Page, bit_width: u8) -> Result<Page> {
         check_count(levels, bit_width, want)?;
     }
     Ok(page)
-}
-
-impl Iterator for LevelChecked {
-    type Item = Result<Page>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        self.get_next_page().transpose()
-    }
-}
-
-impl PageReader for LevelChecked {
-    fn get_next_page(&mut self) -> Result<Option<Page>> {
-        match self.inner.get_next_page()? {
-            Some(page) => check(page, self.bit_width).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    fn peek_next_page(&mut self) -> Result<Option<PageMetadata>> {
-        self.inner.peek_next_page()
-    }
-
-    fn skip_next_page(&mut self) -> Result<()> {
-        self.inner.skip_next_page()
-    }
-
-    fn supports_deferred_dictionary(&self) -> bool {
-        self.inner.supports_deferred_dictionary()
-    }
-
-    fn take_deferred_dictionary(&mut self) -> Result<Option<Page>> {
-        // A dictionary page has no levels.
-        self.inner.take_deferred_dictionary()
-    }
-
-    fn at_record_boundary(&mut self) -> Result<bool> {
-        self.inner.at_record_boundary()
-    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! * [`page_stream`] — page-by-page reads with read-ahead, for readers that keep many files
 //!   open;
 //! * [`host_decompression`] — page readers that hand zstd pages to the host's codec;
+//! * [`mapped_pages`] — the page-reader wrapper it and the level check act through;
 //! * [`thrift_guard`] and [`page_guard`] — footers, page indexes and page headers checked for
 //!   what arrow-rs would loop on or over-allocate for, before it reads them.
 //!
@@ -33,6 +34,7 @@ pub(crate) mod dictionary;
 pub(crate) mod footer;
 pub(crate) mod host_decompression;
 mod level_guard;
+mod mapped_pages;
 pub(crate) mod page_guard;
 pub(crate) mod page_spill;
 pub(crate) mod page_stream;
