@@ -492,10 +492,20 @@ mod tests {
         };
         refused(s.delete("t/bucket-1/victim.parquet").unwrap_err());
         refused(s.create_writer("t/bucket-1/new.parquet").err().unwrap());
-        refused(s.create_if_absent("t/bucket-1/new.parquet", b"x").unwrap_err());
-        refused(s.create_writer("t/bucket-1/deeper/new.parquet").err().unwrap());
+        refused(
+            s.create_if_absent("t/bucket-1/new.parquet", b"x")
+                .unwrap_err(),
+        );
+        refused(
+            s.create_writer("t/bucket-1/deeper/new.parquet")
+                .err()
+                .unwrap(),
+        );
         refused(s.list("t/bucket-1/").unwrap_err());
-        assert_eq!(fs::read(outside.join("victim.parquet")).unwrap(), b"keep me");
+        assert_eq!(
+            fs::read(outside.join("victim.parquet")).unwrap(),
+            b"keep me"
+        );
         assert_eq!(fs::read_dir(&outside).unwrap().count(), 1);
         // Listing the table does not descend into the link either.
         assert!(s.list("t/").unwrap().is_empty());
@@ -505,9 +515,14 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("victim.parquet"), root.join("t/bucket-0/l"))
             .unwrap();
         s.delete("t/bucket-0/l").unwrap();
-        assert_eq!(fs::read(outside.join("victim.parquet")).unwrap(), b"keep me");
+        assert_eq!(
+            fs::read(outside.join("victim.parquet")).unwrap(),
+            b"keep me"
+        );
         let granted = LocalDirStorage::new(&root).with_external_roots(vec![outside.clone()]);
-        granted.create_if_absent("t/bucket-1/new.parquet", b"x").unwrap();
+        granted
+            .create_if_absent("t/bucket-1/new.parquet", b"x")
+            .unwrap();
         assert_eq!(fs::read(outside.join("new.parquet")).unwrap(), b"x");
         fs::remove_dir_all(&root).unwrap();
         fs::remove_dir_all(&outside).unwrap();

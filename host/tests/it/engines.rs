@@ -659,7 +659,10 @@ fn the_compiled_component_is_cached_for_a_warm_start() {
 }
 
 /// A demo table in memory and a full-compaction job of it carrying `options` in its scope.
-fn demo_job(engine: &Compactor, options: &[(&str, &str)]) -> (MemoryStorage, String, TableJob) {
+pub(crate) fn demo_job(
+    engine: &Compactor,
+    options: &[(&str, &str)],
+) -> (MemoryStorage, String, TableJob) {
     demo_job_of(engine, "/orders", options)
 }
 

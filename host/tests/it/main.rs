@@ -4,3 +4,4 @@
 mod cli;
 mod engines;
 mod huge_inputs;
+mod lease_renewal;
