@@ -291,12 +291,16 @@ impl Compactor {
                 let settings = wit_job_settings(job);
                 let r = call_job(
                     rt,
-                    storage,
+                    storage.clone(),
                     progress,
                     table_path,
                     &settings,
                     |api, store, job| api.call_run(store, job),
-                )?;
+                )
+                .inspect_err(|_| {
+                    // A component stopped half-way leaves its leases (crate::cleanup).
+                    let _ = crate::cleanup::release_job_leases(&*storage, table_path, &job.job_id);
+                })?;
                 from_json(&r.json)
             }
         }

@@ -56,6 +56,19 @@ impl std::error::Error for HostError {
     }
 }
 
+impl HostError {
+    /// Whether the host stopped the component in the middle of a call (its memory or time
+    /// limit, or a trap). The guest's storage calls are the host's and return before the guest
+    /// runs on, so none was in flight: what storage holds then is final, and a clean-up may
+    /// read it to decide (was the job committed?) where after a core error it could not.
+    pub fn stopped_the_component(&self) -> bool {
+        matches!(
+            self,
+            HostError::MemoryLimit { .. } | HostError::TimeLimit { .. } | HostError::Trap(_)
+        )
+    }
+}
+
 impl From<CoreError> for HostError {
     fn from(e: CoreError) -> Self {
         HostError::Core(e)

@@ -1,6 +1,7 @@
 //! The host side of paimon-compact: storage over a local directory, the component run in
 //! wasmtime, and one API over the native and the WebAssembly engine.
 
+pub mod cleanup;
 pub mod clock;
 pub mod codec;
 pub mod component_cache;

@@ -14,7 +14,8 @@
 //!
 //! A task that fails stops the others from starting; the job is then aborted
 //! ([`Compactor::abort_tasks`]: every file the tasks wrote is deleted, the leases released)
-//! and the first failure (by task index) is returned.
+//! and the first failure (by task index) is returned. A job that fails at any step leaves no
+//! lease behind, even when the component was stopped half-way ([`crate::cleanup`]).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
@@ -24,6 +25,7 @@ use paimon_compact::maintenance::maintain::JobReport;
 use paimon_compact::storage::Storage;
 use paimon_compact::table::fanout::{attempt_for, job_id_of, TaskResult};
 
+use crate::cleanup::release_job_leases;
 use crate::engine::{Compactor, TableJob};
 use crate::error::HostError;
 use crate::storage::{Progress, ProgressFn};
@@ -42,7 +44,14 @@ pub fn compact_parallel(
     parallelism: usize,
     progress: Option<ProgressFn>,
 ) -> Result<JobReport, HostError> {
-    let set = compactor.plan_tasks(storage.clone(), table_path, job)?;
+    let set = match compactor.plan_tasks(storage.clone(), table_path, job) {
+        Ok(set) => set,
+        Err(e) => {
+            // A component stopped while planning leaves the leases it took (crate::cleanup).
+            let _ = release_job_leases(&*storage, table_path, &job.job_id);
+            return Err(e);
+        }
+    };
     let job_id = job_id_of(&set)?;
     let tasks = set.tasks.clone();
     let total = tasks.len();
@@ -147,8 +156,14 @@ pub fn compact_parallel(
         first_error = Some(HostError::Trap("a task thread panicked".into()));
     }
     if let Some(e) = first_error {
-        // Best effort: what cannot be deleted stays an orphan for remove-orphan-files.
-        let _ = compactor.abort_tasks(storage, &set, &ok);
+        // Best effort: what cannot be deleted stays an orphan for remove-orphan-files. A
+        // component stopped by its limit would likely be stopped again aborting, so the
+        // native engine aborts in its place (the same core, no limits to run into).
+        let aborted = compactor.abort_tasks(storage.clone(), &set, &ok);
+        if aborted.is_err() && !matches!(compactor, Compactor::Native) {
+            let _ = Compactor::Native.abort_tasks(storage.clone(), &set, &ok);
+        }
+        let _ = release_job_leases(&*storage, table_path, &job.job_id);
         return Err(e);
     }
     // All or nothing, as one-thread `compact`: no one will retry this commit.
@@ -156,5 +171,17 @@ pub fn compact_parallel(
         rewrite_ms: Some(rewrite_ms),
         all_or_nothing: true,
     };
-    compactor.commit_tasks(storage, &set, &ok, job, &commit)
+    let committed = compactor.commit_tasks(storage.clone(), &set, &ok, job, &commit);
+    if let Err(e) = &committed {
+        if e.stopped_the_component() {
+            // Stopped mid-commit: storage is final (HostError::stopped_the_component), so
+            // the native abort can tell whether the commit happened. It refuses a committed
+            // job and otherwise deletes what the tasks wrote. After a core error whose
+            // outcome is unknown the files stay (orphans, if the commit did not land).
+            let _ = Compactor::Native.abort_tasks(storage.clone(), &set, &ok);
+        }
+        // The core releases them on its errors; a stopped component did not.
+        let _ = release_job_leases(&*storage, table_path, &job.job_id);
+    }
+    committed
 }

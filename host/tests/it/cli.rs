@@ -301,3 +301,62 @@ fn a_killed_compact_frees_its_partitions_within_one_ttl() {
         "{outcomes:?}"
     );
 }
+
+/// The component's limits on every command: the native engine refuses them (it has nothing to
+/// enforce them with), a zero memory limit is refused, and a job stopped at its time limit
+/// says so (exit 2) and leaves its partitions free: the next `compact` runs at once instead
+/// of waiting out a lease.
+#[test]
+fn limits_are_refused_natively_and_a_job_stopped_at_its_limit_frees_its_partitions() {
+    warm_component();
+    let table = demo_table("cli-limits");
+    let t = table.to_str().unwrap();
+    let tasks = table.parent().unwrap().join("limit-tasks");
+    let out = tasks.to_str().unwrap();
+    let commands: [&[&str]; 6] = [
+        &["compact", t],
+        &["plan", t],
+        &["tasks", t, "--out", out],
+        &["expire-snapshots", t],
+        &["remove-orphan-files", t],
+        &[
+            "compact-database",
+            table.parent().unwrap().parent().unwrap().to_str().unwrap(),
+        ],
+    ];
+    let refused = |engine: &str, flags: &[&str], command: &[&str], says: &str| {
+        let args: Vec<&str> = flags.iter().chain(command).copied().collect();
+        let o = cli(engine, &args);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    };
+    for command in commands {
+        for flags in [&["--timeout", "10 min"][..], &["--max-memory", "1 gb"]] {
+            refused(
+                "native",
+                flags,
+                command,
+                "bound the component (--engine wasm)",
+            );
+        }
+        refused(
+            "wasm",
+            &["--max-memory", "0"],
+            command,
+            "must be greater than zero",
+        );
+    }
+    assert!(!tasks.exists(), "refused commands wrote nothing");
+    let stopped = cli("wasm", &["--timeout", "1ms", "compact", t, "--json"]);
+    let stderr = String::from_utf8_lossy(&stopped.stderr);
+    assert_eq!(stopped.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("exceeded its time limit of 0.001 s") && stderr.contains("--timeout"),
+        "{stderr}"
+    );
+    assert!(leases(&table).is_empty(), "{:?}", leases(&table));
+    let next = json(&cli("wasm", &["compact", t, "--json"]));
+    assert_eq!(next["status"], "complete", "{next}");
+}

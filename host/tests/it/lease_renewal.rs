@@ -20,8 +20,11 @@ use crate::engines::{demo_job, wasm};
 
 /// The lease TTL of these jobs: renewed every 200 ms.
 const TTL_MS: i64 = 600;
-/// How long the first data file write of a job is held: several TTLs.
+/// How long the first write of a chosen kind is held: several TTLs, and past the time limit
+/// of the stopped jobs.
 const HOLD: Duration = Duration::from_millis(1_800);
+/// A task's first data file.
+const DATA: &str = "/bucket-";
 
 /// What the storage does when a job renews a lease (creates generation 1 or later).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -35,13 +38,23 @@ enum OnRenewal {
     TakeOver,
 }
 
-/// Memory storage that holds a job's first data write for [`HOLD`], applies [`OnRenewal`],
-/// and logs every lease object created, with the wall-clock time of its creation.
+/// Memory storage that holds a job's first write of a path containing `hold_at` for
+/// [`HOLD`], applies [`OnRenewal`], and logs every lease object created, with the wall-clock
+/// time of its creation.
 struct Renewals {
     inner: MemoryStorage,
     on_renewal: OnRenewal,
+    hold_at: &'static str,
     hold_next_write: AtomicBool,
     created: Mutex<Vec<(String, LeaseRecord, i64)>>,
+}
+
+impl Renewals {
+    fn hold(&self, path: &str) {
+        if path.contains(self.hold_at) && self.hold_next_write.swap(false, Ordering::SeqCst) {
+            std::thread::sleep(HOLD);
+        }
+    }
 }
 
 fn wall_ms() -> i64 {
@@ -68,15 +81,14 @@ impl Storage for Renewals {
         self.inner.list(prefix)
     }
     fn create_writer(&self, path: &str) -> StorageResult<Box<dyn StorageWriter>> {
-        if path.contains("/bucket-") && self.hold_next_write.swap(false, Ordering::SeqCst) {
-            std::thread::sleep(HOLD);
-        }
+        self.hold(path);
         self.inner.create_writer(path)
     }
     fn delete(&self, path: &str) -> StorageResult<()> {
         self.inner.delete(path)
     }
     fn create_if_absent(&self, path: &str, bytes: &[u8]) -> StorageResult<()> {
+        self.hold(path);
         if let Some((_, generation)) = lease_name(path) {
             if generation > 0 {
                 match self.on_renewal {
@@ -116,21 +128,25 @@ impl Storage for Renewals {
 }
 
 /// A full compaction of the demo table by `engine`'s job of `TTL_MS` leases, on storage that
-/// does `on_renewal`; the storage (before and after), and the outcome.
+/// does `on_renewal` and holds the first write at `hold_at`; the storage (before and after),
+/// and the outcome.
 fn run(
     engine: &Compactor,
     on_renewal: OnRenewal,
+    hold_at: &'static str,
 ) -> (
     Arc<Renewals>,
     Vec<String>,
     Result<paimon_compact::maintenance::maintain::JobReport, HostError>,
 ) {
-    let (memory, table, mut job) = demo_job(engine, &[]);
+    // Written natively: `engine` may be one whose limits stop the writing too.
+    let (memory, table, mut job) = demo_job(&Compactor::Native, &[]);
     job.lease_ttl_ms = Some(TTL_MS);
     let before = memory.paths();
     let storage = Arc::new(Renewals {
         inner: memory,
         on_renewal,
+        hold_at,
         hold_next_write: AtomicBool::new(true),
         created: Mutex::new(Vec::new()),
     });
@@ -164,7 +180,7 @@ fn snapshots(paths: &[String]) -> Vec<&String> {
 #[test]
 fn a_job_longer_than_its_lease_ttl_renews_without_a_gap_and_commits() {
     for engine in [Compactor::Native, wasm(Limits::default())] {
-        let (storage, before, result) = run(&engine, OnRenewal::Grant);
+        let (storage, before, result) = run(&engine, OnRenewal::Grant, DATA);
         let report = result.unwrap_or_else(|e| panic!("{}: {e}", engine.name()));
         assert!(
             report.compaction.snapshot_after.is_some(),
@@ -221,7 +237,7 @@ fn a_job_longer_than_its_lease_ttl_renews_without_a_gap_and_commits() {
 #[test]
 fn a_job_whose_lease_renewal_fails_stops_before_its_commit() {
     for engine in [Compactor::Native, wasm(Limits::default())] {
-        let (storage, before, result) = run(&engine, OnRenewal::Fail);
+        let (storage, before, result) = run(&engine, OnRenewal::Fail, DATA);
         let err = result.expect_err("the job must not commit");
         assert!(
             err.to_string().contains("unreachable"),
@@ -237,7 +253,7 @@ fn a_job_whose_lease_renewal_fails_stops_before_its_commit() {
 #[test]
 fn a_job_whose_partition_was_taken_over_stops_before_its_commit() {
     for engine in [Compactor::Native, wasm(Limits::default())] {
-        let (storage, before, result) = run(&engine, OnRenewal::TakeOver);
+        let (storage, before, result) = run(&engine, OnRenewal::TakeOver, DATA);
         let err = result.expect_err("the job must not commit");
         let HostError::Core(core) = &err else {
             panic!("{}: not a core error: {err}", engine.name())
@@ -264,4 +280,55 @@ fn a_job_whose_partition_was_taken_over_stops_before_its_commit() {
             engine.name()
         );
     }
+}
+
+/// A job the host stops at its time limit, wherever it is, leaves no lease for the next job
+/// to wait out, and no file: while planning (after it took a lease), in a task, or in the
+/// commit before its snapshot, the table is exactly as it was; stopped right after its
+/// snapshot was written, the commit stands and only the leases go. The host releases and
+/// aborts, natively, what the stopped component could not.
+#[test]
+fn a_job_stopped_at_its_time_limit_leaves_no_lease_and_no_file() {
+    let engine = wasm(Limits {
+        max_memory_bytes: 1 << 30,
+        timeout: Some(Duration::from_millis(1_000)),
+    });
+    for (hold_at, committed) in [
+        ("/compaction-lease/", false),
+        (DATA, false),
+        ("/manifest/", false),
+        ("/snapshot/snapshot-", true),
+    ] {
+        let (storage, before, result) = run(&engine, OnRenewal::Grant, hold_at);
+        let err = result.unwrap_err();
+        assert!(
+            matches!(err, HostError::TimeLimit { .. }),
+            "{hold_at}: {err}"
+        );
+        let after = storage.inner.paths();
+        assert!(lease_paths(&after).is_empty(), "{hold_at}: {after:?}");
+        if committed {
+            assert_eq!(snapshots(&after).len(), snapshots(&before).len() + 1);
+        } else {
+            assert_eq!(after, before, "stopped at the first write of {hold_at}");
+        }
+    }
+    // The one-call job (the demo's, Node's): its leases are released; what it wrote before
+    // it was stopped is left to remove-orphan-files (the host has no task set to abort).
+    let (memory, table, job) = demo_job(&Compactor::Native, &[]);
+    let storage = Arc::new(Renewals {
+        inner: memory,
+        on_renewal: OnRenewal::Grant,
+        hold_at: DATA,
+        hold_next_write: AtomicBool::new(true),
+        created: Mutex::new(Vec::new()),
+    });
+    let before = storage.inner.paths();
+    let err = engine
+        .compact_table(storage.clone(), &table, &job, None)
+        .unwrap_err();
+    assert!(matches!(err, HostError::TimeLimit { .. }), "{err}");
+    let after = storage.inner.paths();
+    assert!(lease_paths(&after).is_empty(), "{after:?}");
+    assert_eq!(snapshots(&after), snapshots(&before));
 }
