@@ -3,9 +3,16 @@
 //! mutations of every corpus file, on stable, in seconds. A target without a corpus fails
 //! instead of passing silently; an input that panics is written under the target directory
 //! and named in the failure, ready to be committed to the target's corpus as a regression.
+//! An input that runs past [`INPUT_TIME_LIMIT`], or a process grown past [`RSS_LIMIT_BYTES`],
+//! ends the run the same way (a watchdog names the inputs running and exits): a hang or a
+//! runaway allocation fails CI instead of stalling it.
 
+use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use paimon_compact::fuzz_targets::{seeds, Target, TARGETS};
 
@@ -106,19 +113,48 @@ fn mutate(seed: &[u8], rng: &mut Rng) -> Vec<u8> {
     m
 }
 
-/// Runs `input`; on a panic, writes it where the failure names it.
-fn run_one(target: &Target, input: &[u8], label: &str) -> Option<String> {
+/// How long one input may run. libFuzzer's runs use 10 s on a debug-assertions build
+/// (`fuzz/run.sh`); this is a release build sharing the cores with the other test binaries, so
+/// the bound is wider: only a hang should reach it.
+const INPUT_TIME_LIMIT: Duration = Duration::from_secs(60);
+/// The process's resident memory the smoke run may reach (every target at once, each input
+/// bounded by the targets' own limits); libFuzzer's runs use 2 GB per target.
+const RSS_LIMIT_BYTES: u64 = 6 << 30;
+
+/// The input each smoke thread runs now: target, label, bytes and start.
+type Slot = Mutex<Option<(&'static str, String, Vec<u8>, Instant)>>;
+
+/// Writes `input` where a failure names it; returns the path.
+fn keep_failure(target: &str, label: &str, input: &[u8]) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-smoke-failures");
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(format!("{target}-{label}"));
+    let _ = std::fs::write(&path, input);
+    path
+}
+
+/// Runs `input`, announced in `slot` for the watchdog; on a panic, writes it where the
+/// failure names it.
+fn run_one(target: &Target, input: &[u8], label: &str, slot: &Slot) -> Option<String> {
+    if let Ok(mut s) = slot.lock() {
+        *s = Some((
+            target.name,
+            label.to_string(),
+            input.to_vec(),
+            Instant::now(),
+        ));
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| (target.run)(input)));
+    if let Ok(mut s) = slot.lock() {
+        *s = None;
+    }
     let payload = outcome.err()?;
     let message = payload
         .downcast_ref::<String>()
         .cloned()
         .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
         .unwrap_or_default();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("fuzz-smoke-failures");
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join(format!("{}-{label}", target.name));
-    let _ = std::fs::write(&path, input);
+    let path = keep_failure(target.name, label, input);
     Some(format!(
         "{} panicked on {label} ({}): {message}",
         target.name,
@@ -126,8 +162,56 @@ fn run_one(target: &Target, input: &[u8], label: &str) -> Option<String> {
     ))
 }
 
+/// The process's resident memory, from `/proc/self/statm` (Linux; `None` elsewhere).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Watches the smoke threads' slots until `done`: an input past [`INPUT_TIME_LIMIT`], or the
+/// process past [`RSS_LIMIT_BYTES`], is written out and named, and the process exits with a
+/// failure (a thread stuck in a hang cannot be stopped any other way).
+fn watchdog(slots: &[Slot], done: &AtomicBool) {
+    while !done.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(250));
+        let rss = resident_bytes().unwrap_or(0);
+        let mut stuck = Vec::new();
+        for slot in slots {
+            let Ok(s) = slot.lock() else { continue };
+            if let Some((target, label, input, started)) = s.as_ref() {
+                if started.elapsed() > INPUT_TIME_LIMIT || rss > RSS_LIMIT_BYTES {
+                    let path = keep_failure(target, label, input);
+                    stuck.push(format!(
+                        "{target} on {label} ({}), running for {:?}",
+                        path.display(),
+                        started.elapsed()
+                    ));
+                }
+            }
+        }
+        if !stuck.is_empty() {
+            // Straight to stderr: the test harness captures `eprintln!` and would drop it at
+            // the exit.
+            let _ = writeln!(
+                std::io::stderr(),
+                "fuzz smoke run stopped: {} (resident memory {} MiB of {} MiB allowed)\n  {}",
+                if rss > RSS_LIMIT_BYTES {
+                    "the process outgrew its memory bound"
+                } else {
+                    "an input ran past its time bound"
+                },
+                rss >> 20,
+                RSS_LIMIT_BYTES >> 20,
+                stuck.join("\n  ")
+            );
+            std::process::exit(101);
+        }
+    }
+}
+
 /// Every target's corpus and mutations; the failures, if any.
-fn smoke(target: &Target) -> Vec<String> {
+fn smoke(target: &Target, slot: &Slot) -> Vec<String> {
     let corpus = corpus(target.name);
     assert!(
         !corpus.is_empty(),
@@ -137,25 +221,39 @@ fn smoke(target: &Target) -> Vec<String> {
     );
     let mut failures = Vec::new();
     for (name, input) in &corpus {
-        failures.extend(run_one(target, input, name));
+        failures.extend(run_one(target, input, name, slot));
     }
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ target.name.len() as u64);
     for i in 0..MUTATIONS_PER_TARGET {
         let (name, seed) = &corpus[i % corpus.len()];
         let input = mutate(seed, &mut rng);
-        failures.extend(run_one(target, &input, &format!("{name}-mutation-{i}")));
+        failures.extend(run_one(
+            target,
+            &input,
+            &format!("{name}-mutation-{i}"),
+            slot,
+        ));
     }
     failures
 }
 
 #[test]
 fn every_fuzz_target_survives_its_corpus_and_mutations_of_it() {
+    let slots: Vec<Slot> = TARGETS.iter().map(|_| Mutex::new(None)).collect();
+    let done = AtomicBool::new(false);
     let failures: Vec<String> = std::thread::scope(|s| {
-        let handles: Vec<_> = TARGETS.iter().map(|t| s.spawn(|| smoke(t))).collect();
-        handles
+        s.spawn(|| watchdog(&slots, &done));
+        let handles: Vec<_> = TARGETS
+            .iter()
+            .zip(&slots)
+            .map(|(t, slot)| s.spawn(move || smoke(t, slot)))
+            .collect();
+        let failures = handles
             .into_iter()
             .flat_map(|h| h.join().expect("a smoke thread"))
-            .collect()
+            .collect();
+        done.store(true, Ordering::SeqCst);
+        failures
     });
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
