@@ -84,8 +84,10 @@ pub fn load(
         match verify_artifact(&file) {
             // SAFETY: `deserialize_file` maps the file and runs it as native code. It is an
             // artifact that `check_trusted` found owned by this user (or root) and writable by
-            // no one else, in a directory that passed the same check, whose SHA-256 matches
-            // the checksum written beside it, and whose name is keyed on this component and
+            // no one else, in a directory that passed the same check and whose every ancestor
+            // no one else can rename entries in (`check_ancestors`), so nobody else can swap
+            // it between the checksum and the mapping; whose SHA-256 matches the checksum
+            // written beside it, and whose name is keyed on this component and
             // this engine's configuration; wasmtime still validates the header and refuses
             // another version or configuration.
             Ok(()) => match unsafe { Component::deserialize_file(engine, &file) } {
@@ -123,6 +125,7 @@ fn verify_artifact(file: &Path) -> Result<(), String> {
     use std::io::Read;
     let dir = file.parent().unwrap_or(Path::new("."));
     let sum_file = sum_path(file);
+    check_ancestors(dir)?;
     check_trusted(dir)?;
     check_trusted(file)?;
     check_trusted(&sum_file)?;
@@ -159,6 +162,7 @@ fn hex(bytes: &[u8]) -> String {
 /// A reader between the two sees a mismatch and compiles: never a wrong load.
 fn write_artifact(body: &[u8], dir: &Path, file: &Path) -> Result<(), String> {
     create_private_dir(dir)?;
+    check_ancestors(dir)?;
     check_trusted(dir)?;
     let put = |target: &Path, bytes: &[u8]| {
         let tmp = target.with_extension(format!("tmp{}", std::process::id()));
@@ -216,8 +220,127 @@ pub fn check_trusted(_path: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the directories above `dir` keep its entries in place: each owned by this user or
+/// by root, and writable by no one else unless sticky (as `/tmp` is: there only an entry's
+/// owner may rename or delete it). Otherwise another user could move `dir` away and put a
+/// directory of theirs in its place between the checks and the load (the checks of
+/// [`check_trusted`] would pass on the old one). OpenSSH judges the paths to its keys alike.
+#[cfg(unix)]
+pub fn check_ancestors(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let real = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let me = current_uid();
+    for above in real.ancestors().skip(1) {
+        let meta = std::fs::metadata(above).map_err(|e| format!("{}: {e}", above.display()))?;
+        let owner_ok = meta.uid() == me || meta.uid() == 0;
+        let others_can_rename = meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0;
+        if !owner_ok || others_can_rename {
+            return Err(format!(
+                "{}: not used: the directory {} above it is {}",
+                dir.display(),
+                above.display(),
+                if owner_ok {
+                    format!(
+                        "writable by its group or by others and not sticky (mode {:o})",
+                        meta.mode() & 0o7777
+                    )
+                } else {
+                    format!(
+                        "owned by uid {}, not by this user ({me}) or root",
+                        meta.uid()
+                    )
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+pub fn check_ancestors(_dir: &Path) -> Result<(), String> {
+    Ok(())
+}
+
 #[cfg(unix)]
 fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions, touches no memory of ours and cannot fail.
     unsafe { libc::geteuid() }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn dir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pc-trust-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+        d
+    }
+
+    fn mode(path: &Path, mode: u32) {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[test]
+    fn files_and_directories_others_can_write_are_not_trusted() {
+        let d = dir("modes");
+        let f = d.join("a.cwasm");
+        std::fs::write(&f, b"x").unwrap();
+        mode(&f, 0o644);
+        assert_eq!(check_trusted(&f), Ok(()));
+        assert_eq!(check_trusted(&d), Ok(()));
+        mode(&f, 0o666);
+        let e = check_trusted(&f).unwrap_err();
+        assert!(
+            e.contains("writable by its group or by others (mode 666)"),
+            "{e}"
+        );
+        mode(&f, 0o620);
+        assert!(check_trusted(&f).is_err(), "group-writable");
+        mode(&d, 0o777);
+        assert!(check_trusted(&d).is_err());
+        mode(&d, 0o755);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Root may hand a file to another user: one owned by someone else is refused. Only a
+    /// test run as root can set that up.
+    #[test]
+    fn a_file_or_directory_owned_by_another_user_is_not_trusted() {
+        if current_uid() != 0 {
+            return;
+        }
+        let d = dir("owner");
+        let f = d.join("a.cwasm");
+        std::fs::write(&f, b"x").unwrap();
+        std::os::unix::fs::chown(&f, Some(65534), None).unwrap();
+        let e = check_trusted(&f).unwrap_err();
+        assert!(e.contains("owned by uid 65534"), "{e}");
+        let inner = d.join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        std::os::unix::fs::chown(&d, Some(65534), None).unwrap();
+        let e = check_ancestors(&inner).unwrap_err();
+        assert!(e.contains("owned by uid 65534"), "{e}");
+        std::os::unix::fs::chown(&d, Some(0), None).unwrap();
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_directory_above_that_others_can_rename_in_is_refused_unless_sticky() {
+        let d = dir("above");
+        let cache = d.join("cache");
+        std::fs::create_dir(&cache).unwrap();
+        mode(&cache, 0o700);
+        assert_eq!(check_ancestors(&cache), Ok(()));
+        mode(&d, 0o777);
+        let e = check_ancestors(&cache).unwrap_err();
+        assert!(e.contains("not sticky (mode 777)"), "{e}");
+        mode(&d, 0o1777);
+        assert_eq!(check_ancestors(&cache), Ok(()), "sticky, as /tmp");
+        mode(&d, 0o755);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }
