@@ -508,7 +508,9 @@ pub fn compact(
     let (storage, table_path) = (opened.storage, opened.table_path);
     let started = Instant::now();
     let mut committed: Vec<i64> = Vec::new();
+    let mut rounds = 0;
     loop {
+        rounds += 1;
         let job = args.table_job();
         let (bar, progress) = progress_bar(show_progress);
         // Always the task path, even on one thread: its driver renews the leases while the
@@ -543,13 +545,12 @@ pub fn compact(
                 || (committed.len() == 1 && report.compaction.snapshot_after.is_none())
             {
                 report.compaction.warnings.push(format!(
-                    "this run committed COMPACT snapshots {} over {} rounds of --wait",
+                    "this run committed COMPACT snapshots {} in {rounds} rounds of --wait",
                     committed
                         .iter()
                         .map(i64::to_string)
                         .collect::<Vec<_>>()
                         .join(", "),
-                    committed.len()
                 ));
             }
             return Ok(report);

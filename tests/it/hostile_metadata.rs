@@ -1,5 +1,6 @@
-//! Metadata that parses but lies: a snapshot whose id is not its file name's, a manifest entry
-//! in a bucket its own bucket count does not have. Each is refused as corrupt input naming the
+//! Metadata that parses but lies: a snapshot whose id is not its file name's or without its
+//! schema id, a manifest entry in a bucket its own bucket count does not have or at a level
+//! out of range. Each is refused as corrupt input naming the
 //! file before the job writes anything (the rows and keys that lie are in `merge_errors`).
 
 use std::sync::Arc;
@@ -134,4 +135,49 @@ fn an_avro_schema_with_an_invalid_name_is_corrupt_input_not_a_panic() {
         "{e}"
     );
     assert!(e.message.contains("Avro decoder failed on it"), "{e}");
+}
+
+/// A file's level outside 0..Level::LIMIT (negative, or past what any table has) is refused
+/// naming the manifest, not planned as a level the planner would index out of range.
+#[test]
+fn a_manifest_entry_with_a_level_out_of_range_is_refused() {
+    for level in [-1, i32::MAX] {
+        let (storage, table) = demo("orders");
+        let manifest = first_manifest(&storage, &table);
+        let mut entries = decode_manifest(&storage.get(&manifest).unwrap(), &manifest).unwrap();
+        entries[0].file.level = level;
+        let name = entries[0].file.file_name.clone();
+        storage.put(
+            &manifest,
+            encode_manifest(&entries, apache_avro::Codec::Null, [5; 16]).unwrap(),
+        );
+        refused(
+            &storage,
+            &table,
+            &manifest,
+            &format!("file '{name}' has level {level}"),
+        );
+    }
+}
+
+/// A snapshot without the `schemaId` Paimon always writes is corrupt input naming it (the
+/// job cannot know which schema its files were written with), not a default of schema 0.
+#[test]
+fn a_snapshot_without_its_schema_id_is_refused() {
+    let (storage, table) = demo("orders");
+    let prefix = format!("{table}/snapshot/snapshot-");
+    let latest = storage
+        .paths()
+        .into_iter()
+        .filter(|p| {
+            p.strip_prefix(&prefix)
+                .is_some_and(|id| id.parse::<i64>().is_ok())
+        })
+        .max_by_key(|p| p[prefix.len()..].parse::<i64>().unwrap())
+        .unwrap();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&storage.get(&latest).unwrap()).unwrap();
+    doc.as_object_mut().unwrap().remove("schemaId").unwrap();
+    storage.put(&latest, serde_json::to_vec(&doc).unwrap());
+    refused(&storage, &table, &latest, "schemaId");
 }

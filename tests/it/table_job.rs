@@ -297,6 +297,11 @@ fn racing_compactors_exactly_one_commits() {
     let before_b = file_set(&st);
     let e = compact_table(&hook, "t", &b).unwrap_err();
     assert!(matches!(e.kind, ErrorKind::Conflict), "{e}");
+    // Said in words a user reads: the file, and the snapshot that took it (no Rust `Some(7)`).
+    assert!(
+        e.message.contains("is no longer live in snapshot 7") && !e.to_string().contains("Some("),
+        "{e}"
+    );
     let p = paimon_compact::table::path::TablePaths::new("t");
     assert_eq!(latest_snapshot_id(&st, &p).unwrap(), Some(7));
     assert_eq!(read_rows(&st, "t"), rows);

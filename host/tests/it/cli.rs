@@ -360,3 +360,55 @@ fn limits_are_refused_natively_and_a_job_stopped_at_its_limit_frees_its_partitio
     let next = json(&cli("wasm", &["compact", t, "--json"]));
     assert_eq!(next["status"], "complete", "{next}");
 }
+
+/// `--wait` over several rounds reports every commit it made: the first round compacts the
+/// partitions no one holds, the next one (after the other job's lease lapsed) the rest, and
+/// the final report names both snapshots.
+#[test]
+fn wait_reports_the_commits_of_every_round() {
+    warm_component();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-wait-rounds-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    json(&cli(
+        "native",
+        &[
+            "demo",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--no-compact",
+            "--json",
+        ],
+    ));
+    let table = dir.join("demo.db/events");
+    let t = table.to_str().unwrap();
+    let before = json(&cli("native", &["plan", t, "--json"]))["snapshot_id"]
+        .as_i64()
+        .unwrap();
+    let tasks = dir.join("held");
+    let held = json(&cli(
+        "native",
+        &[
+            "tasks",
+            t,
+            "--out",
+            tasks.to_str().unwrap(),
+            "--partition",
+            "dt=2025-01-01",
+            "--lease-ttl",
+            "3s",
+            "--json",
+        ],
+    ));
+    assert_eq!(held["leases"], 1, "{held}");
+    let report = json(&cli("wasm", &["compact", t, "--wait", "--json"]));
+    assert_eq!(report["status"], "complete", "{report}");
+    let (first, second) = (before + 1, before + 2);
+    assert_eq!(report["snapshot_after"], second, "{report}");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains(&format!("committed COMPACT snapshots {first}, {second}")),
+        "{report}"
+    );
+    assert!(leases(&table).is_empty(), "{:?}", leases(&table));
+}
