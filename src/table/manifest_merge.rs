@@ -173,16 +173,44 @@ pub fn fold(
     entries: impl IntoIterator<Item = (ManifestEntry, String)>,
     drop_deletes: bool,
 ) -> Result<(Vec<ManifestEntry>, usize)> {
-    let mut slots: Vec<Option<ManifestEntry>> = Vec::new();
-    let mut at: HashMap<FileIdentifier, usize> = HashMap::new();
-    let mut cancelled = 0usize;
+    let mut folder = Folder::new(drop_deletes);
     for (e, path) in entries {
+        folder.push(e, &path)?;
+    }
+    Ok(folder.finish())
+}
+
+/// [`fold`] one entry at a time, so that manifests can be folded as they are read: it holds
+/// the entries still standing (live files, and DELETEs kept), never every entry read. A list
+/// whose manifests add and delete the same files over and over folds in the memory of what
+/// is left, not of its history.
+struct Folder {
+    /// Standing entries by file, with the order they arrived in.
+    standing: HashMap<FileIdentifier, (usize, ManifestEntry)>,
+    arrived: usize,
+    cancelled: usize,
+    drop_deletes: bool,
+}
+
+impl Folder {
+    fn new(drop_deletes: bool) -> Self {
+        Folder {
+            standing: HashMap::new(),
+            arrived: 0,
+            cancelled: 0,
+            drop_deletes,
+        }
+    }
+
+    /// Folds `e`, read from the manifest at `path`.
+    fn push(&mut self, e: ManifestEntry, path: &str) -> Result<()> {
         let id = e.identifier();
+        self.arrived += 1;
         match e.kind {
             FileKind::Add => {
-                if at.contains_key(&id) {
+                if self.standing.contains_key(&id) {
                     return Err(Error::corrupt(
-                        Some(&path),
+                        Some(path),
                         format!(
                             "file '{}' (bucket {}, level {}) is added again while merging \
                              manifests",
@@ -190,27 +218,32 @@ pub fn fold(
                         ),
                     ));
                 }
-                at.insert(id, slots.len());
-                slots.push(Some(e));
+                self.standing.insert(id, (self.arrived, e));
             }
-            FileKind::Delete => match at.get(&id).copied() {
-                Some(i) if matches!(&slots[i], Some(a) if a.kind == FileKind::Add) => {
-                    slots[i] = None;
-                    at.remove(&id);
-                    cancelled += 2;
+            FileKind::Delete => match self.standing.get(&id) {
+                Some((_, a)) if a.kind == FileKind::Add => {
+                    self.standing.remove(&id);
+                    self.cancelled += 2;
                 }
-                _ => {
-                    if drop_deletes {
-                        cancelled += 1;
-                    } else {
-                        at.insert(id, slots.len());
-                        slots.push(Some(e));
-                    }
+                // A DELETE of a file already deleted here replaces the first: one is enough.
+                _ if !self.drop_deletes => {
+                    self.standing.insert(id, (self.arrived, e));
                 }
+                _ => self.cancelled += 1,
             },
         }
+        Ok(())
     }
-    Ok((slots.into_iter().flatten().collect(), cancelled))
+
+    /// The standing entries in the order they arrived, and how many entries cancelled out.
+    fn finish(self) -> (Vec<ManifestEntry>, usize) {
+        let mut standing: Vec<_> = self.standing.into_values().collect();
+        standing.sort_by_key(|(order, _)| *order);
+        (
+            standing.into_iter().map(|(_, e)| e).collect(),
+            self.cancelled,
+        )
+    }
 }
 
 /// Writes folded entries through the commit's writer: one manifest, or several if they
@@ -237,57 +270,53 @@ fn write_rolling(
     Ok(out)
 }
 
-/// Manifests already read, by position in the list (path and entries), so none is read twice.
-type ReadManifests = HashMap<usize, (String, Vec<ManifestEntry>)>;
-
-/// Reads the manifests at `indices` (or takes them from `read`) and folds their entries; also
-/// returns bytes per entry.
+/// Reads the manifests at `indices` one after the other and folds their entries as they
+/// come (see [`Folder`]); also returns bytes per entry.
 fn read_and_fold(
     storage: &dyn Storage,
     table: &Table,
     metas: &[ManifestFileMeta],
     indices: impl Iterator<Item = usize>,
-    read: &mut ReadManifests,
     drop_deletes: bool,
     source: &str,
 ) -> Result<(Vec<ManifestEntry>, usize, u64)> {
-    let (mut all, mut bytes) = (Vec::new(), 0u64);
+    let mut folder = Folder::new(drop_deletes);
+    let (mut entries, mut bytes) = (0u64, 0u64);
     for i in indices {
-        let (path, entries) = match read.remove(&i) {
-            Some(done) => done,
-            None => read_manifest(storage, &table.paths, &metas[i], source)?,
-        };
+        let (path, read) = read_manifest(storage, &table.paths, &metas[i], source)?;
         bytes = bytes.saturating_add(size_of(&metas[i]));
-        all.extend(entries.into_iter().map(|e| (e, path.clone())));
+        for e in read {
+            entries += 1;
+            folder.push(e, &path)?;
+        }
     }
-    let n = all.len().max(1) as u64;
-    let (folded, cancelled) = fold(all, drop_deletes)?;
-    Ok((folded, cancelled, bytes / n))
+    let (folded, cancelled) = folder.finish();
+    Ok((folded, cancelled, bytes / entries.max(1)))
 }
 
-/// The partitions of the DELETE entries of the manifests that must change (which the full
-/// compaction rewrites anyway: they stay in `read` for it).
+/// The partitions of the DELETE entries of the manifests that must change. The full
+/// compaction reads those manifests again to fold them rather than keep them from here: held,
+/// they would cost the memory of every entry they list (a list of many manifests of deletes
+/// would not fit), read twice they cost a second read of the few a table usually has.
 fn deleted_partitions(
     storage: &dyn Storage,
     table: &Table,
     metas: &[ManifestFileMeta],
     o: &ManifestOptions,
-    read: &mut ReadManifests,
     source: &str,
 ) -> Result<HashSet<BinaryRow>> {
     let mut out = HashSet::new();
-    for (i, m) in metas.iter().enumerate() {
+    for m in metas {
         if !(must_change(m, o) && m.num_deleted_files > 0) {
             continue;
         }
-        let (path, entries) = read_manifest(storage, &table.paths, m, source)?;
+        let (_, entries) = read_manifest(storage, &table.paths, m, source)?;
         out.extend(
             entries
-                .iter()
+                .into_iter()
                 .filter(|e| e.kind == FileKind::Delete)
-                .map(|e| e.partition.clone()),
+                .map(|e| e.partition),
         );
-        read.insert(i, (path, entries));
     }
     Ok(out)
 }
@@ -305,8 +334,7 @@ fn full(
     if !full_triggered(metas, o) {
         return Ok(None);
     }
-    let mut read = ReadManifests::new();
-    let deleted = deleted_partitions(storage, table, metas, o, &mut read, source)?;
+    let deleted = deleted_partitions(storage, table, metas, o, source)?;
     let mut decoded: Vec<Vec<Datum>> = Vec::with_capacity(deleted.len());
     for p in &deleted {
         decoded.push(table.partition_values(p, source)?);
@@ -348,7 +376,6 @@ fn full(
         table,
         metas,
         (0..metas.len()).filter(|&i| rewrite[i]),
-        &mut read,
         true,
         source,
     )?;
@@ -393,15 +420,8 @@ pub fn merge(
             MinorStep::Keep(i) => out.push(metas[i].clone()),
             MinorStep::Merge(r) => {
                 merged += r.len();
-                let (folded, c, per_entry) = read_and_fold(
-                    storage,
-                    table,
-                    metas,
-                    r,
-                    &mut ReadManifests::new(),
-                    false,
-                    source,
-                )?;
+                let (folded, c, per_entry) =
+                    read_and_fold(storage, table, metas, r, false, source)?;
                 cancelled += c;
                 // One file per batch, as Java writes it (the batch is about the target size).
                 let files = write_rolling(&folded, per_entry, u64::MAX, write)?;

@@ -488,3 +488,94 @@ fn avro_and_orc_files_larger_than_the_components_memory_compact() {
         );
     }
 }
+
+/// A manifest list of over 100 000 entries: the same ten files added, deleted and added again
+/// 50 001 times (two manifests, listed alternately), as a table whose manifests were never
+/// merged could list them. Both engines plan and compact it (the component inside
+/// [`COMPONENT_MEMORY`]), and the files live at the end are the ten, compacted into one.
+#[test]
+fn a_manifest_list_of_100_000_entries_compacts() {
+    use paimon_compact::table::manifest::{
+        decode_manifest, decode_manifest_list, encode_manifest, encode_manifest_list, FileKind,
+    };
+    use paimon_compact::table::path::TablePaths;
+    use paimon_compact::table::snapshot::{latest_snapshot_id, read_snapshot};
+
+    let columns = vec![("k".to_string(), "BIGINT NOT NULL")];
+    let rows: Vec<_> = (0..10i64)
+        .map(|i| (RowKind::Insert, vec![Datum::BigInt(i)]))
+        .collect();
+    let path = "w/db.db/long_manifest_list";
+    let storage = table(path, &columns, &[], &[], &[("bucket", "-1")], &rows, 1);
+    let paths = TablePaths::new(path);
+    let id = latest_snapshot_id(&storage, &paths).unwrap().unwrap();
+    let snapshot = read_snapshot(&storage, &paths, id).unwrap();
+    let manifest_dir = format!("{path}/manifest");
+    let list = |name: &str| {
+        let file = format!("{manifest_dir}/{name}");
+        decode_manifest_list(&storage.get(&file).unwrap(), &file).unwrap()
+    };
+    let metas: Vec<_> = list(&snapshot.base_manifest_list)
+        .into_iter()
+        .chain(list(&snapshot.delta_manifest_list))
+        .collect();
+    assert_eq!(metas.len(), 1, "one commit, one manifest");
+    let added = metas[0].clone();
+    let added_file = format!("{manifest_dir}/{}", added.file_name);
+    let mut entries = decode_manifest(&storage.get(&added_file).unwrap(), &added_file).unwrap();
+    assert_eq!(entries.len(), 10);
+    for e in &mut entries {
+        e.kind = FileKind::Delete;
+    }
+    let deleted_name = "manifest-0000000000000000000000000000dead-0".to_string();
+    let deleted_bytes = encode_manifest(&entries, apache_avro::Codec::Null, [6; 16]).unwrap();
+    let mut deleted = added.clone();
+    deleted.file_name = deleted_name.clone();
+    deleted.file_size = deleted_bytes.len() as i64;
+    deleted.num_added_files = 0;
+    deleted.num_deleted_files = 10;
+    storage.put(&format!("{manifest_dir}/{deleted_name}"), deleted_bytes);
+    let long: Vec<_> = (0..100_001)
+        .map(|i| {
+            if i % 2 == 0 {
+                added.clone()
+            } else {
+                deleted.clone()
+            }
+        })
+        .collect();
+    let put_list = |name: &str, metas: &[_]| {
+        let bytes = encode_manifest_list(metas, apache_avro::Codec::Null, [7; 16]).unwrap();
+        let size = bytes.len() as i64;
+        storage.put(&format!("{manifest_dir}/{name}"), bytes);
+        size
+    };
+    let mut doc: serde_json::Value = serde_json::from_slice(
+        &storage
+            .get(&format!("{path}/snapshot/snapshot-{id}"))
+            .unwrap(),
+    )
+    .unwrap();
+    let base = "manifest-list-0000000000000000000000000000beef-0";
+    let delta = "manifest-list-0000000000000000000000000000beef-1";
+    doc["baseManifestList"] = base.into();
+    doc["baseManifestListSize"] = put_list(base, &long).into();
+    doc["deltaManifestList"] = delta.into();
+    doc["deltaManifestListSize"] = put_list(delta, &[]).into();
+    storage.put(
+        &format!("{path}/snapshot/snapshot-{id}"),
+        serde_json::to_vec(&doc).unwrap(),
+    );
+    let before = layout(&storage, path);
+    assert_eq!(before.len(), 1);
+    assert_eq!(
+        (before[0].2, before[0].3),
+        (10, 10),
+        "ten live files of a row each"
+    );
+    for engine in engines(COMPONENT_MEMORY) {
+        let after = layout(&compact(&engine, &storage, path), path);
+        assert_eq!(after.len(), 1, "{}", engine.name());
+        assert_eq!((after[0].2, after[0].3), (1, 10), "{}", engine.name());
+    }
+}
