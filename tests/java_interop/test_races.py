@@ -77,12 +77,23 @@ def classify(p):
     if p.returncode == 0:
         status = report.get("status")
         assert status in ("complete", "nothing-to-do"), report
-        return "committed" if status == "complete" else "nothing to do"
+        if status != "complete":
+            return "nothing to do"
+        # Planned on snapshot_before: a later snapshot_after than the next one means other
+        # commits landed meanwhile and ours was rebased over them.
+        before, after = report["snapshot_before"], report["snapshot_after"]
+        assert after > before, report
+        return "committed, rebased" if after > before + 1 else "committed"
     if p.returncode == 3:
         return "partition leased by the other job"
     kind = (report.get("error") or {}).get("kind")
     assert kind == "conflict", f"exit {p.returncode}: {p.stdout[-2000:]} {p.stderr[-2000:]}"
     return "conflict"
+
+
+def committed(outcomes):
+    """Rounds that committed, rebased or not."""
+    return outcomes["committed"] + outcomes["committed, rebased"]
 
 
 def create_step(table, write_only, extra=None):
@@ -127,12 +138,15 @@ def test_a_java_writer_commits_while_we_compact(tmp_path, java_classpath, write_
     print(f"\nrace, Java writer with write-only={write_only}, {ROUNDS} of our jobs: "
           f"{outcomes_text}; Java's failed commit attempts: {written['failed_attempts']} "
           f"{[f.splitlines()[0] for f in written['failures'][:2]]}")
-    assert outcomes["committed"] >= ROUNDS // 4, outcomes
+    assert committed(outcomes) >= ROUNDS // 4, outcomes
+    # How many were rebased over a commit the writer made while they ran is counted, not
+    # asserted: a job plans and commits within a fraction of the writer's pause, so few are
+    # (the rebase itself is proved deterministically in tests/it/table_job.rs).
     if write_only == "true":
         # The writer never touches files we compact: nothing can conflict on either side.
         assert written["failed_attempts"] == 0, written
     # One last compaction with the writer gone, then Java reads what the model says.
-    assert compact_once(tdir) in ("committed", "nothing to do")
+    assert compact_once(tdir) in ("committed", "committed, rebased", "nothing to do")
     read = java(tmp_path, "read", warehouse, [{"op": "read", "table": table}])
     assert sort_rows(read.ok("read", table)["rows"]) == model(first + racing)
 
@@ -191,8 +205,8 @@ def test_two_of_our_jobs_and_a_pypaimon_writer(tmp_path, java_classpath):
     outcomes_text = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items()))
     print(f"\nrace, two of our jobs at once with a pypaimon writer, {ROUNDS} rounds: "
           f"{outcomes_text}; pypaimon commits {len(done)}, failed attempts {dict(failures)}")
-    assert outcomes["committed"] >= 1, outcomes
-    assert compact_once(tdir) in ("committed", "nothing to do")
+    assert committed(outcomes) >= 1, outcomes
+    assert compact_once(tdir) in ("committed", "committed, rebased", "nothing to do")
     want = model(done)
     assert pypaimon_read(warehouse, table) == want
     read = java(tmp_path, "read", warehouse, [{"op": "read", "table": table}])
