@@ -766,10 +766,12 @@ pub fn theta_sketch(data: &[u8]) {
 }
 
 /// Input: the first sketch's length (big-endian `u16`), the first sketch, the second. Two
-/// serialized HLL sketches unioned as the `hll_sketch` aggregate unions them; a union that
-/// succeeds is a sketch the union takes again, with itself. (Not always with the second input
-/// again: an updatable image holding a coupon twice is copied into the union as it is, and
-/// the table's next growth refuses it, in Java's union as in ours: `fuzz/README.md`.)
+/// serialized HLL sketches unioned as the `hll_sketch` aggregate unions them, and the result
+/// with itself: each ends in a sketch or a typed error, never a panic. Nothing more is asked
+/// of the result: Paimon's union copies a hostile set image into its result as it is (a
+/// coupon held twice, a table left full), and the next union of that result refuses it, in
+/// Java's union as in ours (`fuzz/README.md`, the two "Not a bug" findings; both inputs are
+/// in the corpus, and the second is a Java-checked unit test of the union).
 pub fn hll_sketch(data: &[u8]) {
     use crate::rewrite::merge::merge_engine::hll_sketch::union;
     contained_panics_unwind();
@@ -779,9 +781,7 @@ pub fn hll_sketch(data: &[u8]) {
     let Ok(out) = union(a, b) else {
         return;
     };
-    if let Err(e) = union(&out, &out) {
-        panic!("a union's result is not a sketch: {e}");
-    }
+    let _ = union(&out, &out);
 }
 
 /// The two sketches of a sketch target's input: the first's length (big-endian `u16`), the

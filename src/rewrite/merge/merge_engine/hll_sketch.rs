@@ -1340,6 +1340,36 @@ mod tests {
         }
     }
 
+    /// An input of the `hll_sketch` fuzz target (`fuzz/README.md`, "Not a bug: a union
+    /// Java cannot union again"): two set images (an updatable one holding 20 coupons in a
+    /// table of 32) whose union is a table as full as Java leaves it, so that unioning the
+    /// result with itself finds no empty slot. Paimon 1.0 on the peer's jar returns these bytes
+    /// for the first union and throws "Key not found and no empty slots!" on the second; so do
+    /// we ("a full coupon table").
+    #[test]
+    fn a_union_java_cannot_union_again_fails_here_too() {
+        let acc =
+            "03010708050800011400000080af530b75e3790a02138d06f5f2e40512ebc0040618cc0449cc4909\
+             29d60205ec490d0dadf04a050f6d2f1b1050880971f24d1252f7e306131b840af4b5310775b01f07\
+             b8eb35187979040b1a1c8406";
+        let input =
+            "0301070825000001140000004f57ee070000000000003d000000000000c4379307f0a03919a6f130\
+             0600000000882f890b000000006fab5d0b70a384040000a03919a6f1300600400000882f00000000\
+             00000000000000000000000000000000000000000000000000000000000000000000000000000000\
+             000000000000000000000000000000000000000000000000000000000000890b000000006fab5d0b\
+             70a38404000000007ae67609ce8bd6044fd53d150fb799ff0bf80000";
+        let java =
+            "03010708260800012800000000003d000000882f02138d06040000a00600000007f0a03949cc4909\
+             0b0000000b70a3844f57ee071050880900c4379352f7e306131b840a19a6f1301a1c840675e3790a\
+             7979040b00882f890618cc0429d6020512ebc004adf04a050f6d2f1b3006004071f24d12f4b53107\
+             f5f2e40575b01f07b8eb35183919a6f1ec490d0d006fab5d80af530b000000000000000000000000\
+             000000000000000000000000";
+        let out = union(&from_hex(acc), &from_hex(input)).unwrap();
+        assert_eq!(hex(&out), java);
+        let again = union(&out, &out).unwrap_err();
+        assert!(again.contains("a full coupon table"), "{again}");
+    }
+
     /// The cases cover what they say: results in every mode, exceptions, each input form.
     #[test]
     fn the_cases_cover_every_mode_and_form() {
