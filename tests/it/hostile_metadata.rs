@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use paimon_compact::api::{compact_table, plan_table, write_demo_tables, Services, TableJob};
 use paimon_compact::storage::MemoryStorage;
-use paimon_compact::table::manifest::{decode_manifest, encode_manifest};
+use paimon_compact::table::manifest::{decode_manifest, encode_manifest, ManifestEntry};
 use paimon_compact::ErrorKind;
 
 const NOW_MS: i64 = 1_700_000_000_000;
@@ -43,6 +43,24 @@ fn first_manifest(storage: &MemoryStorage, table: &str) -> String {
         .filter(|p| p.starts_with(&format!("{table}/manifest/manifest-")))
         .find(|p| !p.contains("manifest-list-") && !p.contains("index-manifest-"))
         .unwrap()
+}
+
+/// Rewrites the first entry of `table`'s first manifest with `edit`; returns the manifest's
+/// path and the entry's file name.
+fn edit_first_entry(
+    storage: &MemoryStorage,
+    table: &str,
+    edit: impl FnOnce(&mut ManifestEntry),
+) -> (String, String) {
+    let manifest = first_manifest(storage, table);
+    let mut entries = decode_manifest(&storage.get(&manifest).unwrap(), &manifest).unwrap();
+    edit(&mut entries[0]);
+    let name = entries[0].file.file_name.clone();
+    storage.put(
+        &manifest,
+        encode_manifest(&entries, apache_avro::Codec::Null, [5; 16]).unwrap(),
+    );
+    (manifest, name)
 }
 
 /// Asserts that planning and compacting `table` fail as corrupt input naming `file` with
@@ -93,18 +111,10 @@ fn a_snapshot_whose_id_is_not_its_file_name_is_refused() {
 #[test]
 fn a_manifest_entry_beyond_its_bucket_count_is_refused() {
     let (storage, table) = demo("metrics");
-    let manifest = first_manifest(&storage, &table);
-    let mut entries = decode_manifest(&storage.get(&manifest).unwrap(), &manifest).unwrap();
-    assert_eq!(
-        entries[0].total_buckets, 2,
-        "the demo metrics table has two buckets"
-    );
-    entries[0].bucket = 2;
-    let name = entries[0].file.file_name.clone();
-    storage.put(
-        &manifest,
-        encode_manifest(&entries, apache_avro::Codec::Null, [5; 16]).unwrap(),
-    );
+    let (manifest, name) = edit_first_entry(&storage, &table, |e| {
+        assert_eq!(e.total_buckets, 2, "the demo metrics table has two buckets");
+        e.bucket = 2;
+    });
     refused(
         &storage,
         &table,
@@ -143,14 +153,7 @@ fn an_avro_schema_with_an_invalid_name_is_corrupt_input_not_a_panic() {
 fn a_manifest_entry_with_a_level_out_of_range_is_refused() {
     for level in [-1, i32::MAX] {
         let (storage, table) = demo("orders");
-        let manifest = first_manifest(&storage, &table);
-        let mut entries = decode_manifest(&storage.get(&manifest).unwrap(), &manifest).unwrap();
-        entries[0].file.level = level;
-        let name = entries[0].file.file_name.clone();
-        storage.put(
-            &manifest,
-            encode_manifest(&entries, apache_avro::Codec::Null, [5; 16]).unwrap(),
-        );
+        let (manifest, name) = edit_first_entry(&storage, &table, |e| e.file.level = level);
         refused(
             &storage,
             &table,

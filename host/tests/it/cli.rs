@@ -110,6 +110,12 @@ fn errors_are_typed_json_with_exit_code_1() {
 
 /// A demo table in a fresh directory; returns the table's path.
 fn demo_table(name: &str) -> std::path::PathBuf {
+    demo_dir(name).join("demo.db/orders")
+}
+
+/// A fresh directory named after `name` holding the demo tables, written natively and not
+/// compacted.
+fn demo_dir(name: &str) -> std::path::PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     json(&cli(
@@ -122,7 +128,7 @@ fn demo_table(name: &str) -> std::path::PathBuf {
             "--json",
         ],
     ));
-    dir.join("demo.db/orders")
+    dir
 }
 
 fn leases(table: &Path) -> Vec<String> {
@@ -367,19 +373,7 @@ fn limits_are_refused_natively_and_a_job_stopped_at_its_limit_frees_its_partitio
 #[test]
 fn wait_reports_the_commits_of_every_round() {
     warm_component();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("cli-wait-rounds-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    json(&cli(
-        "native",
-        &[
-            "demo",
-            "--dir",
-            dir.to_str().unwrap(),
-            "--no-compact",
-            "--json",
-        ],
-    ));
+    let dir = demo_dir("cli-wait-rounds");
     let table = dir.join("demo.db/events");
     let t = table.to_str().unwrap();
     let before = json(&cli("native", &["plan", t, "--json"]))["snapshot_id"]
