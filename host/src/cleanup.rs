@@ -9,10 +9,8 @@
 //! deletes them, and falls back to the native engine when the component cannot run it
 //! ([`crate::parallel`]); what still remains is an orphan for `remove-orphan-files`.
 
+use paimon_compact::api;
 use paimon_compact::storage::Storage;
-use paimon_compact::table::ids::uuid_string;
-use paimon_compact::table::lease;
-use paimon_compact::table::path::TablePaths;
 
 /// Releases the leases of `table_path` held by the job `job_id` (its 16 bytes); best effort:
 /// returns why it could not, as a warning (the leases then expire after their TTL).
@@ -21,8 +19,7 @@ pub fn release_job_leases(
     table_path: &str,
     job_id: &[u8],
 ) -> Option<String> {
-    let id: [u8; 16] = job_id.try_into().ok()?;
-    match lease::release_job(storage, &TablePaths::new(table_path), &uuid_string(id)) {
+    match api::release_job_leases(storage, table_path, job_id) {
         Ok(_) => None,
         Err(e) => Some(format!(
             "the job's leases could not be released (they expire after their TTL): {e}"

@@ -447,6 +447,34 @@ impl Compactor {
         }
     }
 
+    /// Releases every lease of `table_path` that names the job of `job` (its `job_id`);
+    /// returns the lease objects deleted (WIT `compaction-job.release-leases`). The CLI's own
+    /// clean-up after a stopped job runs natively ([`crate::cleanup`]); this is the call a host
+    /// without a native core (Node) makes on a fresh instance.
+    pub fn release_job_leases(
+        &self,
+        storage: Arc<dyn Storage>,
+        table_path: &str,
+        job: &TableJob,
+    ) -> Result<Vec<String>, HostError> {
+        match self {
+            Compactor::Native => {
+                native(|| api::release_job_leases(storage.as_ref(), table_path, &job.job_id))
+            }
+            Compactor::Wasm(rt) => {
+                let settings = wit_job_settings(job);
+                call_job(
+                    rt,
+                    storage,
+                    None,
+                    table_path,
+                    &settings,
+                    |api, store, job| api.call_release_leases(store, job),
+                )
+            }
+        }
+    }
+
     /// Runs one maintenance task on a table (`request.dry_run`: report only).
     pub fn maintain(
         &self,

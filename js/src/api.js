@@ -32,13 +32,47 @@ export function componentError(e, component) {
   // be entered again, so the next call makes a new one.
   component?.reset();
   const panic = takePanic();
+  let err = e;
   // A panic inside a decoder reading a file is about that file (WIT `progress.panicked`).
   if (panic?.decoding != null) {
     const message = `corrupt input '${panic.decoding}': ${panic.message}`;
-    return new PaimonCompactError({ tag: 'corrupt-input', val: { file: panic.decoding, message } });
+    err = new PaimonCompactError({ tag: 'corrupt-input', val: { file: panic.decoding, message } });
+  } else if (panic !== null) {
+    err = new PaimonCompactError({ tag: 'internal', val: `the component panicked: ${panic.message}` });
   }
-  if (panic !== null) return new PaimonCompactError({ tag: 'internal', val: `the component panicked: ${panic.message}` });
-  return e;
+  // The call did not end by itself: whatever it had taken (a job's leases) is still held.
+  if (err && typeof err === 'object') err.trapped = true;
+  return err;
+}
+
+/**
+ * Runs `first` (a component call: its value, or a Promise of it); when it throws or rejects
+ * with a trapped error (`componentError`), runs `cleanup` (another call, on a new instance)
+ * before the error goes on, with what `cleanup` returned as `error.cleanedUp`. A cleanup that
+ * fails leaves the error as it was: the caller learns of the trap, not of its clean-up.
+ */
+function afterTrap(first, cleanup) {
+  const rethrow = (e) => {
+    if (!e?.trapped) throw e;
+    let done;
+    try {
+      done = cleanup();
+    } catch {
+      throw e;
+    }
+    if (done && typeof done.then === 'function') {
+      return done.then((v) => { e.cleanedUp = v; throw e; }, () => { throw e; });
+    }
+    e.cleanedUp = done;
+    throw e;
+  };
+  let result;
+  try {
+    result = first();
+  } catch (e) {
+    return rethrow(e);
+  }
+  return result && typeof result.then === 'function' ? result.catch(rethrow) : result;
 }
 
 /** Calls `fn` on `component`, rethrowing its errors as PaimonCompactError. */
@@ -232,12 +266,19 @@ export function makeApi(component, call) {
 
   /**
    * Compacts a whole table and commits a COMPACT snapshot; returns the job's metrics. On any
-   * failure before the snapshot exists, every file the job wrote is deleted.
+   * failure before the snapshot exists, every file the job wrote is deleted. A trap (a panic,
+   * the guest's memory exhausted) ends the call before the job could clean up: a new instance
+   * then releases the job's partition leases (WIT `release-leases`; the released lease objects
+   * are the error's `cleanedUp`), so the next job need not wait out their TTL; the files the
+   * job wrote are left to `removeOrphanFiles`.
    */
   function compactTable(storage, tablePath, options = {}) {
     const settings = jobSettings(options);
     const job = () => newJob(tablePath, settings);
-    return call(storage, options.onProgress, () => job().run(), (r) => JSON.parse(r.json));
+    return afterTrap(
+      () => call(storage, options.onProgress, () => job().run(), (r) => JSON.parse(r.json)),
+      () => call(storage, null, () => job().releaseLeases()),
+    );
   }
 
   /**

@@ -139,6 +139,12 @@ export class PaimonCompactError extends Error {
    *  `{ kind: { tag, val }, path, message }` for 'io' and 'commit-unknown' (`val`: the
    *  storage's own words), the message string for the other cases. */
   details: unknown;
+  /** Set when the call trapped (a panic, the guest's memory exhausted): the instance was
+   *  discarded, and the next call makes a new one. */
+  trapped?: boolean;
+  /** After a trapped `compactTable`: the lease objects a new instance released for the job
+   *  (absent if that release failed; the leases then expire after their TTL). */
+  cleanedUp?: string[];
 }
 
 export type Flavor = 'java' | 'cpp';

@@ -196,11 +196,13 @@ function storageOverAlwaysAsync(mem) {
   };
 }
 
-test('a panic in the component is an internal error carrying its message, and the next call gets a new instance', async () => {
+test('a panic in the component is an internal error carrying its message, its leases are released, and the next call gets a new instance', async () => {
   for (const api of [sync, { compactTable, planBucket }]) {
     const mem = new MemoryStorage();
     const [events, , orders] = sync.writeDemoTables(mem, '', { nowMs: NOW, seed: 6 });
     const storage = api === sync ? mem : storageOver(mem);
+    const leases = () => [...mem.files.keys()].filter((p) => p.startsWith(`${orders}/compaction-lease/`));
+    // The job panics in its tasks, after it took the partitions' leases (a 10-minute TTL).
     await assert.rejects(
       async () => api.compactTable(storage, orders, { nowMs: NOW, full: true, tableOptions: { 'paimon-compact.fault.panic': 'true' } }),
       (e) => {
@@ -208,12 +210,21 @@ test('a panic in the component is an internal error carrying its message, and th
         assert.equal(e.kind, 'internal', e.message);
         assert.match(e.message, /^the component panicked: panicked at src\/rewrite\/writer_settings\.rs:\d+:\d+: fault injection/);
         assert.ok(!e.message.includes('\n'), e.message);
+        assert.equal(e.trapped, true);
+        // A new instance released the trapped job's leases (WIT `release-leases`).
+        assert.ok(Array.isArray(e.cleanedUp) && e.cleanedUp.length > 0, String(e.cleanedUp));
+        assert.ok(e.cleanedUp.every((p) => p.startsWith(`${orders}/compaction-lease/`)), String(e.cleanedUp));
         return true;
       },
     );
-    // The trapped instance is gone; the next calls run on a new one.
+    assert.deepEqual(leases(), []);
+    // The trapped instance is gone; the next calls run on a new one, and the table's next job
+    // compacts every partition at once instead of skipping them as leased.
     assert.equal(api.planBucket({ tableKind: 'primary-key', files: [] }).reason.rule, 'nothing-to-do');
     assert.equal((await api.compactTable(storage, events, { nowMs: NOW, full: true })).status, 'complete');
+    const next = await api.compactTable(storage, orders, { nowMs: NOW, full: true });
+    assert.equal(next.status, 'complete', JSON.stringify(next.skipped));
+    assert.deepEqual(next.skipped, []);
   }
 });
 

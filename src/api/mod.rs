@@ -58,7 +58,10 @@ pub use planner::{
 #[cfg(feature = "rewrite")]
 pub use table::{compact_table, plan_table, write_demo_tables, TableJob};
 #[cfg(feature = "rewrite")]
-pub use tasks::{abort_tasks, commit_tasks, plan_tasks, renew_leases, run_task, CommitOptions};
+pub use tasks::{
+    abort_tasks, commit_tasks, plan_tasks, release_job_leases, renew_leases, run_task,
+    CommitOptions,
+};
 
 use crate::{Error, ErrorKind, Result};
 

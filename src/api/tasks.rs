@@ -146,3 +146,19 @@ pub fn renew_leases(
 ) -> Result<TaskSet> {
     fanout::renew_leases(storage.as_ref(), set, now_ms, ttl_ms)
 }
+
+/// Releases every lease of the table at `table_path` that names the job `job_id` (its 16
+/// bytes, `TableJob::job_id`), and returns the lease objects deleted. For a host whose call of
+/// that job stopped before the job released them itself (a trap, or the host's time or memory
+/// limit): the CLI calls it natively, a JavaScript host on a fresh instance, and the job's
+/// partitions are free at once instead of after one TTL. Touches no other job's lease, since
+/// a job id is unique (`table::lease::release_job`).
+pub fn release_job_leases(
+    storage: &dyn Storage,
+    table_path: &str,
+    job_id: &[u8],
+) -> Result<Vec<String>> {
+    let id = super::job_id(job_id)?;
+    let paths = crate::table::path::TablePaths::new(table_path);
+    crate::table::lease::release_job(storage, &paths, &crate::table::ids::uuid_string(id))
+}

@@ -578,6 +578,12 @@ impl wtc::GuestCompactionJob for CompactionJob {
         let set = TaskSet::from_json(&task_set).map_err(to_wit_error)?;
         json(&api::renew_leases(storage(), &set, now_ms, ttl_ms).map_err(to_wit_error)?)
     }
+
+    fn release_leases(&self) -> Result<Vec<String>, wt::Error> {
+        report_panics();
+        api::release_job_leases(storage().as_ref(), &self.table_path, &self.job.job_id)
+            .map_err(to_wit_error)
+    }
 }
 
 fn compact_report(

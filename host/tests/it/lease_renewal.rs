@@ -332,3 +332,73 @@ fn a_job_stopped_at_its_time_limit_leaves_no_lease_and_no_file() {
     assert!(lease_paths(&after).is_empty(), "{after:?}");
     assert_eq!(snapshots(&after), snapshots(&before));
 }
+
+/// `release-leases` (WIT `compaction-job`), the call a host without a native core makes on a
+/// fresh instance after a job's call trapped: it frees exactly that job's partitions (the
+/// table's next job takes them at once) and leaves another job's leases, on another table of
+/// the same storage, alone. Both engines, the same answer; a malformed job id is refused.
+#[test]
+fn release_leases_frees_exactly_the_job_s_partitions() {
+    for engine in [Compactor::Native, wasm(Limits::default())] {
+        let (memory, orders, job) = demo_job(&Compactor::Native, &[]);
+        let storage: Arc<dyn Storage> = Arc::new(memory.clone());
+        let events = orders.replace("/orders", "/events");
+        let other = paimon_compact::api::TableJob {
+            job_id: vec![0xab; 16],
+            ..job.clone()
+        };
+        engine.plan_tasks(storage.clone(), &orders, &job).unwrap();
+        engine.plan_tasks(storage.clone(), &events, &other).unwrap();
+        let held = lease_paths(&memory.paths()).len();
+        let ours: Vec<String> = memory
+            .paths()
+            .into_iter()
+            .filter(|p| p.starts_with(&format!("{orders}/compaction-lease/")))
+            .collect();
+        assert!(!ours.is_empty() && held > ours.len(), "{}", engine.name());
+
+        let mut released = engine
+            .release_job_leases(storage.clone(), &orders, &job)
+            .unwrap();
+        released.sort();
+        assert_eq!(released, ours, "{}", engine.name());
+        let left = memory.paths();
+        assert_eq!(
+            lease_paths(&left).len(),
+            held - ours.len(),
+            "{}",
+            engine.name()
+        );
+        assert!(
+            lease_paths(&left).iter().all(|p| p.starts_with(&events)),
+            "{}: {left:?}",
+            engine.name()
+        );
+        // Released again: nothing left to release.
+        let again = engine.release_job_leases(storage.clone(), &orders, &job);
+        assert_eq!(again.unwrap(), Vec::<String>::new(), "{}", engine.name());
+        // The table's next job plans every partition again (none is leased).
+        let next = paimon_compact::api::TableJob {
+            job_id: vec![0xcd; 16],
+            ..job.clone()
+        };
+        let set = engine.plan_tasks(storage.clone(), &orders, &next).unwrap();
+        assert!(!set.tasks.is_empty(), "{}", engine.name());
+
+        let bad = paimon_compact::api::TableJob {
+            job_id: vec![1; 3],
+            ..job.clone()
+        };
+        let err = engine
+            .release_job_leases(storage.clone(), &orders, &bad)
+            .unwrap_err();
+        let HostError::Core(core) = &err else {
+            panic!("{}: not a core error: {err}", engine.name())
+        };
+        assert!(
+            matches!(core.kind, ErrorKind::InvalidOption { .. }),
+            "{}: {err}",
+            engine.name()
+        );
+    }
+}
