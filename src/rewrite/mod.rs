@@ -37,7 +37,7 @@ pub mod metrics;
 pub(crate) mod rolling;
 pub mod schema_evolution;
 pub mod stats;
-mod writer_settings;
+pub(crate) mod writer_settings;
 
 pub use crate::options::engine::{
     APPEND_READ_WINDOW_OPTION, FAST_COPY_OPTION, PASSTHROUGH_WRITER_OPTION,

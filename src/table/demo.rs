@@ -18,7 +18,6 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
 use super::binary_row::{order_key, BinaryRow, Datum};
@@ -355,8 +354,11 @@ impl<'s> TableWriter<'s> {
         let arrow_schema = Arc::new(Schema::new(fields));
         let batch = RecordBatch::try_new(arrow_schema.clone(), columns)
             .map_err(|e| Error::internal(format!("demo batch: {e}")))?;
+        // The table's `file.compression`, as a writer of the table would use.
         let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_compression(crate::rewrite::writer_settings::compression(
+                &table.options,
+            )?)
             .build();
         let mut buf = Vec::new();
         {
