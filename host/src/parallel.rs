@@ -44,14 +44,35 @@ pub fn compact_parallel(
     parallelism: usize,
     progress: Option<ProgressFn>,
 ) -> Result<JobReport, HostError> {
-    let set = match compactor.plan_tasks(storage.clone(), table_path, job) {
-        Ok(set) => set,
-        Err(e) => {
-            // A component stopped while planning leaves the leases it took (crate::cleanup).
-            let _ = release_job_leases(&*storage, table_path, &job.job_id);
-            return Err(e);
-        }
-    };
+    let result = run_job(
+        compactor,
+        storage.clone(),
+        table_path,
+        job,
+        parallelism,
+        progress,
+    );
+    if result.is_err() {
+        // Whichever step failed: the core releases the leases on the errors it returns, but
+        // a component stopped while planning, in a task or in the commit did not
+        // (crate::cleanup). Releasing what is already gone is a listing of the lease
+        // directory, nothing more.
+        let _ = release_job_leases(&*storage, table_path, &job.job_id);
+    }
+    result
+}
+
+/// Plans, runs and commits the job; on a failure, aborts what the tasks wrote (the leases are
+/// `compact_parallel`'s business).
+fn run_job(
+    compactor: &Compactor,
+    storage: Arc<dyn Storage>,
+    table_path: &str,
+    job: &TableJob,
+    parallelism: usize,
+    progress: Option<ProgressFn>,
+) -> Result<JobReport, HostError> {
+    let set = compactor.plan_tasks(storage.clone(), table_path, job)?;
     let job_id = job_id_of(&set)?;
     let tasks = set.tasks.clone();
     let total = tasks.len();
@@ -163,7 +184,6 @@ pub fn compact_parallel(
         if aborted.is_err() && !matches!(compactor, Compactor::Native) {
             let _ = Compactor::Native.abort_tasks(storage.clone(), &set, &ok);
         }
-        let _ = release_job_leases(&*storage, table_path, &job.job_id);
         return Err(e);
     }
     // All or nothing, as one-thread `compact`: no one will retry this commit.
@@ -180,8 +200,6 @@ pub fn compact_parallel(
             // outcome is unknown the files stay (orphans, if the commit did not land).
             let _ = Compactor::Native.abort_tasks(storage.clone(), &set, &ok);
         }
-        // The core releases them on its errors; a stopped component did not.
-        let _ = release_job_leases(&*storage, table_path, &job.job_id);
     }
     committed
 }

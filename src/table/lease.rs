@@ -160,9 +160,15 @@ fn acquire_at(
 
 /// Releases a lease (a lease that is already gone is fine).
 pub fn release(storage: &dyn Storage, lease: &Lease) -> Result<()> {
-    match storage.delete(&lease.path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind == StorageErrorKind::NotFound => Ok(()),
+    delete_lease_object(storage, &lease.path).map(|_| ())
+}
+
+/// Deletes one lease object; `false` when it was already gone (expired and taken over, or
+/// released by someone cleaning up after the job), which is as good as deleted.
+fn delete_lease_object(storage: &dyn Storage, path: &str) -> Result<bool> {
+    match storage.delete(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind == StorageErrorKind::NotFound => Ok(false),
         Err(e) => Err(e.into()),
     }
 }
@@ -183,12 +189,8 @@ pub fn release_job(storage: &dyn Storage, paths: &TablePaths, job_id: &str) -> R
             .ok()
             .and_then(|b| serde_json::from_slice::<LeaseRecord>(&b).ok())
             .is_some_and(|r| r.job_id == job_id);
-        if ours {
-            match storage.delete(&object.path) {
-                Ok(()) => released.push(object.path),
-                Err(e) if e.kind == StorageErrorKind::NotFound => {}
-                Err(e) => return Err(e.into()),
-            }
+        if ours && delete_lease_object(storage, &object.path)? {
+            released.push(object.path);
         }
     }
     Ok(released)
