@@ -53,9 +53,9 @@ files; partitions go by commits; changelog and orphan removal touch no snapshot 
 the command only deletes, K and R hold every file M holds but the EARLIEST and LATEST hints (a
 killed run deletes only what the finished run deletes), and O holds exactly the files of MO, M
 after remove-orphan-files: what a killed run orphaned (a tag file goes before the files only it
-names) is reclaimed. On R: the latest reads identically; Java's OrphanFilesClean (no-op cleaner, olderThan far in the future) finds only files our
-remove-orphan-files removed from O; on O: the latest still reads identically and Java finds no
-orphan. Java 1.0 cannot read a decoupled changelog in a batch read (the range must lie within
+names) is reclaimed. On R: the latest reads identically; Java's OrphanFilesClean (no-op
+cleaner, olderThan far in the future) finds only files our remove-orphan-files removed from O;
+on O: the latest still reads identically and Java finds no orphan. Java 1.0 cannot read a decoupled changelog in a batch read (the range must lie within
 the snapshots), so the changelogs kept are checked by that file comparison only.
 
 In the modes that commit (`compact`, `partitions`), COMMIT_ROUNDS more rounds are killed the
