@@ -55,8 +55,9 @@ killed run deletes only what the finished run deletes), and O holds exactly the 
 after remove-orphan-files: what a killed run orphaned (a tag file goes before the files only it
 names) is reclaimed. On R: the latest reads identically; Java's OrphanFilesClean (no-op
 cleaner, olderThan far in the future) finds only files our remove-orphan-files removed from O;
-on O: the latest still reads identically and Java finds no orphan. Java 1.0 cannot read a decoupled changelog in a batch read (the range must lie within
-the snapshots), so the changelogs kept are checked by that file comparison only.
+on O: the latest still reads identically and Java finds no orphan. Java 1.0 cannot read a
+decoupled changelog in a batch read (the range must lie within the snapshots), so the
+changelogs kept are checked by that file comparison only.
 
 In the modes that commit (`compact`, `partitions`), COMMIT_ROUNDS more rounds are killed the
 moment the run's first commit writes a file into `manifest/` (the first temporary file, the
@@ -694,7 +695,8 @@ def test_rerun_finishes(crash):
             continue
         seen = crash["java"].ok("versions", TABLE, f"R{i}")
         if sorted(int(s) for s in seen["snapshots"]) != rd["r_remaining"]:
-            problems.append(f"R{i}: Java lists snapshots {sorted(map(int, seen['snapshots']))[:5]}..")
+            listed = sorted(map(int, seen["snapshots"]))
+            problems.append(f"R{i}: Java lists snapshots {listed[:5]}..")
         if sorted(seen["tags"]) != sorted(crash["finished"]["tags"]):
             problems.append(f"R{i}: tags {sorted(seen['tags'])}, the finished run's "
                             f"{sorted(crash['finished']['tags'])}")
@@ -731,7 +733,8 @@ def test_orphans_after_rerun(crash):
             problems.append(f"O{i}: Java still finds orphans {after[:10]} ({len(after)})")
         seen = crash["java"].ok("versions", TABLE, f"O{i}")
         if sorted(int(s) for s in seen["snapshots"]) != rd["r_remaining"]:
-            problems.append(f"O{i}: Java lists snapshots {sorted(map(int, seen['snapshots']))[:5]}..")
+            listed = sorted(map(int, seen["snapshots"]))
+            problems.append(f"O{i}: Java lists snapshots {listed[:5]}..")
         if sorted(seen["tags"]) != sorted(crash["finished"]["tags"]):
             problems.append(f"O{i}: tags {sorted(seen['tags'])}")
         problems += wrong_reads(crash, f"O{i}", seen)
