@@ -35,11 +35,14 @@ LZO_BLOCKS_OUT="$lzo/blocks.bin" cargo test --release --workspace --lib write_bl
   --ignored
 java -cp "$PAIMON_JAVA_CLASSPATH:$lzo" LzoCheck "$lzo/blocks.bin"
 # Every test through the component (the races print their counted outcomes: -s); natively,
-# Java's reads of our compactions (test_java_peer.py): maintenance, crashes and races are the
-# same code in both engines (the API layer), and host/tests/it/engines.rs checks they agree.
-# The native pass runs beside the component's (.ci/pytest-pass.sh says why).
+# Java's reads of our compactions (test_java_peer.py) and the kills of compaction and of every
+# maintenance command (test_maintenance_crash.py: a killed process is the engine's business,
+# how far its writes got). Maintenance comparisons and races are the same code in both engines
+# (the API layer), and host/tests/it/engines.rs checks they agree. The native pass runs beside
+# the component's (.ci/pytest-pass.sh says why).
 bash .ci/bg.sh start java-native \
-  bash .ci/pytest-pass.sh java native -s tests/java_interop/test_java_peer.py
+  bash .ci/pytest-pass.sh java native -s tests/java_interop/test_java_peer.py \
+  tests/java_interop/test_maintenance_crash.py
 code=0
 bash .ci/pytest-pass.sh java wasm -s tests/java_interop || code=$?
 bash .ci/bg.sh wait java-native --log || code=1
