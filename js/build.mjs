@@ -43,7 +43,7 @@ const asyncImports = [
 ].map((f) => `${storage}#${f}`);
 const asyncExports = [
   `${pkg}/compactor@${version}#compact-append-files`,
-  ...['plan', 'run', 'plan-tasks', 'run-task', 'commit-tasks', 'abort-tasks', 'renew-leases'].map((m) => `${job}.${m}`),
+  ...['plan', 'run', 'plan-tasks', 'run-task', 'commit-tasks', 'abort-tasks', 'renew-leases', 'release-leases'].map((m) => `${job}.${m}`),
   `${pkg}/table-compactor@${version}#write-demo-tables`,
   `${pkg}/table-maintenance@${version}#run`,
 ];
