@@ -168,8 +168,8 @@ def maintained_steps(changelogs):
 
     Tags and changelogs never meet in one table: Java 1.0's expiry deletes the changelog
     manifest list of every snapshot it expires, tagged or not, and Java 1.0's orphan scan then
-    skips such a tag altogether (a missing file) and lists the files only that tag holds as
-    orphans. Newer Paimon reads the tag's other lists, and so does ours: with both, the
+    lists the files only such a tag holds as orphans (it seems to skip a tag with a list it
+    cannot read). Newer Paimon reads the tag's other lists, and so does ours: with both, the
     reference scan would be wrong, not ours."""
     rng = random.Random(20261206)
     producer = ({"changelog-producer": "input", "changelog.num-retained.max": "100000"}
