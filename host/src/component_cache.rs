@@ -194,24 +194,42 @@ fn create_private_dir(dir: &Path) -> Result<(), String> {
 /// they point to, and so is the link's target directory through its own check.
 #[cfg(unix)]
 pub fn check_trusted(path: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    match untrusted_because(&meta, false) {
+        Some(why) => Err(format!("{}: not used: {why}", path.display())),
+        None => Ok(()),
+    }
+}
+
+/// Why another user could change what `meta` describes, if they could: it is owned by
+/// someone but this user or root, or its group or others may write it (`sticky_ok`: unless
+/// it is sticky, for a directory above the cache, where then only an entry's owner may rename
+/// or delete the entry). The one rule of [`check_trusted`] and [`check_ancestors`].
+#[cfg(unix)]
+fn untrusted_because(meta: &std::fs::Metadata, sticky_ok: bool) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
     let me = current_uid();
     if meta.uid() != me && meta.uid() != 0 {
-        return Err(format!(
-            "{}: not used: owned by uid {}, not by this user ({me}) or root",
-            path.display(),
+        return Some(format!(
+            "owned by uid {}, not by this user ({me}) or root",
             meta.uid()
         ));
     }
-    if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{}: not used: writable by its group or by others (mode {:o})",
-            path.display(),
-            meta.mode() & 0o777
-        ));
+    let sticky = meta.mode() & 0o1000 != 0;
+    if meta.mode() & 0o022 == 0 || (sticky_ok && sticky) {
+        return None;
     }
-    Ok(())
+    Some(if sticky_ok {
+        format!(
+            "writable by its group or by others and not sticky (mode {:o})",
+            meta.mode() & 0o7777
+        )
+    } else {
+        format!(
+            "writable by its group or by others (mode {:o})",
+            meta.mode() & 0o777
+        )
+    })
 }
 
 /// Without Unix permissions there is nothing to check against; the checksum still applies.
@@ -227,29 +245,14 @@ pub fn check_trusted(_path: &Path) -> Result<(), String> {
 /// [`check_trusted`] would pass on the old one). OpenSSH judges the paths to its keys alike.
 #[cfg(unix)]
 pub fn check_ancestors(dir: &Path) -> Result<(), String> {
-    use std::os::unix::fs::MetadataExt;
     let real = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let me = current_uid();
     for above in real.ancestors().skip(1) {
         let meta = std::fs::metadata(above).map_err(|e| format!("{}: {e}", above.display()))?;
-        let owner_ok = meta.uid() == me || meta.uid() == 0;
-        let others_can_rename = meta.mode() & 0o022 != 0 && meta.mode() & 0o1000 == 0;
-        if !owner_ok || others_can_rename {
+        if let Some(why) = untrusted_because(&meta, true) {
             return Err(format!(
-                "{}: not used: the directory {} above it is {}",
+                "{}: not used: the directory {} above it is {why}",
                 dir.display(),
                 above.display(),
-                if owner_ok {
-                    format!(
-                        "writable by its group or by others and not sticky (mode {:o})",
-                        meta.mode() & 0o7777
-                    )
-                } else {
-                    format!(
-                        "owned by uid {}, not by this user ({me}) or root",
-                        meta.uid()
-                    )
-                }
             ));
         }
     }
