@@ -63,6 +63,28 @@ fn edit_first_entry(
     (manifest, name)
 }
 
+/// Rewrites `table`'s latest snapshot file with `edit` (its JSON and its id, from the file's
+/// name); returns the file's path and that id.
+fn edit_latest_snapshot(
+    storage: &MemoryStorage,
+    table: &str,
+    edit: impl FnOnce(&mut serde_json::Value, i64),
+) -> (String, i64) {
+    let prefix = format!("{table}/snapshot/snapshot-");
+    let id = storage
+        .paths()
+        .iter()
+        .filter_map(|p| p.strip_prefix(&prefix)?.parse::<i64>().ok())
+        .max()
+        .unwrap();
+    let latest = format!("{prefix}{id}");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&storage.get(&latest).unwrap()).unwrap();
+    edit(&mut doc, id);
+    storage.put(&latest, serde_json::to_vec(&doc).unwrap());
+    (latest, id)
+}
+
 /// Asserts that planning and compacting `table` fail as corrupt input naming `file` with
 /// `words` in the message, and that the compaction left every file as it was.
 fn refused(storage: &Arc<MemoryStorage>, table: &str, file: &str, words: &str) {
@@ -87,19 +109,10 @@ fn refused(storage: &Arc<MemoryStorage>, table: &str, file: &str, words: &str) {
 #[test]
 fn a_snapshot_whose_id_is_not_its_file_name_is_refused() {
     let (storage, table) = demo("orders");
-    let prefix = format!("{table}/snapshot/snapshot-");
-    let id = storage
-        .paths()
-        .iter()
-        .filter_map(|p| p.strip_prefix(&prefix)?.parse::<i64>().ok())
-        .max()
-        .unwrap();
-    let latest = format!("{prefix}{id}");
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&storage.get(&latest).unwrap()).unwrap();
-    assert_eq!(doc["id"], id);
-    doc["id"] = (id + 3).into();
-    storage.put(&latest, serde_json::to_vec(&doc).unwrap());
+    let (latest, id) = edit_latest_snapshot(&storage, &table, |doc, id| {
+        assert_eq!(doc["id"], id);
+        doc["id"] = (id + 3).into();
+    });
     refused(
         &storage,
         &table,
@@ -168,19 +181,8 @@ fn a_manifest_entry_with_a_level_out_of_range_is_refused() {
 #[test]
 fn a_snapshot_without_its_schema_id_is_refused() {
     let (storage, table) = demo("orders");
-    let prefix = format!("{table}/snapshot/snapshot-");
-    let latest = storage
-        .paths()
-        .into_iter()
-        .filter(|p| {
-            p.strip_prefix(&prefix)
-                .is_some_and(|id| id.parse::<i64>().is_ok())
-        })
-        .max_by_key(|p| p[prefix.len()..].parse::<i64>().unwrap())
-        .unwrap();
-    let mut doc: serde_json::Value =
-        serde_json::from_slice(&storage.get(&latest).unwrap()).unwrap();
-    doc.as_object_mut().unwrap().remove("schemaId").unwrap();
-    storage.put(&latest, serde_json::to_vec(&doc).unwrap());
+    let (latest, _) = edit_latest_snapshot(&storage, &table, |doc, _| {
+        doc.as_object_mut().unwrap().remove("schemaId").unwrap();
+    });
     refused(&storage, &table, &latest, "schemaId");
 }
