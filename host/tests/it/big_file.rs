@@ -20,32 +20,28 @@ use paimon_compact::storage::{
     MemoryStorage, ObjectMeta, Storage, StorageError, StorageErrorKind, StorageResult,
     StorageWriter,
 };
-use paimon_compact::table::demo::{create_table, field, new_schema, RowKind, TableWriter};
+use paimon_compact::table::demo::{RowKind, TableWriter};
 use paimon_compact::table::manifest::{
     decode_manifest, decode_manifest_list, encode_manifest, encode_manifest_list,
 };
 use paimon_compact::table::scan::scan;
 use paimon_compact::value::Datum;
-use paimon_compact_host::{Compactor, Limits, Now, TableJob};
+
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader, ParquetMetaDataWriter};
 
-use crate::engines::wasm;
+use crate::huge_inputs::{copy_of, engines, full_job, table, COMPONENT_MEMORY, NOW};
 
-const NOW: i64 = 1_750_000_000_000;
 const TABLE: &str = "wh/db.db/big";
 /// Rows of the unit row group, each with a payload of [`PAYLOAD`] bytes: about 64 MiB.
 const UNIT_ROWS: i64 = 16_000;
 const PAYLOAD: usize = 4_096;
 /// Copies of the unit in the virtual file: past 4 GiB.
 const COPIES: u64 = 66;
-/// The component's memory limit for this job: a sixteenth of the file. What it must hold
-/// grows with the row groups (an input window, the output row group), not the file: 128 MiB
-/// is too little for these (benches/README.md, "Hostile sizes").
-const COMPONENT_MEMORY: usize = 256 << 20;
 /// Bytes of each output kept (its end: the footer).
 const TAIL: usize = 4 << 20;
 
 /// The virtual file: "PAR1", the unit's row group `copies` times, then `footer`.
+#[derive(Clone)]
 struct Virtual {
     path: String,
     /// The unit file's bytes before its footer ("PAR1" and one row group).
@@ -298,12 +294,12 @@ fn patch_first_commit(storage: &MemoryStorage, data_path: &str, size: u64, rows:
 }
 
 /// An append table whose first file is the virtual file and two small files after it (a
-/// full compaction of an append bucket takes three); the storage, and the rows it holds.
-fn big_table() -> (Inflated, i64) {
-    let storage = MemoryStorage::new();
-    let fields = vec![
-        field(0, "id", "BIGINT NOT NULL").unwrap(),
-        field(1, "payload", "STRING").unwrap(),
+/// full compaction of an append bucket takes three): the storage of its metadata and small
+/// files, the virtual file, and the rows the table holds.
+fn big_table() -> (MemoryStorage, Virtual, i64) {
+    let columns = [
+        ("id".to_string(), "BIGINT NOT NULL"),
+        ("payload".to_string(), "STRING"),
     ];
     let options = [
         ("bucket", "1"),
@@ -312,8 +308,6 @@ fn big_table() -> (Inflated, i64) {
         ("target-file-size", "64 gb"),
         ("write-only", "true"),
     ];
-    let schema = new_schema(fields, &[], &[], &options, NOW);
-    create_table(&storage, TABLE, &schema).unwrap();
     let filler = "x".repeat(PAYLOAD - 8);
     let unit: Vec<(RowKind, Vec<Datum>)> = (0..UNIT_ROWS)
         .map(|i| {
@@ -324,8 +318,7 @@ fn big_table() -> (Inflated, i64) {
             )
         })
         .collect();
-    let mut writer = TableWriter::new(&storage, TABLE, [8; 16]);
-    writer.commit(&unit, NOW).unwrap();
+    let storage = table(TABLE, &columns, &[], &[], &options, &unit, usize::MAX);
     drop(unit);
     let data_path = storage
         .paths()
@@ -358,36 +351,28 @@ fn big_table() -> (Inflated, i64) {
             vec![Datum::BigInt(i), Datum::String("s".into())],
         )]
     };
+    // Another seed than the first commit's, so that no file name repeats.
+    let mut writer = TableWriter::new(&storage, TABLE, [8; 16]);
     writer.commit(&small(-1), NOW + 1).unwrap();
     writer.commit(&small(-2), NOW + 2).unwrap();
-    let storage = Inflated {
-        inner: storage,
-        file,
-        sunk: Arc::new(Mutex::new(BTreeMap::new())),
-    };
-    (storage, rows + 2)
+    (storage, file, rows + 2)
 }
 
 #[test]
 fn a_data_file_over_4_gib_compacts_in_bounded_memory() {
-    for engine in [
-        Compactor::Native,
-        wasm(Limits {
-            max_memory_bytes: COMPONENT_MEMORY,
-            timeout: None,
-        }),
-    ] {
-        let (storage, rows) = big_table();
-        let storage = Arc::new(storage);
-        let job = TableJob {
-            full: true,
-            now_ms: NOW + 60_000,
-            skip_maintenance: true,
-            ..TableJob::now()
-        };
+    let (base, file, rows) = big_table();
+    // The component within a sixteenth of the file. What it must hold grows with the row
+    // groups (an input window, the output row group), not the file: 128 MiB is too little
+    // for these (benches/README.md, "Hostile sizes").
+    for engine in engines(COMPONENT_MEMORY) {
+        let storage = Arc::new(Inflated {
+            inner: copy_of(&base),
+            file: file.clone(),
+            sunk: Arc::new(Mutex::new(BTreeMap::new())),
+        });
         let t0 = std::time::Instant::now();
         let report = engine
-            .compact_table(storage.clone(), TABLE, &job, None)
+            .compact_table(storage.clone(), TABLE, &full_job(), None)
             .unwrap_or_else(|e| panic!("{}: {e}", engine.name()));
         // For benches/README.md ("Hostile sizes"); `--nocapture` shows it.
         eprintln!(

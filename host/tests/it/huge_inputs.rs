@@ -18,16 +18,16 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::engines::wasm;
 
-const NOW: i64 = 1_750_000_000_000;
+pub(crate) const NOW: i64 = 1_750_000_000_000;
 
 /// The memory limit the component runs these jobs in.
-const COMPONENT_MEMORY: usize = 256 << 20;
+pub(crate) const COMPONENT_MEMORY: usize = 256 << 20;
 
 /// A limit the table of 100 000 files does not fit in.
 const TOO_LITTLE: usize = 64 << 20;
 
 /// Both engines; the component with `memory` bytes.
-fn engines(memory: usize) -> [Compactor; 2] {
+pub(crate) fn engines(memory: usize) -> [Compactor; 2] {
     [
         Compactor::Native,
         wasm(Limits {
@@ -37,7 +37,7 @@ fn engines(memory: usize) -> [Compactor; 2] {
     ]
 }
 
-fn full_job() -> TableJob {
+pub(crate) fn full_job() -> TableJob {
     TableJob {
         full: true,
         now_ms: NOW + 60_000,
@@ -65,7 +65,7 @@ fn layout(storage: &MemoryStorage, table: &str) -> Vec<(String, i32, usize, i64)
 
 /// A table at `path` with `columns` (name, type), written in one commit of `rows`, rolled
 /// every `rows_per_file` rows.
-fn table(
+pub(crate) fn table(
     path: &str,
     columns: &[(String, &str)],
     partition_keys: &[&str],
@@ -89,7 +89,7 @@ fn table(
 }
 
 /// An independent copy of `storage`.
-fn copy_of(storage: &MemoryStorage) -> MemoryStorage {
+pub(crate) fn copy_of(storage: &MemoryStorage) -> MemoryStorage {
     let copy = MemoryStorage::new();
     for p in storage.paths() {
         copy.put(&p, storage.get(&p).unwrap().to_vec());
