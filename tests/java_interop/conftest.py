@@ -140,6 +140,28 @@ class Compaction:
         return self.report
 
 
+def rewrite_json(path, change):
+    """Rewrites the JSON file at `path` with `change` (a function editing the document)."""
+    with open(path) as fh:
+        doc = json.load(fh)
+    change(doc)
+    with open(path, "w") as fh:
+        json.dump(doc, fh, indent=2)
+
+
+def age_tag(tdir, name, days=2, now=None):
+    """Moves a tag's tagCreateTime `days` back from `now` (default: the current time), as
+    Jackson writes a LocalDateTime: an array of its fields. The tag must have a TTL."""
+    t = (now or datetime.datetime.now()) - datetime.timedelta(days=days)
+
+    def change(doc):
+        assert "tagCreateTime" in doc, f"tag {name} has no TTL: {doc}"
+        doc["tagCreateTime"] = [t.year, t.month, t.day, t.hour, t.minute, t.second,
+                                t.microsecond * 1000]
+
+    rewrite_json(os.path.join(tdir, "tag", f"tag-{name}"), change)
+
+
 def snapshot_files(table_dir):
     """The snapshot JSON documents of a table, by id."""
     d = os.path.join(table_dir, "snapshot")

@@ -34,7 +34,7 @@ import time
 
 import pytest
 
-from conftest import JavaRun, cli
+from conftest import JavaRun, age_tag, cli, rewrite_json
 
 DB = "db"
 PEER = os.environ.get("PAIMON_MAINTENANCE_PEER", "cli")
@@ -321,32 +321,12 @@ def table_dir(warehouse, name):
     return os.path.join(str(warehouse), f"{DB}.db", name)
 
 
-def rewrite_json(path, change):
-    with open(path) as fh:
-        doc = json.load(fh)
-    change(doc)
-    with open(path, "w") as fh:
-        json.dump(doc, fh, indent=2)
-
-
 def set_snapshot_times(tdir, times, shift):
     """timeMillis of each snapshot in `times` (or, with `shift`, its successor's)."""
     for sid, ms in times.items():
         value = times.get(sid + 1, NOW_MS) if shift else ms
         path = os.path.join(tdir, "snapshot", f"snapshot-{sid}")
         rewrite_json(path, lambda d: d.__setitem__("timeMillis", value))
-
-
-def age_tag(tdir, name, days=2):
-    """Moves a tag's tagCreateTime `days` back (Jackson's LocalDateTime array)."""
-    t = NOW - datetime.timedelta(days=days)
-
-    def change(doc):
-        assert "tagCreateTime" in doc, f"tag {name} has no TTL: {doc}"
-        doc["tagCreateTime"] = [t.year, t.month, t.day, t.hour, t.minute, t.second,
-                                t.microsecond * 1000]
-
-    rewrite_json(os.path.join(tdir, "tag", f"tag-{name}"), change)
 
 
 def write_consumer(tdir, name, next_snapshot, age_days=0):
@@ -488,7 +468,7 @@ def run(tmp_path_factory, java_classpath):
         for name, nxt in case.stale_consumers.items():
             write_consumer(tdir, name, nxt, age_days=3)
         for tag in case.old_ttl_tags:
-            age_tag(tdir, tag)
+            age_tag(tdir, tag, now=NOW)
         if case.times:
             set_snapshot_times(tdir, case.times, shift=False)
     plant_orphans(table_dir(w, ORPHAN_TABLE))

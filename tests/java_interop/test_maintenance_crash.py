@@ -71,7 +71,6 @@ PAIMON_CRASH_ROUNDS (default 20).
 
 import collections
 import datetime
-import json
 import os
 import random
 import shutil
@@ -80,7 +79,8 @@ import time
 
 import pytest
 
-from conftest import CLI, ENGINE, JavaRun, cli, java_split, pypaimon_read, snapshot_files
+from conftest import (CLI, ENGINE, JavaRun, age_tag, cli, java_split, pypaimon_read,
+                      snapshot_files)
 
 DB = "db"
 TABLE = "crash"
@@ -226,18 +226,11 @@ def build_maintained_table(work, w, changelogs, strays):
     tdir = table_dir(w)
     ours = cli("compact", tdir, "--full", "--skip-maintenance", "--json")
     assert ours.returncode == 0, f"our compaction failed: {ours.stdout}\n{ours.stderr}"
-    # The TTL tags were made two days ago (Jackson's LocalDateTime array).
-    made = datetime.datetime.now() - datetime.timedelta(days=2)
+    # The TTL tags (every tag but `kept`) were made two days ago.
     tags = os.path.join(tdir, "tag")
     for name in os.listdir(tags) if os.path.isdir(tags) else []:
-        path = os.path.join(tags, name)
-        with open(path) as fh:
-            doc = json.load(fh)
-        if "tagCreateTime" in doc:
-            doc["tagCreateTime"] = [made.year, made.month, made.day, made.hour, made.minute,
-                                    made.second, 0]
-            with open(path, "w") as fh:
-                json.dump(doc, fh, indent=2)
+        if name != "tag-kept":
+            age_tag(tdir, name[len("tag-"):])
     old = time.time() - 3 * 86400
     # Names unique across directories: Java's orphan scan keys its candidates by file name.
     for n, d in enumerate(STRAY_DIRS):
