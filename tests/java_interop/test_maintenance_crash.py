@@ -121,18 +121,20 @@ def table_dir(warehouse):
     return os.path.join(str(warehouse), f"{DB}.db", TABLE)
 
 
+def java_builds(work, w, steps, ours_ends_w):
+    """Java runs `steps` on warehouse `w`; with `ours_ends_w`, our full compaction (without
+    maintenance) then ends the table."""
+    built = JavaRun(work, "build", w, steps).results(timeout=900)
+    errors = [r for r in built.items if "error" in r]
+    assert not errors, errors
+    if ours_ends_w:
+        ours = cli("compact", table_dir(w), "--full", "--skip-maintenance", "--json")
+        assert ours.returncode == 0, f"our compaction failed: {ours.stdout}\n{ours.stderr}"
+
+
 def build_compacting(commits, ours_ends_w):
     """W of the `expire` and `compact` modes (see the module documentation)."""
-
-    def build(root, work, w):
-        built = JavaRun(work, "build", w, compacting_steps(commits)).results(timeout=900)
-        assert not [r for r in built.items if "error" in r], [r for r in built.items
-                                                              if "error" in r]
-        if ours_ends_w:
-            ours = cli("compact", table_dir(w), "--full", "--skip-maintenance", "--json")
-            assert ours.returncode == 0, f"our compaction failed: {ours.stdout}\n{ours.stderr}"
-
-    return build
+    return lambda root, work, w: java_builds(work, w, compacting_steps(commits), ours_ends_w)
 
 
 def compacting_steps(commits):
@@ -220,12 +222,8 @@ def build_maintained(changelogs=False, strays=STRAYS):
 
 
 def build_maintained_table(work, w, changelogs, strays):
-    built = JavaRun(work, "build", w, maintained_steps(changelogs)).results(timeout=900)
-    assert not [r for r in built.items if "error" in r], [r for r in built.items
-                                                          if "error" in r]
+    java_builds(work, w, maintained_steps(changelogs), True)
     tdir = table_dir(w)
-    ours = cli("compact", tdir, "--full", "--skip-maintenance", "--json")
-    assert ours.returncode == 0, f"our compaction failed: {ours.stdout}\n{ours.stderr}"
     # The TTL tags (every tag but `kept`) were made two days ago.
     tags = os.path.join(tdir, "tag")
     for name in os.listdir(tags) if os.path.isdir(tags) else []:
