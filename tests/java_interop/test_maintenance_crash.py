@@ -64,7 +64,11 @@ In the modes that commit (`compact`, `partitions`), COMMIT_ROUNDS more rounds ar
 moment the run's first commit writes a file into `manifest/` (the first temporary file, the
 first finished manifest, the first finished manifest list), which lands the kill in the commit
 (outcome `killed-in-commit`: a manifest file exists, the snapshot does not), a window of
-milliseconds that timed kills rarely hit.
+milliseconds that timed kills rarely hit; and one more the moment the run's first snapshot
+appears (after its commit: the `compact` job's maintenance and lease release, or the
+`partitions` run's next commits). That round also makes sure some killed copy has a snapshot
+of ours as its latest for pypaimon to read, however the machine's load stretched the run
+after it was timed (the timed kills may all land before the commit).
 
 Knobs: PAIMON_CRASH_COMMITS (default 200; a quarter of it, at least 60, in `compact` mode),
 PAIMON_CRASH_ROUNDS (default 20).
@@ -89,14 +93,17 @@ COMMITS = int(os.environ.get("PAIMON_CRASH_COMMITS", "200"))
 COMPACT_EVERY = 20
 ROUNDS = int(os.environ.get("PAIMON_CRASH_ROUNDS", "20"))
 MIN_MID_RUN = 3  # kills that land mid-run, else more rounds aim there (see the fixture)
-# The modes that commit: rounds killed the moment the run's commit writes a file into
-# `manifest/`, so that the kill lands in the commit (before its snapshot), a window of a few
-# milliseconds that timed kills rarely hit. Each round waits for a later file: the first one
-# being written (a temporary file), the first finished manifest, the first finished manifest
-# list (after which only the snapshot is left to write).
-COMMIT_TRIGGERS = [lambda n: True,
-                   lambda n: n.startswith("manifest-") and not n.startswith("manifest-list-"),
-                   lambda n: n.startswith("manifest-list-")]
+# The modes that commit: rounds killed the moment the run writes a file of a table directory
+# that W does not have (directory, test of the file name, given W's latest snapshot id), so that
+# the kill lands in the commit (before its snapshot), a window of a few milliseconds that timed
+# kills rarely hit, or just after it. Each round waits for a later file: the first one being
+# written into `manifest/` (a temporary file), the first finished manifest, the first finished
+# manifest list (after which only the snapshot is left to write), and the run's first snapshot.
+COMMIT_TRIGGERS = [("manifest", lambda n, latest: True),
+                   ("manifest", lambda n, latest: n.startswith("manifest-")
+                    and not n.startswith("manifest-list-")),
+                   ("manifest", lambda n, latest: n.startswith("manifest-list-")),
+                   ("snapshot", lambda n, latest: n == f"snapshot-{latest + 1}")]
 COMMIT_ROUNDS = len(COMMIT_TRIGGERS)
 # Rounds whose kill came after the process exited, or found the table untouched, leave K, R
 # and O as an uninterrupted run does: Java checks this many of them (the first ones), and
@@ -377,20 +384,24 @@ def crash(request, tmp_path_factory, java_classpath):
     outcomes = collections.Counter()
     rng = random.Random(7)
 
-    manifest_dir = os.path.join(table_dir(w), "manifest")
-    w_manifests = set(os.listdir(manifest_dir))
+    w_names = {d: set(os.listdir(os.path.join(table_dir(w), d)))
+               for d in ("manifest", "snapshot")}
+
+    def new_names(tdir, d):
+        """The names in directory `d` of table `tdir` that W's does not have."""
+        return set(os.listdir(os.path.join(tdir, d))) - w_names[d]
 
     def one_round(i, delay, at_commit=None):
-        """Round i: a fresh copy K of W, the command killed after `delay` s (`at_commit`:
-        when a file of `manifest/` that W does not have matches it), then R and O."""
+        """Round i: a fresh copy K of W, the command killed after `delay` s (`at_commit`: a
+        trigger of COMMIT_TRIGGERS, when a new file matches it), then R and O."""
         k = str(root / f"K{i}")
         shutil.copytree(w, k)
-        k_manifests = os.path.join(table_dir(k), "manifest")
         t = time.monotonic()
         p = mode.run(table_dir(k))
         if at_commit is not None:
+            d, matches = at_commit
             while p.poll() is None and not any(
-                    at_commit(n) for n in set(os.listdir(k_manifests)) - w_manifests):
+                    matches(n, latest) for n in new_names(table_dir(k), d)):
                 time.sleep(0.0005)
             delay = time.monotonic() - t
         else:
@@ -412,7 +423,7 @@ def crash(request, tmp_path_factory, java_classpath):
             # The work is done: every deletion happened, or every commit.
             outcome = "killed-after-work"
         elif (not mode.only_deletes and remaining[-1:] == [latest]
-              and set(os.listdir(k_manifests)) - w_manifests):
+              and new_names(table_dir(k), "manifest")):
             # The first commit had begun: a manifest file exists, its snapshot does not.
             outcome = "killed-in-commit"
         else:
