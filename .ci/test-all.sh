@@ -36,8 +36,15 @@ report_background() {
     echo "=== background job '$name': $rc; the end of its log:"
     tail -40 "target/bg/$name.log" 2>/dev/null || true
   done
+  # The assertion of every failed pytest test, last: a stage's log may be too long to show.
+  for log in target/tmp/pytest-*.log; do
+    [ -e "$log" ] && grep -q '^FAILED ' "$log" || continue
+    echo "=== failures of $(basename "$log" .log):"
+    grep -E '^(FAILED |E  |_{3,} .* _{3,}$)' "$log" | cut -c1-400 | head -80 || true
+  done
 }
 trap report_background EXIT
+rm -f target/tmp/pytest-*.log
 for stage in .ci/stages/*.sh; do
   t0=$(date +%s)
   echo "=== stage $(basename "$stage")"
