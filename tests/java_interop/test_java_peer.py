@@ -1082,8 +1082,14 @@ class Pipeline:
 
 
 def filtered_reads(spec, label):
+    """Java's reads of the table with each of its filters. One manifest-reading thread: Paimon
+    1.0's append scan caches the filter per schema in a plain HashMap from every thread of its
+    manifest pool, and two threads filling it at once fail the read now and then with a
+    ConcurrentModificationException (about 1 read in 300 on this machine, any table with file
+    indexes in two manifests, ours or Java's own)."""
     return [{"op": "read", "table": spec.name, "label": f"{label}-filter-{i}",
-             "filter": {"field": field, "op": op, "value": value}}
+             "filter": {"field": field, "op": op, "value": value},
+             "options": {"scan.manifest.parallelism": "1"}}
             for i, (field, op, value) in enumerate(spec.filters)]
 
 
@@ -1198,6 +1204,8 @@ def run(tmp_path_factory, java_classpath):
 
 
 def require_round1(run, name):
+    if name not in run.ours1:
+        pytest.skip(f"{name} is not among the tables PAIMON_PEER_ONLY names")
     ours = run.ours1[name]
     if not ours.ok:
         pytest.fail(f"our first compaction of {name} failed: {ours.message()}")
@@ -1301,8 +1309,8 @@ def test_dynamic_bucket_hash_index_is_kept(run):
     import fastavro
 
     name = "dynamic"
-    spec = BY_NAME[name]
     require_round1(run, name)
+    spec = BY_NAME[name]
     table = run.table_dir(run.dirs["B"], name)
 
     def index_entries(snapshot):
