@@ -4,7 +4,8 @@
 //! take tasks from a shared counter and run them ([`Compactor::run_task`]: natively on the
 //! thread, or in a component instance of the thread's own), and the results are committed as
 //! one COMPACT snapshot ([`Compactor::commit_tasks`]). Meanwhile the driver renews the job's
-//! leases every third of their time to live.
+//! leases every third of their time to live, counted from the job's clock reading, which the
+//! leases run from (not from the end of the plan).
 //!
 //! Each task names its outputs after the job and its index (the attempt derived from the job
 //! id, as the one-thread job does), so the files, the snapshot and the report are those of
@@ -62,6 +63,24 @@ pub fn compact_parallel(
     result
 }
 
+/// How often the driver renews leases of `ttl_ms`: every third of it, so that one late or
+/// failed renewal still leaves time for the next.
+fn renewal_interval(ttl_ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from((ttl_ms / 3).max(1)).unwrap_or(1))
+}
+
+/// How long after `now_ms` the first renewal of leases of `ttl_ms` is due, for leases taken at
+/// the job's clock reading `job_now_ms`, before the plan: a third of the TTL after that reading
+/// (at once when the plan took longer), not a third after the plan, which a plan longer than
+/// two thirds of the TTL would put after the leases lapsed. Never later than one interval.
+fn first_renewal_in(job_now_ms: i64, ttl_ms: i64, now_ms: i64) -> Duration {
+    let every = renewal_interval(ttl_ms);
+    let due_in = job_now_ms
+        .saturating_add(i64::try_from(every.as_millis()).unwrap_or(i64::MAX))
+        .saturating_sub(now_ms);
+    Duration::from_millis(u64::try_from(due_in).unwrap_or(0)).min(every)
+}
+
 /// Plans, runs and commits the job; on a failure, aborts what the tasks wrote (the leases are
 /// `compact_parallel`'s business).
 fn run_job(
@@ -91,8 +110,9 @@ fn run_job(
             let (storage, current, renew_error, failed) =
                 (storage.clone(), &current, &renew_error, &failed);
             s.spawn(move || {
-                let every = Duration::from_millis((ttl / 3).max(1) as u64);
-                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                let mut wait = first_renewal_in(job.now_ms, ttl, crate::clock::now().0);
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(wait) {
+                    wait = renewal_interval(ttl);
                     let Ok(set) = current.lock().map(|c| c.clone()) else {
                         return;
                     };
@@ -202,4 +222,33 @@ fn run_job(
         }
     }
     committed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_renewal_counts_from_the_job_s_clock_reading() {
+        let ttl = 60_000;
+        let every = Duration::from_millis(20_000);
+        // A plan of 5 s: due 15 s later.
+        assert_eq!(
+            first_renewal_in(1_000, ttl, 6_000),
+            Duration::from_millis(15_000)
+        );
+        // A plan as long as the interval or longer, up to past the TTL: due at once.
+        assert_eq!(first_renewal_in(1_000, ttl, 21_000), Duration::ZERO);
+        assert_eq!(first_renewal_in(1_000, ttl, 90_000), Duration::ZERO);
+        // A job clock ahead of this one: never more than one interval.
+        assert_eq!(first_renewal_in(50_000, ttl, 1_000), every);
+        // Extreme readings neither overflow nor panic.
+        assert_eq!(first_renewal_in(i64::MAX, ttl, i64::MIN), every);
+        assert_eq!(first_renewal_in(i64::MIN, ttl, i64::MAX), Duration::ZERO);
+        assert_eq!(renewal_interval(1), Duration::from_millis(1));
+        assert_eq!(
+            renewal_interval(i64::MAX),
+            Duration::from_millis((i64::MAX / 3) as u64)
+        );
+    }
 }

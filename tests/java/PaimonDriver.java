@@ -355,7 +355,9 @@ public class PaimonDriver {
      * commits (a writer committing every so often while a compaction job runs), and "attempts":
      * a commit that fails (a conflict with a concurrent compaction) is written and committed
      * again from scratch, up to that many times; the failed attempts and their first messages
-     * are reported.
+     * are reported. "stop_file": the writer stops after the commit that finds this file exists
+     * (a racing writer that outlasts however long the other side takes); "commits" in the
+     * result says how many it made.
      */
     private void write(Identifier id, JsonNode step, ObjectNode result) throws Exception {
         Table table = catalog.getTable(id);
@@ -366,6 +368,7 @@ public class PaimonDriver {
         RowType rowType = table.rowType();
         long pauseMs = step.path("pause_ms").asLong(0);
         int attempts = Math.max(1, step.path("attempts").asInt(1));
+        File stopFile = step.has("stop_file") ? new File(step.get("stop_file").asText()) : null;
         int commits = 0;
         int failed = 0;
         ArrayNode failures = NODES.arrayNode();
@@ -391,6 +394,9 @@ public class PaimonDriver {
                 }
             }
             commits++;
+            if (stopFile != null && stopFile.exists()) {
+                break;
+            }
             if (pauseMs > 0) {
                 Thread.sleep(pauseMs);
             }

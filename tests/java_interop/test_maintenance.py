@@ -442,8 +442,22 @@ def finish(job, timeout=400):
         raise AssertionError(f"the Java driver did not finish {job.script} in {timeout} s")
 
 
+def read_the_clock():
+    """NOW, TODAY and NOW_MS as the fixture starts, and the cases built from them again: tests
+    of another module run between collection and this fixture, and a run that crossed midnight
+    or an hour since would expect tags of the wrong day or expire a snapshot set 'now'."""
+    global NOW, TODAY, NOW_MS, CASES, BY_NAME
+    NOW = datetime.datetime.now()
+    TODAY = NOW.date()
+    NOW_MS = int(time.time() * 1000)
+    CASES = cases()
+    assert [c.name for c in CASES] == NAMES
+    BY_NAME = {c.name: c for c in CASES}
+
+
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, java_classpath):
+    read_the_clock()
     base = tmp_path_factory.mktemp("maintenance")
     work = str(base / "scripts")
     w, a, b = base / "W", base / "A", base / "B"

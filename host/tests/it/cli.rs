@@ -389,8 +389,10 @@ fn wait_reports_the_commits_of_every_round() {
             tasks.to_str().unwrap(),
             "--partition",
             "dt=2025-01-01",
+            // Long enough that the next command (a component start, a plan) begins while it
+            // holds, on a loaded machine too.
             "--lease-ttl",
-            "3s",
+            "8s",
             "--json",
         ],
     ));

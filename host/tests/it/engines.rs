@@ -477,19 +477,19 @@ fn table_jobs_report_phase_times_in_both_engines() {
     };
     let (native, component) = (run(&Compactor::Native), run(&w));
     assert_eq!(native.len(), component.len());
-    for (n, c) in native.iter().zip(&component) {
+    for c in &component {
         assert!(c.total_ms > 0, "the component measures its phases: {c:?}");
-        for (name, n, c) in [
-            ("total", n.total_ms, c.total_ms),
-            ("rewrite", n.rewrite_ms, c.rewrite_ms),
-        ] {
-            assert!(n == 0 || c > 0, "{name}: native {n} ms, component {c} ms");
-        }
         assert_eq!(
             c.scan_plan_ms + c.lease_ms + c.rewrite_ms + c.commit_ms,
             c.total_ms
         );
     }
+    // A rewrite of a small table may take under a millisecond, so only one of them is sure to
+    // show (a native one preempted for a millisecond proves nothing about the component's).
+    assert!(
+        component.iter().any(|c| c.rewrite_ms > 0),
+        "the component measures its rewrites: {component:?}"
+    );
 }
 
 #[test]
