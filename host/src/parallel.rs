@@ -74,11 +74,9 @@ fn renewal_interval(ttl_ms: i64) -> Duration {
 /// (at once when the plan took longer), not a third after the plan, which a plan longer than
 /// two thirds of the TTL would put after the leases lapsed. Never later than one interval.
 fn first_renewal_in(job_now_ms: i64, ttl_ms: i64, now_ms: i64) -> Duration {
-    let every = renewal_interval(ttl_ms);
-    let due_in = job_now_ms
-        .saturating_add(i64::try_from(every.as_millis()).unwrap_or(i64::MAX))
-        .saturating_sub(now_ms);
-    Duration::from_millis(u64::try_from(due_in).unwrap_or(0)).min(every)
+    // A job clock ahead of this one counts as no time spent.
+    let spent = u64::try_from(now_ms.saturating_sub(job_now_ms)).unwrap_or(0);
+    renewal_interval(ttl_ms).saturating_sub(Duration::from_millis(spent))
 }
 
 /// Plans, runs and commits the job; on a failure, aborts what the tasks wrote (the leases are

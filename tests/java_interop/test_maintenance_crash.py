@@ -96,16 +96,17 @@ COMPACT_EVERY = 20
 ROUNDS = int(os.environ.get("PAIMON_CRASH_ROUNDS", "20"))
 MIN_MID_RUN = 3  # kills that land mid-run, else more rounds aim there (see the fixture)
 # The modes that commit: rounds killed the moment the run writes a file of a table directory
-# that W does not have (directory, test of the file name, given W's latest snapshot id), so that
-# the kill lands in the commit (before its snapshot), a window of a few milliseconds that timed
-# kills rarely hit, or just after it. Each round waits for a later file: the first one being
-# written into `manifest/` (a temporary file), the first finished manifest, the first finished
-# manifest list (after which only the snapshot is left to write), and the run's first snapshot.
-COMMIT_TRIGGERS = [("manifest", lambda n, latest: True),
-                   ("manifest", lambda n, latest: n.startswith("manifest-")
+# that W does not have (directory, test of the file name), so that the kill lands in the
+# commit (before its snapshot), a window of a few milliseconds that timed kills rarely hit, or
+# just after it. Each round waits for a later file: the first one being written into
+# `manifest/` (a temporary file), the first finished manifest, the first finished manifest
+# list (after which only the snapshot is left to write), and the run's first snapshot (a
+# temporary file's name starts with a dot).
+COMMIT_TRIGGERS = [("manifest", lambda n: True),
+                   ("manifest", lambda n: n.startswith("manifest-")
                     and not n.startswith("manifest-list-")),
-                   ("manifest", lambda n, latest: n.startswith("manifest-list-")),
-                   ("snapshot", lambda n, latest: n == f"snapshot-{latest + 1}")]
+                   ("manifest", lambda n: n.startswith("manifest-list-")),
+                   ("snapshot", lambda n: n.startswith("snapshot-"))]
 COMMIT_ROUNDS = len(COMMIT_TRIGGERS)
 # Rounds whose kill came after the process exited, or found the table untouched, leave K, R
 # and O as an uninterrupted run does: Java checks this many of them (the first ones), and
@@ -403,7 +404,7 @@ def crash(request, tmp_path_factory, java_classpath):
         if at_commit is not None:
             d, matches = at_commit
             while p.poll() is None and not any(
-                    matches(n, latest) for n in new_names(table_dir(k), d)):
+                    matches(n) for n in new_names(table_dir(k), d)):
                 time.sleep(0.0005)
             delay = time.monotonic() - t
         else:
